@@ -1,0 +1,54 @@
+/* hm_base.h — conventions shared by every layer of hammer.
+ *
+ * Errors: every function that can fail returns 0 (or a non-negative count)
+ * on success and a negative errno on failure; hm_strerror() names it. Codes
+ * in the HM_E* range below are hammer's own, for failures errno cannot name.
+ *
+ * Time: hm_now_ns() is CLOCK_MONOTONIC in nanoseconds. Wall-clock time is
+ * never used to measure anything.
+ *
+ * Memory: hm_alloc/hm_free go to mimalloc (per-thread heaps, no locks) in
+ * normal builds and to libc malloc under sanitizers, so ASan sees every
+ * allocation. Whoever calls hm_alloc owns the block until hm_free. */
+#ifndef HM_BASE_H
+#define HM_BASE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define HM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define HM_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* hammer's own error codes, kept clear of errno values (< 4096). */
+enum {
+    HM_EPROTO_HTTP = 10001, /* malformed HTTP message */
+    HM_ETOOBIG = 10002,     /* header or body over the configured limit */
+    HM_ECLOSED = 10003,     /* peer closed the connection before a full message */
+    HM_EPARSE = 10004,      /* malformed input other than HTTP (JSON, SSE, URL, HTML) */
+    HM_ENOTFOUND = 10005,   /* something expected in a document is missing */
+    HM_ESTATUS = 10006,     /* an HTTP status other than the one expected */
+    HM_ETLS = 10007,        /* TLS failure; details from OpenSSL elsewhere */
+};
+
+/* Returns a static, human-readable description of a negative error code. */
+const char *hm_strerror(int err);
+
+static inline int64_t hm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void *hm_alloc(size_t size);
+void *hm_calloc(size_t n, size_t size);
+void *hm_realloc(void *p, size_t size);
+void hm_free(void *p);
+char *hm_strdup(const char *s);
+char *hm_strndup(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,228 @@
+/* Stackful coroutines: stacks, the context switch glue and the run queue.
+ *
+ * Each coroutine lives at the top of its own mmap'd stack, with a PROT_NONE
+ * guard page at the bottom so an overflow faults instead of corrupting a
+ * neighbour. Switching is asymmetric: a coroutine always switches back to
+ * its loop's stack, and the loop picks the next one. */
+#include "engine/internal.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifdef HM_SANITIZE
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+void hm__ctx_switch(void **from_sp, void *to_sp);
+void hm__ctx_start(void);
+
+#define HM__STACK_POOL_MAX 256
+
+static __thread hm_loop *tl_loop;
+
+hm_loop *hm_loop_current(void) { return tl_loop; }
+void hm__set_current_loop(hm_loop *loop);
+void hm__set_current_loop(hm_loop *loop) { tl_loop = loop; }
+
+hm_coro *hm_coro_self(void) { return tl_loop ? tl_loop->current : NULL; }
+
+static size_t page_size(void)
+{
+    static size_t ps;
+    if (!ps) ps = (size_t)sysconf(_SC_PAGESIZE);
+    return ps;
+}
+
+/* Lays out a fresh stack so that the first switch to it "returns" into
+ * hm__ctx_start with the entry function and its argument in the registers
+ * the assembly expects. */
+static void *ctx_make(void *top, void (*fn)(void *), void *arg)
+{
+    uintptr_t sp = (uintptr_t)top & ~(uintptr_t)15;
+#if defined(__x86_64__)
+    /* After the six pops and ret, rsp must be 16-aligned so that the call
+     * in hm__ctx_start leaves the ABI's rsp % 16 == 8 at the callee. */
+    void **frame = (void **)(sp - 7 * sizeof(void *));
+    frame[0] = NULL;             /* r15 */
+    frame[1] = NULL;             /* r14 */
+    frame[2] = (void *)fn;       /* r13 */
+    frame[3] = arg;              /* r12 */
+    frame[4] = NULL;             /* rbx */
+    frame[5] = NULL;             /* rbp: ends frame-pointer walks */
+    frame[6] = (void *)hm__ctx_start;
+    return frame;
+#elif defined(__aarch64__)
+    void **frame = (void **)(sp - 160);
+    memset(frame, 0, 160);
+    frame[0] = arg;                   /* x19 */
+    frame[1] = (void *)fn;            /* x20 */
+    frame[11] = (void *)hm__ctx_start; /* x30 (lr) */
+    return frame;
+#endif
+}
+
+static void *stack_get(hm_loop *loop)
+{
+    if (loop->stack_pool_len) return loop->stack_pool[--loop->stack_pool_len];
+    void *mem = mmap(NULL, loop->stack_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) return NULL;
+    if (mprotect(mem, page_size(), PROT_NONE) != 0) {
+        munmap(mem, loop->stack_size);
+        return NULL;
+    }
+    return mem;
+}
+
+static void stack_put(hm_loop *loop, void *stack)
+{
+    if (loop->stack_pool_len < HM__STACK_POOL_MAX) {
+        loop->stack_pool[loop->stack_pool_len++] = stack;
+        return;
+    }
+    munmap(stack, loop->stack_size);
+}
+
+void hm__coro_free_stacks(hm_loop *loop)
+{
+    while (loop->stack_pool_len) munmap(loop->stack_pool[--loop->stack_pool_len], loop->stack_size);
+}
+
+static void coro_entry(void *p)
+{
+    hm_coro *co = p;
+    hm_loop *loop = co->loop;
+#ifdef HM_SANITIZE
+    __sanitizer_finish_switch_fiber(NULL, &loop->main_stack_bottom, &loop->main_stack_size);
+#endif
+    co->fn(co->arg);
+    co->state = HM__CORO_DONE;
+    loop->live_coros--;
+    hm__coro_suspend(loop); /* never comes back: the loop recycles the stack */
+    __builtin_unreachable();
+}
+
+int hm_coro_spawn(hm_loop *loop, hm_coro_fn fn, void *arg, hm_coro **out)
+{
+    if (!loop) loop = tl_loop;
+    if (!loop || !fn) return -EINVAL;
+    void *stack = stack_get(loop);
+    if (!stack) return -ENOMEM;
+    /* The coroutine record sits at the top of its own stack: no malloc. */
+    char *top = (char *)stack + loop->stack_size;
+    hm_coro *co = (hm_coro *)(((uintptr_t)top - sizeof(hm_coro)) & ~(uintptr_t)63);
+    memset(co, 0, sizeof(*co));
+    co->loop = loop;
+    co->fn = fn;
+    co->arg = arg;
+    co->stack = stack;
+    co->stack_size = loop->stack_size;
+    co->sp = ctx_make(co, coro_entry, co);
+    loop->live_coros++;
+    loop->stats.coros_spawned++;
+    co->state = HM__CORO_SUSPENDED;
+    hm__coro_ready(loop, co);
+    if (out) *out = co;
+    return 0;
+}
+
+void hm__coro_ready(hm_loop *loop, hm_coro *co)
+{
+    if (co->state == HM__CORO_READY || co->state == HM__CORO_DONE) return;
+    co->state = HM__CORO_READY;
+    co->next_ready = NULL;
+    if (loop->ready_tail) loop->ready_tail->next_ready = co;
+    else loop->ready_head = co;
+    loop->ready_tail = co;
+}
+
+static void coro_resume(hm_loop *loop, hm_coro *co)
+{
+    co->state = HM__CORO_RUNNING;
+    loop->current = co;
+    loop->stats.switches++;
+#ifdef HM_SANITIZE
+    size_t usable = co->stack_size - page_size();
+    __sanitizer_start_switch_fiber(&loop->asan_fake_stack, (char *)co->stack + page_size(), usable);
+#endif
+    hm__ctx_switch(&loop->sched_sp, co->sp);
+#ifdef HM_SANITIZE
+    __sanitizer_finish_switch_fiber(loop->asan_fake_stack, NULL, NULL);
+#endif
+    loop->current = NULL;
+    if (co->state == HM__CORO_DONE) stack_put(loop, co->stack);
+}
+
+void hm__coro_suspend(hm_loop *loop)
+{
+    hm_coro *co = loop->current;
+    if (co->state == HM__CORO_RUNNING) co->state = HM__CORO_SUSPENDED;
+#ifdef HM_SANITIZE
+    __sanitizer_start_switch_fiber(co->state == HM__CORO_DONE ? NULL : &co->asan_fake_stack,
+                                   loop->main_stack_bottom, loop->main_stack_size);
+#endif
+    hm__ctx_switch(&co->sp, loop->sched_sp);
+#ifdef HM_SANITIZE
+    __sanitizer_finish_switch_fiber(co->asan_fake_stack, NULL, NULL);
+#endif
+}
+
+void hm__coro_run_ready(hm_loop *loop)
+{
+    /* Run only what was ready when the pass began, so coroutines that keep
+     * yielding cannot starve I/O polling. */
+    hm_coro *co = loop->ready_head;
+    loop->ready_head = loop->ready_tail = NULL;
+    while (co) {
+        hm_coro *next = co->next_ready;
+        coro_resume(loop, co);
+        co = next;
+    }
+}
+
+void hm_coro_yield(void)
+{
+    hm_loop *loop = tl_loop;
+    if (!loop || !loop->current) return;
+    hm__coro_ready(loop, loop->current);
+    hm__coro_suspend(loop);
+}
+
+static void sleep_cancel(hm_loop *loop, hm__op *op)
+{
+    hm__op_complete(loop, op, op->cancel_reason);
+}
+
+int hm_coro_sleep_until(int64_t deadline_ns)
+{
+    hm_loop *loop = tl_loop;
+    if (!loop || !loop->current) return -EPERM;
+    hm__op op = {.cancel = sleep_cancel};
+    if (deadline_ns <= 0) deadline_ns = 1; /* 0 means "none" to op_wait */
+    int64_t r = hm__op_wait(loop, &op, deadline_ns);
+    return r == -ETIMEDOUT ? 0 : (int)r;
+}
+
+int hm_coro_sleep(int64_t ns)
+{
+    return hm_coro_sleep_until(hm_now_ns() + (ns > 0 ? ns : 0));
+}
+
+int hm_coro_cancel(hm_coro *co)
+{
+    if (!co || co->state != HM__CORO_SUSPENDED || !co->op) return -ESRCH;
+    hm__op *op = co->op;
+    if (op->cancel_reason) return 0; /* already being cancelled */
+    op->cancel_reason = -ECANCELED;
+    op->cancel(co->loop, op);
+    return 0;
+}
+
+size_t hm_coro_stack_left(void)
+{
+    hm_coro *co = hm_coro_self();
+    if (!co) return 0;
+    char here;
+    return (size_t)(&here - ((char *)co->stack + page_size()));
+}

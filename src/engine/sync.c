@@ -1,0 +1,182 @@
+/* Channels and wait groups between the coroutines of one loop. Waiters are
+ * records on the waiting coroutine's stack, linked into the object's queue;
+ * a deadline or a cancel unlinks them, so nothing here allocates per wait. */
+#include "engine/internal.h"
+
+typedef struct waiter {
+    hm__op op;
+    struct waiter *prev, *next;
+    struct waitq *queue;
+    void *item;
+} waiter;
+
+typedef struct waitq {
+    waiter *head, *tail;
+} waitq;
+
+static void waitq_push(waitq *q, waiter *w)
+{
+    w->queue = q;
+    w->next = NULL;
+    w->prev = q->tail;
+    if (q->tail) q->tail->next = w;
+    else q->head = w;
+    q->tail = w;
+}
+
+static void waitq_remove(waiter *w)
+{
+    waitq *q = w->queue;
+    if (!q) return;
+    if (w->prev) w->prev->next = w->next;
+    else q->head = w->next;
+    if (w->next) w->next->prev = w->prev;
+    else q->tail = w->prev;
+    w->queue = NULL;
+}
+
+static waiter *waitq_pop(waitq *q)
+{
+    waiter *w = q->head;
+    if (w) waitq_remove(w);
+    return w;
+}
+
+static void waiter_cancel(hm_loop *loop, hm__op *op)
+{
+    waiter *w = HM_CONTAINER_OF(op, waiter, op);
+    waitq_remove(w);
+    hm__op_complete(loop, op, op->cancel_reason);
+}
+
+static int wait_on(waitq *q, waiter *w, int64_t deadline)
+{
+    hm_loop *loop = hm_loop_current();
+    if (!loop || !loop->current) return -EPERM; /* only coroutines can block */
+    w->op = (hm__op){.cancel = waiter_cancel};
+    waitq_push(q, w);
+    return (int)hm__op_wait(loop, &w->op, deadline);
+}
+
+static void wake(waiter *w, int res)
+{
+    hm__op_complete(w->op.co->loop, &w->op, res);
+}
+
+/* ---- channels ----------------------------------------------------------- */
+
+struct hm_chan {
+    void **buf;
+    size_t cap, head, len;
+    bool closed;
+    waitq pushers, poppers;
+};
+
+int hm_chan_create(hm_chan **out, size_t capacity)
+{
+    if (capacity == 0) return -EINVAL;
+    hm_chan *ch = hm_calloc(1, sizeof(*ch));
+    if (!ch) return -ENOMEM;
+    ch->buf = hm_calloc(capacity, sizeof(void *));
+    if (!ch->buf) {
+        hm_free(ch);
+        return -ENOMEM;
+    }
+    ch->cap = capacity;
+    *out = ch;
+    return 0;
+}
+
+int hm_chan_try_push(hm_chan *ch, void *item)
+{
+    if (ch->closed) return -EPIPE;
+    waiter *w = waitq_pop(&ch->poppers);
+    if (w) { /* a popper waits, so the buffer is empty: hand over directly */
+        w->item = item;
+        wake(w, 0);
+        return 0;
+    }
+    if (ch->len == ch->cap) return -EAGAIN;
+    ch->buf[(ch->head + ch->len) % ch->cap] = item;
+    ch->len++;
+    return 0;
+}
+
+int hm_chan_push(hm_chan *ch, void *item, int64_t deadline)
+{
+    int rc = hm_chan_try_push(ch, item);
+    if (rc != -EAGAIN) return rc;
+    waiter w = {.item = item};
+    return wait_on(&ch->pushers, &w, deadline);
+}
+
+int hm_chan_try_pop(hm_chan *ch, void **item)
+{
+    if (ch->len == 0) return ch->closed ? -EPIPE : -EAGAIN;
+    *item = ch->buf[ch->head];
+    ch->head = (ch->head + 1) % ch->cap;
+    ch->len--;
+    /* A slot opened: move the oldest blocked pusher's item in. */
+    waiter *w = waitq_pop(&ch->pushers);
+    if (w) {
+        ch->buf[(ch->head + ch->len) % ch->cap] = w->item;
+        ch->len++;
+        wake(w, 0);
+    }
+    return 0;
+}
+
+int hm_chan_pop(hm_chan *ch, void **item, int64_t deadline)
+{
+    int rc = hm_chan_try_pop(ch, item);
+    if (rc != -EAGAIN) return rc;
+    waiter w = {0};
+    rc = wait_on(&ch->poppers, &w, deadline);
+    if (rc == 0) *item = w.item;
+    return rc;
+}
+
+size_t hm_chan_len(const hm_chan *ch) { return ch->len; }
+
+void hm_chan_close(hm_chan *ch)
+{
+    if (ch->closed) return;
+    ch->closed = true;
+    waiter *w;
+    while ((w = waitq_pop(&ch->poppers))) wake(w, -EPIPE);
+    while ((w = waitq_pop(&ch->pushers))) wake(w, -EPIPE);
+}
+
+void hm_chan_destroy(hm_chan *ch)
+{
+    if (!ch) return;
+    hm_free(ch->buf);
+    hm_free(ch);
+}
+
+/* ---- wait groups -------------------------------------------------------- */
+
+_Static_assert(sizeof(((hm_waitgroup *)0)->waitq_) == sizeof(waitq), "waitq layout");
+#define WG_QUEUE(wg) ((waitq *)(void *)(wg)->waitq_)
+
+void hm_wg_init(hm_waitgroup *wg)
+{
+    wg->count = 0;
+    wg->waitq_[0] = wg->waitq_[1] = NULL;
+}
+
+void hm_wg_add(hm_waitgroup *wg, int64_t n) { wg->count += n; }
+
+void hm_wg_done(hm_waitgroup *wg)
+{
+    if (--wg->count > 0) return;
+    waiter *w;
+    while ((w = waitq_pop(WG_QUEUE(wg)))) wake(w, 0);
+}
+
+int hm_wg_wait(hm_waitgroup *wg, int64_t deadline)
+{
+    if (wg->count <= 0) return 0;
+    waiter w = {0};
+    return wait_on(WG_QUEUE(wg), &w, deadline);
+}
