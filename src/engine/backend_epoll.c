@@ -45,6 +45,8 @@ static int ep_poll(hm_loop *loop, int64_t timeout_ns)
     return n;
 }
 
+static bool ep_has_pending(hm_loop *loop) { return false; }
+
 static int ep_sock_added(hm_sock *s)
 {
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = s};
@@ -124,6 +126,7 @@ const hm__backend hm__backend_epoll = {
     .init = ep_init,
     .destroy = ep_destroy,
     .poll = ep_poll,
+    .has_pending = ep_has_pending,
     .sock_added = ep_sock_added,
     .connect = ep_connect,
     .accept = ep_accept,

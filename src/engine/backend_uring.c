@@ -72,6 +72,8 @@ static int ur_poll(hm_loop *loop, int64_t timeout_ns)
     return (int)seen;
 }
 
+static bool ur_has_pending(hm_loop *loop) { return io_uring_sq_ready(&loop->ring) > 0; }
+
 static int ur_sock_added(hm_sock *s) { return 0; }
 
 static void ur_cancel(hm_loop *loop, hm__op *op)
@@ -141,6 +143,7 @@ const hm__backend hm__backend_uring = {
     .init = ur_init,
     .destroy = ur_destroy,
     .poll = ur_poll,
+    .has_pending = ur_has_pending,
     .sock_added = ur_sock_added,
     .connect = ur_connect,
     .accept = ur_accept,

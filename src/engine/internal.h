@@ -87,6 +87,8 @@ typedef struct hm__backend {
     void (*destroy)(hm_loop *loop);
     /* Waits for I/O up to timeout_ns (-1 forever, 0 poll) and completes ops. */
     int (*poll)(hm_loop *loop, int64_t timeout_ns);
+    /* True when submitted work waits for the next poll (io_uring SQEs). */
+    bool (*has_pending)(hm_loop *loop);
     int (*sock_added)(hm_sock *s); /* a new fd joins the loop */
     int (*connect)(hm_sock *s, const struct sockaddr *sa, socklen_t len, int64_t deadline);
     int (*accept)(hm_sock *ls, int64_t deadline); /* returns the new fd */
@@ -119,7 +121,6 @@ struct hm_loop {
 
     /* backend state */
     struct io_uring ring;
-    unsigned pending_sqes;
     int epfd;
 #ifdef HM_SANITIZE
     void *asan_fake_stack;

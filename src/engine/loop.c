@@ -215,14 +215,26 @@ int hm_loop_create(hm_loop **out, const hm_loop_options *opt)
 int hm_loop_run(hm_loop *loop)
 {
     hm__set_current_loop(loop);
+    unsigned busy_turns = 0;
     while (loop->live_coros > 0) {
         hm__coro_run_ready(loop);
         if (!loop->live_coros) break;
         int64_t timeout = -1;
-        if (loop->ready_head) timeout = 0;
-        else if (loop->heap_len) {
-            timeout = loop->heap[0]->deadline - hm_now_ns();
-            if (timeout < 0) timeout = 0;
+        if (loop->ready_head) {
+            /* Coroutines that only yield need no system call per turn, but
+             * I/O must not starve: poll at least every 16th busy turn, and
+             * whenever SQEs wait to be submitted. */
+            if (++busy_turns % 16 && !loop->be->has_pending(loop)) {
+                fire_timers(loop);
+                continue;
+            }
+            timeout = 0;
+        } else {
+            busy_turns = 0;
+            if (loop->heap_len) {
+                timeout = loop->heap[0]->deadline - hm_now_ns();
+                if (timeout < 0) timeout = 0;
+            }
         }
         int rc = loop->be->poll(loop, timeout);
         if (rc < 0 && rc != -EINTR && rc != -ETIME) return rc;

@@ -1,0 +1,93 @@
+/* http_client.h — keep-alive HTTP/1.1 client connections on the engine.
+ *
+ * A hm_http_conn is one logical connection to one target, used by one
+ * coroutine at a time. It (re)connects on demand, sends a complete request
+ * that the caller serialized, and parses the response with http1.h.
+ *
+ * Retry rule: a request is re-sent once on a fresh connection only when
+ * none of its bytes reached the server (the write failed before anything
+ * was sent, or a reused connection was found closed before sending). A
+ * non-idempotent request (POST) is never re-sent after its bytes were
+ * written; an idempotent one is re-sent once if a reused connection closes
+ * before the first response byte.
+ *
+ * Ownership: the caller owns the hm_http_conn struct and the target (which
+ * must outlive the conn). The conn owns its socket, read buffer and parser;
+ * the response (c->resp: status, headers, body) stays valid until the next
+ * request on the conn or hm_http_conn_free(). */
+#ifndef HM_PROTO_HTTP_CLIENT_H
+#define HM_PROTO_HTTP_CLIENT_H
+
+#include "engine/engine.h"
+#include "proto/http1.h"
+
+#include <netinet/in.h>
+
+/* Where requests go: resolved once at start. */
+typedef struct hm_http_target {
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    char host[256];        /* host name or address, for cookie matching */
+    char host_header[300]; /* Host header value */
+    char origin[320];      /* Origin a browser would send for this target */
+    bool tls;
+} hm_http_target;
+
+/* Why a request failed, as the summary reports it. */
+typedef enum hm_fail_kind {
+    HM_FAIL_NONE = 0,
+    HM_FAIL_CONNECT,  /* could not connect (refused, unreachable, connect timeout) */
+    HM_FAIL_TIMEOUT,  /* no complete response before the deadline */
+    HM_FAIL_RESET,    /* connection reset or broken pipe */
+    HM_FAIL_CLOSED,   /* server closed before a complete response */
+    HM_FAIL_PROTOCOL, /* malformed or oversized response */
+    HM_FAIL_OTHER,
+    HM_FAIL__COUNT
+} hm_fail_kind;
+
+/* "connect", "timeout", ... for reports and JSON keys. */
+const char *hm_fail_kind_name(hm_fail_kind k);
+
+typedef struct hm_http_conn {
+    const hm_http_target *target;
+    hm_sock *sock;
+    hm_http_resp_parser resp;
+    char *rbuf;
+    size_t rcap;
+    int64_t last_used_ns;   /* when the last response completed */
+    int64_t connect_ns;     /* duration of the last connect, 0 if reused */
+    hm_fail_kind fail;      /* kind of the last failure */
+    uint64_t connects;      /* successful connects on this conn */
+    uint64_t reconnects;    /* connects after the first */
+    uint64_t retries;       /* requests re-sent under the retry rule */
+} hm_http_conn;
+
+/* Options of one exchange. */
+typedef struct hm_http_xopts {
+    bool idempotent; /* GET/HEAD: may be re-sent as described above */
+    bool head;       /* HEAD: the response has no body */
+    int64_t deadline; /* absolute; covers connect, write and the response */
+} hm_http_xopts;
+
+/* Prepares c for target t; allocates nothing until the first request. */
+void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim);
+/* Sends req[0..len) and reads the whole response into c->resp (buffered
+ * body). Returns 0, or a negative error with c->fail saying what kind. */
+int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o);
+/* Sends req and streams the response body to on_body until the server ends
+ * it, the connection drops, or the coroutine is cancelled (-ECANCELED).
+ * header_deadline bounds the wait for the status line and headers only.
+ * Returns 0 when the body ended normally. */
+int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
+                        hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
+/* Closes the socket (the next request reconnects). */
+void hm_http_conn_close(hm_http_conn *c);
+/* Closes and releases everything c owns. */
+void hm_http_conn_free(hm_http_conn *c);
+
+/* Resolves url text into a target: -HM_EPARSE on a bad URL, -ENOENT when
+ * the host does not resolve. path_out (optional) gets a copy of the
+ * request target (path?query), to free with hm_free. */
+int hm_http_target_from_url(const char *url, hm_http_target *t, char **path_out);
+
+#endif

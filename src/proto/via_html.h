@@ -1,0 +1,30 @@
+/* via_html.h — what hammer reads from a php-via page: the context id in the
+ * shell's <meta data-signals='…'> tag and the action URLs in data-on:*
+ * attributes.
+ *
+ * The page is scanned tag by tag the way an HTML tokenizer would (quoted,
+ * unquoted and reordered attributes; comments, <script> and <style> bodies
+ * skipped; attribute values entity-decoded), so text that merely looks like
+ * markup is not matched. The input need not be NUL-terminated.
+ *
+ * Memory: returned strings are allocated with hm_alloc; the caller frees
+ * them with hm_free. Nothing is kept between calls. */
+#ifndef HM_PROTO_VIA_HTML_H
+#define HM_PROTO_VIA_HTML_H
+
+#include <stddef.h>
+
+/* Finds the first <meta> carrying data-signals, decodes its JSON and stores
+ * a copy of the via_ctx string in *ctx_out. Returns 0, -HM_ENOTFOUND (no
+ * such tag, or no via_ctx key), -HM_EPARSE (value is not a JSON object, or
+ * via_ctx is not a string) or -ENOMEM. */
+int hm_via_extract_ctx(const char *html, size_t len, char **ctx_out);
+
+/* Finds the URL of action name in any data-on:<event> or data-on-<event>
+ * attribute holding @post('<prefix>/_action/<name>') (any quote style),
+ * or the pre-0.12 @post('<prefix>/_action/<name>-<hex>'); the hashless
+ * form wins when both occur. Stores the URL as written (base path
+ * included) in *url_out. Returns 0, -HM_ENOTFOUND or -ENOMEM. */
+int hm_via_find_action(const char *html, size_t len, const char *name, char **url_out);
+
+#endif

@@ -1,0 +1,231 @@
+/* Per-thread counters, their merge, and the summary and JSON reports. */
+#include "stats/results.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int hm_thread_stats_init(hm_thread_stats *s)
+{
+    memset(s, 0, sizeof(*s));
+    hm_hdr *h[] = {&s->action_us, &s->patch_us, &s->connect_us, &s->page_us};
+    for (size_t i = 0; i < HM_ARRAY_LEN(h); i++) {
+        int rc = hm_hdr_init(h[i], 1, HM_HDR_HIGHEST_US, 3);
+        if (rc < 0) {
+            hm_thread_stats_destroy(s);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void hm_thread_stats_destroy(hm_thread_stats *s)
+{
+    hm_hdr_destroy(&s->action_us);
+    hm_hdr_destroy(&s->patch_us);
+    hm_hdr_destroy(&s->connect_us);
+    hm_hdr_destroy(&s->page_us);
+}
+
+void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
+{
+    hm_hdr_add(&dst->action_us, &src->action_us);
+    hm_hdr_add(&dst->patch_us, &src->patch_us);
+    hm_hdr_add(&dst->connect_us, &src->connect_us);
+    hm_hdr_add(&dst->page_us, &src->page_us);
+    dst->sent += src->sent;
+    dst->ok += src->ok;
+    dst->failed += src->failed;
+    for (int i = 0; i < HM_STATUS_MAX; i++) dst->by_status[i] += src->by_status[i];
+    for (int i = 0; i < HM_FAIL__COUNT; i++) dst->by_fail[i] += src->by_fail[i];
+    dst->connects += src->connects;
+    dst->reconnects += src->reconnects;
+    dst->retries += src->retries;
+}
+
+void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
+{
+    s->sent++;
+    if (status >= 200 && status < 300) s->ok++;
+    else s->failed++;
+    if (status > 0 && status < HM_STATUS_MAX) s->by_status[status]++;
+    else s->by_fail[fail ? fail : HM_FAIL_OTHER]++;
+}
+
+bool hm_results_passed(const hm_results *r)
+{
+    if (r->fatal || r->interrupted) return false;
+    if (r->total.sent == 0 || r->total.failed > 0) return false;
+    if (r->has_signal && !r->matches_ok) return false;
+    return true;
+}
+
+static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+
+static void print_latency_row(FILE *f, const char *name, const hm_hdr *h)
+{
+    if (hm_hdr_count(h) == 0) {
+        fprintf(f, "  %-14s %9s\n", name, "-");
+        return;
+    }
+    double q[] = {50, 90, 99, 99.9};
+    fprintf(f, "  %-14s", name);
+    for (size_t i = 0; i < HM_ARRAY_LEN(q); i++)
+        fprintf(f, " %9.3f", (double)hm_hdr_value_at_percentile(h, q[i]) / 1000.0);
+    fprintf(f, " %9.3f %9.3f %9lld\n", (double)hm_hdr_max(h) / 1000.0, hm_hdr_mean(h) / 1000.0,
+            (long long)hm_hdr_count(h));
+}
+
+void hm_report_print(FILE *f, const hm_results *r)
+{
+    const hm_thread_stats *t = &r->total;
+    fprintf(f, "\n=== hammer %s: scenario %s ===\n", HM_VERSION, r->scenario);
+    fprintf(f, "Target            %s%s%s%s\n", r->target, r->target_note ? " (" : "",
+            r->target_note ? r->target_note : "", r->target_note ? ")" : "");
+    fprintf(f, "Engine            %s, %d thread%s, %d connections\n", r->engine, r->threads,
+            r->threads == 1 ? "" : "s", r->concurrency);
+    if (r->fatal) fprintf(f, "FAILED            %s\n", r->fatal);
+    if (r->interrupted) fprintf(f, "Interrupted       yes (results so far)\n");
+    const char *unit = r->unit ? r->unit : "requests";
+    fprintf(f, "%-17s %llu\n", strcmp(unit, "actions") ? "Requests sent" : "Actions sent",
+            (unsigned long long)t->sent);
+    fprintf(f, "HTTP OK           %llu (%.2f%%)\n", (unsigned long long)t->ok, pct(t->ok, t->sent));
+    if (t->failed) {
+        fprintf(f, "Errors            %llu:", (unsigned long long)t->failed);
+        for (int s = 0; s < HM_STATUS_MAX; s++)
+            if (t->by_status[s] && (s < 200 || s >= 300))
+                fprintf(f, " HTTP %d ×%llu", s, (unsigned long long)t->by_status[s]);
+        for (int k = 1; k < HM_FAIL__COUNT; k++)
+            if (t->by_fail[k])
+                fprintf(f, " %s ×%llu", hm_fail_kind_name((hm_fail_kind)k),
+                        (unsigned long long)t->by_fail[k]);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "Errors            none\n");
+    }
+    if (r->has_patches)
+        fprintf(f, "Patches observed  %llu (%.2f%% of OK; %d/%d observers connected)\n",
+                (unsigned long long)r->patches_observed, pct(r->patches_observed, t->ok),
+                r->observers_connected, r->observers);
+    if (r->has_signal) {
+        if (r->baseline_known && r->final_known)
+            fprintf(f, "Net increment     %lld (%s: %lld -> %lld), matches HTTP OK: %s\n",
+                    (long long)(r->final_value - r->baseline), r->signal_name,
+                    (long long)r->baseline, (long long)r->final_value,
+                    r->matches_ok ? "YES" : "NO");
+        else
+            fprintf(f, "Net increment     unknown (%s not observed), matches HTTP OK: NO\n",
+                    r->signal_name);
+    }
+    fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects\n",
+            (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
+            (unsigned long long)t->reconnects);
+    fprintf(f, "Wall time         %.3f s\n", r->wall_seconds);
+    fprintf(f, "Throughput        %.1f %s/s\n",
+            r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0.0, unit);
+    fprintf(f, "Latency (ms)        %9s %9s %9s %9s %9s %9s %9s\n", "p50", "p90", "p99", "p99.9",
+            "max", "mean", "count");
+    print_latency_row(f, strcmp(unit, "actions") ? "request" : "action", &t->action_us);
+    if (r->has_patches) print_latency_row(f, "action->patch", &t->patch_us);
+    if (hm_hdr_count(&t->page_us)) print_latency_row(f, "page load", &t->page_us);
+    print_latency_row(f, "connect", &t->connect_us);
+    fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
+}
+
+static json_t *latency_json(const hm_hdr *h)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "p50", json_integer(hm_hdr_value_at_percentile(h, 50)));
+    json_object_set_new(o, "p90", json_integer(hm_hdr_value_at_percentile(h, 90)));
+    json_object_set_new(o, "p99", json_integer(hm_hdr_value_at_percentile(h, 99)));
+    json_object_set_new(o, "p999", json_integer(hm_hdr_value_at_percentile(h, 99.9)));
+    json_object_set_new(o, "max", json_integer(hm_hdr_max(h)));
+    json_object_set_new(o, "mean", json_real(hm_hdr_mean(h)));
+    json_object_set_new(o, "count", json_integer(hm_hdr_count(h)));
+    return o;
+}
+
+int hm_report_write_json(const char *path, const hm_results *r)
+{
+    const hm_thread_stats *t = &r->total;
+    json_t *root = json_object();
+    json_object_set_new(root, "hammer_version", json_string(HM_VERSION));
+    json_object_set_new(root, "scenario", json_string(r->scenario));
+    json_object_set_new(root, "target", json_string(r->target));
+    json_object_set_new(root, "engine", json_string(r->engine));
+    json_object_set_new(root, "threads", json_integer(r->threads));
+    json_object_set_new(root, "concurrency", json_integer(r->concurrency));
+    json_object_set_new(root, "interrupted", json_boolean(r->interrupted));
+    json_object_set_new(root, "passed", json_boolean(hm_results_passed(r)));
+    json_object_set_new(root, "fatal", r->fatal ? json_string(r->fatal) : json_null());
+
+    json_t *actions = json_object();
+    json_object_set_new(actions, "sent", json_integer((json_int_t)t->sent));
+    json_object_set_new(actions, "ok", json_integer((json_int_t)t->ok));
+    json_object_set_new(actions, "failed", json_integer((json_int_t)t->failed));
+    json_t *by_status = json_object();
+    for (int s = 0; s < HM_STATUS_MAX; s++) {
+        if (!t->by_status[s]) continue;
+        char key[8];
+        snprintf(key, sizeof(key), "%d", s);
+        json_object_set_new(by_status, key, json_integer((json_int_t)t->by_status[s]));
+    }
+    json_object_set_new(actions, "by_status", by_status);
+    json_object_set_new(root, "actions", actions);
+
+    json_t *errors = json_object();
+    for (int k = 1; k < HM_FAIL__COUNT; k++)
+        json_object_set_new(errors, hm_fail_kind_name((hm_fail_kind)k),
+                            json_integer((json_int_t)t->by_fail[k]));
+    json_object_set_new(root, "errors", errors);
+
+    json_t *patches = json_object();
+    json_object_set_new(patches, "observed", json_integer((json_int_t)r->patches_observed));
+    json_object_set_new(patches, "observers", json_integer(r->observers));
+    json_object_set_new(patches, "observers_connected", json_integer(r->observers_connected));
+    json_object_set_new(root, "patches", patches);
+
+    json_t *sig = json_object();
+    json_object_set_new(sig, "name", r->signal_name ? json_string(r->signal_name) : json_null());
+    json_object_set_new(sig, "baseline",
+                        r->has_signal && r->baseline_known ? json_integer(r->baseline) : json_null());
+    json_object_set_new(sig, "final",
+                        r->has_signal && r->final_known ? json_integer(r->final_value) : json_null());
+    json_object_set_new(sig, "net_increment",
+                        r->has_signal && r->baseline_known && r->final_known
+                            ? json_integer(r->final_value - r->baseline)
+                            : json_null());
+    json_object_set_new(sig, "matches_ok", json_boolean(r->has_signal && r->matches_ok));
+    json_object_set_new(root, "signal", sig);
+
+    json_t *conns = json_object();
+    json_object_set_new(conns, "requested", json_integer((json_int_t)r->conns_requested));
+    json_object_set_new(conns, "established", json_integer((json_int_t)t->connects));
+    json_object_set_new(conns, "reconnects", json_integer((json_int_t)t->reconnects));
+    json_object_set_new(conns, "retries", json_integer((json_int_t)t->retries));
+    json_object_set_new(root, "connections", conns);
+
+    json_object_set_new(root, "wall_seconds", json_real(r->wall_seconds));
+    json_object_set_new(root, "throughput_rps",
+                        json_real(r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0));
+    json_t *lat = json_object();
+    json_object_set_new(lat, "action", latency_json(&t->action_us));
+    json_object_set_new(lat, "patch", latency_json(&t->patch_us));
+    json_object_set_new(lat, "page", latency_json(&t->page_us));
+    json_object_set_new(lat, "connect", latency_json(&t->connect_us));
+    json_object_set_new(root, "latency_us", lat);
+
+    /* Write beside the target and rename, so a reader never sees half a file. */
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
+    json_decref(root);
+    if (rc != 0) return -EIO;
+    if (rename(tmp, path) != 0) {
+        int e = -errno;
+        unlink(tmp);
+        return e;
+    }
+    return 0;
+}

@@ -1,0 +1,72 @@
+/* results.h — what a run measured, and how it is reported.
+ *
+ * Each engine thread fills its own hm_thread_stats (no sharing, no atomics);
+ * hm_thread_stats_merge() adds them up after the threads are joined. The
+ * report functions read a hm_results and the run's description; they own
+ * nothing and write only to the FILE or path given. */
+#ifndef HM_STATS_RESULTS_H
+#define HM_STATS_RESULTS_H
+
+#include "proto/http_client.h"
+#include "stats/hdr.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define HM_STATUS_MAX 600
+
+typedef struct hm_thread_stats {
+    hm_hdr action_us;  /* request sent -> response complete */
+    hm_hdr patch_us;   /* action sent -> the patch carrying its effect */
+    hm_hdr connect_us; /* TCP connect */
+    hm_hdr page_us;    /* page load (GET of the route) */
+    uint64_t sent, ok, failed;
+    uint64_t by_status[HM_STATUS_MAX];
+    uint64_t by_fail[HM_FAIL__COUNT];
+    uint64_t connects, reconnects, retries;
+} hm_thread_stats;
+
+/* Allocates the histograms (1 µs .. 1 h, 3 significant digits). */
+int hm_thread_stats_init(hm_thread_stats *s);
+void hm_thread_stats_destroy(hm_thread_stats *s);
+/* dst += src. */
+void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src);
+/* Counts one finished request: status (0 when it failed) or the failure kind. */
+void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail);
+
+/* The run as a whole: the merged stats plus what the scenario checked. */
+typedef struct hm_results {
+    hm_thread_stats total;
+    const char *scenario;
+    const char *target;     /* URL */
+    const char *target_note; /* e.g. "embedded bench_app", or NULL */
+    const char *engine;
+    int threads, concurrency;
+    const char *unit;       /* "actions" or "requests" */
+    double wall_seconds;
+    bool interrupted;       /* stopped by SIGINT/SIGTERM */
+    /* Signal check (counter-like scenarios). */
+    bool has_signal;
+    const char *signal_name;
+    bool baseline_known, final_known;
+    int64_t baseline, final_value;
+    bool matches_ok;
+    /* SSE observation. */
+    bool has_patches;
+    uint64_t patches_observed;
+    int observers, observers_connected;
+    /* Connection accounting. */
+    uint64_t conns_requested;
+    /* Why the run failed before or outside the requests, or NULL. */
+    const char *fatal;
+} hm_results;
+
+/* Prints the human summary. */
+void hm_report_print(FILE *f, const hm_results *r);
+/* Writes the JSON document (see docs/output.md) to path atomically
+ * (temporary file, then rename). Returns 0 or a negative errno. */
+int hm_report_write_json(const char *path, const hm_results *r);
+/* True when every request succeeded and every check held. */
+bool hm_results_passed(const hm_results *r);
+
+#endif
