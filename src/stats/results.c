@@ -58,6 +58,7 @@ bool hm_results_passed(const hm_results *r)
     if (r->fatal || r->interrupted) return false;
     if (r->total.sent == 0 || r->total.failed > 0) return false;
     if (r->has_signal && !r->matches_ok) return false;
+    if (r->has_check && !r->check_passed) return false;
     return true;
 }
 
@@ -83,8 +84,10 @@ void hm_report_print(FILE *f, const hm_results *r)
     fprintf(f, "\n=== hammer %s: scenario %s ===\n", HM_VERSION, r->scenario);
     fprintf(f, "Target            %s%s%s%s\n", r->target, r->target_note ? " (" : "",
             r->target_note ? r->target_note : "", r->target_note ? ")" : "");
-    fprintf(f, "Engine            %s, %d thread%s, %d connections\n", r->engine, r->threads,
-            r->threads == 1 ? "" : "s", r->concurrency);
+    fprintf(f, "Engine            %s, %d thread%s, %d %s%s%s\n", r->engine, r->threads,
+            r->threads == 1 ? "" : "s", r->concurrency,
+            r->mode && !strcmp(r->mode, "browser") ? "virtual users" : "connections",
+            r->mode ? ", mode " : "", r->mode ? r->mode : "");
     if (r->fatal) fprintf(f, "FAILED            %s\n", r->fatal);
     if (r->interrupted) fprintf(f, "Interrupted       yes (results so far)\n");
     const char *unit = r->unit ? r->unit : "requests";
@@ -118,6 +121,9 @@ void hm_report_print(FILE *f, const hm_results *r)
             fprintf(f, "Net increment     unknown (%s not observed), matches HTTP OK: NO\n",
                     r->signal_name);
     }
+    if (r->has_check)
+        fprintf(f, "Check             %s: %s%s%s\n", r->check_name, r->check_passed ? "PASS" : "FAIL",
+                r->check_detail[0] ? " — " : "", r->check_detail);
     fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects\n",
             (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
             (unsigned long long)t->reconnects);
@@ -198,6 +204,12 @@ int hm_report_write_json(const char *path, const hm_results *r)
                             : json_null());
     json_object_set_new(sig, "matches_ok", json_boolean(r->has_signal && r->matches_ok));
     json_object_set_new(root, "signal", sig);
+    if (r->mode) json_object_set_new(root, "mode", json_string(r->mode));
+    json_t *check = json_object();
+    json_object_set_new(check, "name", r->has_check ? json_string(r->check_name) : json_null());
+    json_object_set_new(check, "passed", json_boolean(r->has_check && r->check_passed));
+    json_object_set_new(check, "detail", json_string(r->check_detail));
+    json_object_set_new(root, "check", check);
 
     json_t *conns = json_object();
     json_object_set_new(conns, "requested", json_integer((json_int_t)r->conns_requested));

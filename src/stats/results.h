@@ -45,6 +45,12 @@ typedef struct hm_results {
     const char *unit;       /* "actions" or "requests" */
     double wall_seconds;
     bool interrupted;       /* stopped by SIGINT/SIGTERM */
+    /* The workload's check. */
+    bool has_check;
+    const char *check_name;
+    bool check_passed;
+    char check_detail[256];
+    const char *mode;       /* "hammer" or "browser" (php-via scenarios) */
     /* Signal check (counter-like scenarios). */
     bool has_signal;
     const char *signal_name;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The counter scenario against bench_app: actions/s, hammer's client CPU per
+# action and bench_app's CPU per action, measured in the same run.
+# hammer (one thread) on CPU 0, bench_app on CPU 1; ROUNDS rounds of N actions.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HAMMER=${HAMMER:-build/bin/hammer}
+APP=${APP:-build/bin/bench_app}
+ROUNDS=${ROUNDS:-5}
+N=${N:-200000}
+CONNS=${CONNS:-200}
+SCENARIO=${SCENARIO:-counter}
+dir=$(mktemp -d)
+port=$((20000 + RANDOM % 20000))
+taskset -c 1 "$APP" --port "$port" --quiet &
+app=$!
+trap 'kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT
+sleep 0.3
+ticks() { awk '{print $14 + $15}' "/proc/$app/stat"; }
+hz=$(getconf CLK_TCK)
+for ((r = 0; r < ROUNDS; r++)); do
+    a0=$(ticks)
+    taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$HAMMER" -q -t 1 -c "$CONNS" -n "$N" \
+        --url "http://127.0.0.1:$port" --json "$dir/r.json" scenario "$SCENARIO"
+    a1=$(ticks)
+    read -r u s <"$dir/time"
+    ok=$(grep -o '"ok": [0-9]*' "$dir/r.json" | head -1 | grep -o '[0-9]*$')
+    rps=$(grep -o '"throughput_rps": [0-9.e+]*' "$dir/r.json" | awk '{print $2}')
+    awk -v rps="$rps" -v u="$u" -v s="$s" -v n="$N" -v ok="$ok" -v at=$((a1 - a0)) -v hz="$hz" \
+        'BEGIN { printf "%.0f %.2f %.2f %d\n", rps, (u + s) * 1e6 / n, at / hz * 1e6 / n, ok }' >>"$dir/res"
+    tail -1 "$dir/res"
+done
+echo "actions/s  hammer CPU us/action  bench_app CPU us/action  (median (range))"
+awk '{ a[NR] = $1; b[NR] = $2; c[NR] = $3 }
+     END { n = asort(a); asort(b); asort(c); m = int((n + 1) / 2)
+           printf "%.0f (%.0f..%.0f)  %.2f (%.2f..%.2f)  %.2f (%.2f..%.2f)\n",
+                  a[m], a[1], a[n], b[m], b[1], b[n], c[m], c[1], c[n] }' "$dir/res"

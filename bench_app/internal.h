@@ -1,0 +1,188 @@
+/* internal.h — what bench_app's files share and nothing outside bench_app/
+ * may use.
+ *
+ *   server.c  HTTP plumbing: listener, accept coroutine, one coroutine per
+ *             connection (read, parse, pipelining, keep-alive, limits,
+ *             error statuses), response writing, the ticker that stops the
+ *             loop, hm_bench_app_run().
+ *   via.c     php-via semantics: contexts and their hash map, sessions,
+ *             signals, page rendering, actions, SSE streams, patch queues,
+ *             cleanup, /_health, /_session/close.
+ *   routes.c  the benchmark pages themselves (route, signals, view, actions),
+ *             as bench_app.php declares them.
+ *
+ * Naming: hm__ba_* for functions shared between these files, ba_* for the
+ * types below, static for everything else.
+ *
+ * Ownership: one ba_app per run (server.c's static instance) owns every
+ * context, queue, connection record and route table; contexts own their
+ * session string and hold one reference on their current patch queue; each
+ * SSE stream holds another on the queue it reads. Connection records
+ * (parser, buffers) are pooled and reused across connections. Nothing here
+ * is thread-safe: everything runs on the run's one loop thread. */
+#ifndef HM_BENCH_APP_INTERNAL_H
+#define HM_BENCH_APP_INTERNAL_H
+
+#include "bench_app/app.h"
+#include "engine/engine.h"
+#include "proto/http1.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define BA_MAX_SIGNALS 8  /* TAB signals per page; bench_app.php uses at most 5 */
+#define BA_QUEUE_CAP 50   /* php-via's Channel(50) per page context */
+#define BA_CTX_HEX 16     /* bin2hex(random_bytes(8)) */
+#define BA_SESSION_HEX 32 /* bin2hex(random_bytes(16)) */
+#define BA_ROUTE_MAX 64   /* longest route path we accept in the table */
+#define BA_CTX_ID_MAX (BA_ROUTE_MAX + 2 + BA_CTX_HEX + 1)
+#define BA_RBUF 16384      /* per-connection read buffer */
+#define BA_COOKIE_MAX 4096 /* OpenSwoole drops cookie values this long or longer */
+#define BA_JSON_MAX_DEPTH                                                                          \
+    64 /* deeper client JSON counts as invalid (keeps jansson's                                    \
+        * recursion well inside a 64 KiB coroutine stack) */
+
+/* ---- growable byte buffer --------------------------------------------- */
+
+/* A byte buffer owned by whoever embeds it; data is hm_alloc'd, always
+ * NUL-terminated once allocated, reused (len = 0) rather than freed. */
+typedef struct ba_buf {
+    char *data;
+    size_t len, cap;
+} ba_buf;
+
+/* Makes room for `extra` more bytes (plus a NUL). 0 or -ENOMEM. */
+int hm__ba_buf_reserve(ba_buf *b, size_t extra);
+/* Appends n bytes. 0 or -ENOMEM. */
+int hm__ba_buf_append(ba_buf *b, const void *p, size_t n);
+void hm__ba_buf_free(ba_buf *b);
+
+static inline int ba_buf_lit_(ba_buf *b, const char *s)
+{
+    return hm__ba_buf_append(b, s, strlen(s));
+}
+
+/* ---- route table (routes.c) ------------------------------------------- */
+
+typedef struct ba_ctx ba_ctx;
+
+/* An action body; runs in the connection's coroutine (it may block, e.g.
+ * sleep). Returns 0, or a negative errno, which answers 500 Action failed. */
+typedef int (*ba_action_fn)(ba_ctx *ctx);
+
+typedef struct ba_signal_def {
+    const char *name; /* TAB signal name; wire id is name + "_" + sanitized ctx id */
+    int64_t initial;
+} ba_signal_def;
+
+typedef struct ba_action_def {
+    const char *id; /* URL id: POST /_action/<id> */
+    ba_action_fn fn;
+} ba_action_def;
+
+typedef struct ba_route_def {
+    const char *path; /* exact path, e.g. "/bench/counter" (no {params} yet) */
+    const char *view; /* the view's HTML, as the page and the SSE sync send it */
+    const ba_signal_def *signals;
+    size_t n_signals;
+    const ba_action_def *actions;
+    size_t n_actions;
+} ba_route_def;
+
+extern const ba_route_def hm__ba_routes[];
+extern const size_t hm__ba_n_routes;
+
+/* Signal access for actions; idx is the index in the route's signal list. */
+int64_t hm__ba_signal_get(const ba_ctx *ctx, size_t idx);
+/* Sets a TAB signal and marks it changed (php-via's setValue()). */
+void hm__ba_signal_set(ba_ctx *ctx, size_t idx, int64_t v);
+/* Queues one datastar-patch-signals event with every changed TAB signal and
+ * marks them synced (php-via's syncSignals()). 0 or -ENOMEM. */
+int hm__ba_sync_signals(ba_ctx *ctx);
+
+/* ---- connections and the app (server.c) ------------------------------- */
+
+typedef struct ba_app ba_app;
+
+typedef struct ba_conn {
+    ba_app *app;
+    struct ba_conn *prev, *next; /* in app->conns, or next in the pool */
+    hm_sock *sock;
+    hm_coro *co;     /* the connection's coroutine */
+    hm_coro *reader; /* SSE: coroutine watching for the peer's EOF, or NULL */
+    hm_waitgroup reader_wg;
+    bool reader_stop; /* SSE: tells the reader to end */
+    bool peer_gone;   /* SSE: the reader saw EOF or an error */
+    bool keep_alive;  /* the current request allows another one */
+    bool fat;         /* buffers grew large: free instead of pooling */
+    hm_http_req_parser req;
+    ba_buf out;     /* responses not yet written */
+    ba_buf scratch; /* per-request temporary text (decoded params, page body) */
+    ba_buf ev;      /* SSE: the event being written (swapped with queue slots) */
+    char rbuf[BA_RBUF];
+} ba_conn;
+
+/* What a request handler tells the connection loop. */
+enum {
+    BA_NEXT = 0, /* keep the connection for the next request */
+    BA_CLOSE,    /* write what is pending, then close */
+    BA_DROP,     /* close without writing more (peer gone, stream over) */
+};
+
+typedef struct ba_route_rt ba_route_rt;
+
+struct ba_app {
+    hm_bench_app_options opt;
+    hm_loop *loop;
+    hm_sock *listener;
+    hm_coro *acceptor;
+    bool acceptor_done;
+    bool stopping;
+    int port;
+    int64_t idle_ns, poll_ns, cleanup_ns;
+    hm_http_limits limits;
+    ba_conn *conns; /* live connections (doubly linked) */
+    size_t n_conns;
+    ba_conn *pool; /* free connection records (singly linked via next) */
+    size_t pool_len;
+
+    /* via.c state */
+    ba_route_rt *routes;
+    size_t n_routes;
+    ba_ctx **buckets; /* context map: chained hash on the id */
+    size_t n_buckets, n_ctx;
+    ba_ctx *pending; /* contexts with a cleanup scheduled (doubly linked) */
+    int64_t sse_total;
+    uint8_t rnd[512]; /* getrandom() pool for ids */
+    size_t rnd_pos;
+    time_t cookie_sec; /* second for which cookie_expires was formatted */
+    char cookie_expires[40];
+};
+
+/* Absolute deadline for the next socket operation (idle timeout). */
+int64_t hm__ba_deadline(const ba_app *app);
+
+/* Appends a complete response to c->out: status line (reason NULL = the
+ * standard one), headers, Content-Length: blen, Connection: close when
+ * !c->keep_alive, then body unless head_only. 0 or a negative errno. */
+int hm__ba_respond(ba_conn *c, int status, const hm_http_header *h, size_t n, const char *body,
+                   size_t blen, bool head_only);
+/* Appends just a head with Transfer-Encoding: chunked. */
+int hm__ba_respond_chunked_head(ba_conn *c, int status, const hm_http_header *h, size_t n);
+/* Writes c->out to the socket in one call and empties it. */
+int hm__ba_flush(ba_conn *c);
+
+/* ---- via.c entry points used by server.c ------------------------------ */
+
+/* Builds route tables; 0 or a negative errno. */
+int hm__ba_via_init(ba_app *app);
+/* Frees contexts, queues and route tables. */
+void hm__ba_via_free(ba_app *app);
+/* Handles the request just parsed into c->req; returns BA_NEXT/CLOSE/DROP. */
+int hm__ba_via_handle(ba_conn *c);
+/* Runs due context cleanups; called by the ticker. */
+void hm__ba_via_tick(ba_app *app, int64_t now);
+
+#endif

@@ -1,0 +1,452 @@
+/* hammer's command line: parse options, pick the target (or start the
+ * embedded bench_app), run the scenario, report, and choose the exit code:
+ * 0 every check held, 1 the run completed with failures, 2 usage error or
+ * unreachable target. */
+#include "bench_app/app.h"
+#include "scenarios/scenario.h"
+
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hammer [options] scenario NAME [options]\n"
+            "       hammer list | --help | --version\n"
+            "\n"
+            "Drives php-via apps (PHP + OpenSwoole + Datastar over SSE) like browsers do and\n"
+            "records latency histograms. Without --url, hammer starts its embedded bench_app\n"
+            "(a php-via stand-in) on a free loopback port and stops it at the end.\n"
+            "\n"
+            "options:\n"
+            "  -c, --concurrency N   connections / actions in flight (200)\n"
+            "  -n, --actions N       actions (or requests) in total (5000)\n"
+            "  -d, --duration T      run for T (e.g. 10s, 2m) instead of -n (get only)\n"
+            "  -t, --threads N       engine threads (CPU count)\n"
+            "      --url URL         target server (default: embedded bench_app)\n"
+            "      --route PATH      page to load (scenario default, e.g. /bench/counter)\n"
+            "      --action NAME     action to fire (increment)\n"
+            "      --signal NAME     signal to check (count)\n"
+            "      --signals JSON    extra JSON fields sent in every action body\n"
+            "      --no-origin       send no Origin header (php-via dev mode only)\n"
+            "      --observers N     SSE observers (1; hammer mode)\n"
+            "      --mode M          hammer (one context, -c actions in flight) or browser\n"
+            "                        (-c virtual users, one tab each) (hammer)\n"
+            "      --think T[..T2]   browser mode: pause between a VU's actions (0)\n"
+            "      --timeout T       per-request timeout (5s)\n"
+            "      --engine E        auto | io_uring | epoll (auto)\n"
+            "      --json FILE       write the results as JSON (see docs/output.md)\n"
+            "      --plugin FILE.so  load scenarios from a plugin (include/hammer/scenario.h)\n"
+            "      --opt KEY=VALUE   an option for a plugin scenario (repeatable)\n"
+            "  -q, --quiet           no summary on stdout\n"
+            "  -h, --help            this help\n"
+            "  -V, --version         version and compiled-in engines\n"
+            "\n"
+            "scenarios (hammer list):\n");
+    hm_scenario_list(f);
+}
+
+static void version(void)
+{
+    const char *why = NULL;
+    hm_backend_kind k = hm_backend_resolve(HM_BACKEND_AUTO, &why);
+    printf("hammer %s\n", HM_VERSION);
+    printf("engines: io_uring epoll (auto selects %s here%s%s)\n", hm_backend_name(k),
+           why ? ": " : "", why ? why : "");
+}
+
+/* Parses "250ms", "10s", "2m", "1h" or a bare number of seconds. */
+static int parse_duration(const char *s, int64_t *ns)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0) return -EINVAL;
+    double mul = 1e9;
+    if (!strcmp(end, "ms")) mul = 1e6;
+    else if (!strcmp(end, "us")) mul = 1e3;
+    else if (!strcmp(end, "s") || !*end) mul = 1e9;
+    else if (!strcmp(end, "m")) mul = 60e9;
+    else if (!strcmp(end, "h")) mul = 3600e9;
+    else return -EINVAL;
+    *ns = (int64_t)(v * mul);
+    return 0;
+}
+
+static int parse_int(const char *s, long long min, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&hm_stop_requested, true);
+}
+
+/* ---- embedded bench_app ------------------------------------------------- */
+
+static pid_t app_pid = -1;
+
+/* Forks a child running bench_app on a free loopback port; returns the port. */
+static int start_embedded(hm_backend_kind backend, char *why, size_t whylen)
+{
+    int fds[2];
+    if (pipe(fds) < 0) return -errno;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return -errno;
+    if (pid == 0) {
+        /* Own process group: a Ctrl-C at the terminal stops hammer's
+         * sending, not the server under test. */
+        setpgid(0, 0);
+        close(fds[0]);
+        hm_bench_app_install_signal_handlers(); /* SIGTERM from stop_embedded() */
+        hm_bench_app_options ao;
+        hm_bench_app_defaults(&ao);
+        ao.port = 0;
+        ao.quiet = true;
+        ao.backend = backend;
+        int rc = hm_bench_app_run(&ao, fds[1]);
+        _exit(rc < 0 ? 1 : 0);
+    }
+    close(fds[1]);
+    app_pid = pid;
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    char buf[32] = {0};
+    int port = -1;
+    if (poll(&pfd, 1, 10000) == 1) {
+        ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+        if (n > 0) port = atoi(buf);
+    }
+    close(fds[0]);
+    if (port <= 0) {
+        snprintf(why, whylen, "the embedded bench_app did not start");
+        return -ECHILD;
+    }
+    return port;
+}
+
+static void stop_embedded(void)
+{
+    if (app_pid <= 0) return;
+    kill(app_pid, SIGTERM);
+    for (int i = 0; i < 200; i++) { /* up to 2 s, then insist */
+        if (waitpid(app_pid, NULL, WNOHANG) == app_pid) {
+            app_pid = -1;
+            return;
+        }
+        usleep(10000);
+    }
+    kill(app_pid, SIGKILL);
+    waitpid(app_pid, NULL, 0);
+    app_pid = -1;
+}
+
+/* ---- reachability -------------------------------------------------------- */
+
+typedef struct probe {
+    const hm_options *o;
+    const char *path;
+    int status;
+    int err;
+} probe;
+
+static void probe_coro(void *p)
+{
+    probe *pr = p;
+    hm_http_conn c;
+    hm_http_conn_init(&c, &pr->o->target, NULL);
+    char req[1024];
+    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", pr->path,
+                                        pr->o->target.host_header, NULL, 0, NULL, 0);
+    hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + pr->o->timeout_ns};
+    pr->err = len < 0 ? (int)len : hm_http_conn_exchange(&c, req, (size_t)len, &xo);
+    pr->status = pr->err == 0 ? c.resp.status : 0;
+    hm_http_conn_free(&c);
+}
+
+static int raise_nofile(int need, char *why, size_t whylen)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)need > rl.rlim_cur) {
+        snprintf(why, whylen,
+                 "this run needs about %d open files but the limit is %llu (ulimit -n); "
+                 "lower -c or --observers",
+                 need, (unsigned long long)rl.rlim_cur);
+        return -EMFILE;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    hm_options o = {
+        .concurrency = 200,
+        .actions = 5000,
+        .timeout_ns = 5000000000LL,
+        .observers = 1,
+        .backend = HM_BACKEND_AUTO,
+    };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o.threads = cpus > 0 ? (int)cpus : 1;
+    bool actions_given = false;
+
+    enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
+           OPT_OBSERVERS, OPT_TIMEOUT, OPT_ENGINE, OPT_JSON, OPT_MODE, OPT_THINK, OPT_PLUGIN,
+           OPT_OPT };
+    static const char *plugin_opts[64];
+    bool mode_given = false;
+    static const struct option longopts[] = {
+        {"concurrency", required_argument, 0, 'c'}, {"actions", required_argument, 0, 'n'},
+        {"duration", required_argument, 0, 'd'},    {"threads", required_argument, 0, 't'},
+        {"url", required_argument, 0, OPT_URL},     {"route", required_argument, 0, OPT_ROUTE},
+        {"action", required_argument, 0, OPT_ACTION},
+        {"signal", required_argument, 0, OPT_SIGNAL},
+        {"signals", required_argument, 0, OPT_SIGNALS},
+        {"no-origin", no_argument, 0, OPT_NO_ORIGIN},
+        {"observers", required_argument, 0, OPT_OBSERVERS},
+        {"timeout", required_argument, 0, OPT_TIMEOUT},
+        {"engine", required_argument, 0, OPT_ENGINE},
+        {"json", required_argument, 0, OPT_JSON},
+        {"mode", required_argument, 0, OPT_MODE},
+        {"think", required_argument, 0, OPT_THINK},
+        {"plugin", required_argument, 0, OPT_PLUGIN},
+        {"opt", required_argument, 0, OPT_OPT},   {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
+    int ch;
+    long long v;
+    while ((ch = getopt_long(argc, argv, "c:n:d:t:qhV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'c':
+            if (parse_int(optarg, 1, 1000000, &v) < 0) goto bad_value;
+            o.concurrency = (int)v;
+            break;
+        case 'n':
+            if (parse_int(optarg, 1, (long long)1 << 50, &v) < 0) goto bad_value;
+            o.actions = v;
+            actions_given = true;
+            break;
+        case 'd':
+            if (parse_duration(optarg, &o.duration_ns) < 0 || o.duration_ns <= 0) goto bad_value;
+            break;
+        case 't':
+            if (parse_int(optarg, 1, 1024, &v) < 0) goto bad_value;
+            o.threads = (int)v;
+            break;
+        case OPT_URL: o.url = optarg; break;
+        case OPT_ROUTE: o.route = optarg; break;
+        case OPT_ACTION: o.action = optarg; break;
+        case OPT_SIGNAL: o.signal = optarg; break;
+        case OPT_SIGNALS: o.signals_json = optarg; break;
+        case OPT_NO_ORIGIN: o.no_origin = true; break;
+        case OPT_OBSERVERS:
+            if (parse_int(optarg, 0, 100000, &v) < 0) goto bad_value;
+            o.observers = (int)v;
+            break;
+        case OPT_TIMEOUT:
+            if (parse_duration(optarg, &o.timeout_ns) < 0 || o.timeout_ns <= 0) goto bad_value;
+            break;
+        case OPT_ENGINE:
+            if (hm_backend_parse(optarg, &o.backend) < 0) goto bad_value;
+            break;
+        case OPT_JSON: o.json_path = optarg; break;
+        case OPT_PLUGIN: {
+            char why[512];
+            if (hm_plugin_load(optarg, why, sizeof(why)) < 0) {
+                fprintf(stderr, "hammer: %s\n", why);
+                return EXIT_USAGE;
+            }
+            break;
+        }
+        case OPT_OPT:
+            if (!strchr(optarg, '=') || o.n_plugin_opts == (int)HM_ARRAY_LEN(plugin_opts))
+                goto bad_value;
+            plugin_opts[o.n_plugin_opts++] = optarg;
+            o.plugin_opts = plugin_opts;
+            break;
+        case OPT_MODE:
+            mode_given = true;
+            if (!strcmp(optarg, "browser")) o.browser = true;
+            else if (!strcmp(optarg, "hammer")) o.browser = false;
+            else goto bad_value;
+            break;
+        case OPT_THINK: {
+            char lo[64];
+            const char *dots = strstr(optarg, "..");
+            snprintf(lo, sizeof(lo), "%.*s", dots ? (int)(dots - optarg) : (int)strlen(optarg),
+                     optarg);
+            if (parse_duration(lo, &o.think_min_ns) < 0) goto bad_value;
+            o.think_max_ns = o.think_min_ns;
+            if (dots && (parse_duration(dots + 2, &o.think_max_ns) < 0 ||
+                         o.think_max_ns < o.think_min_ns))
+                goto bad_value;
+            break;
+        }
+        case 'q': o.quiet = true; break;
+        case 'h': usage(stdout); return EXIT_PASS;
+        case 'V': version(); return EXIT_PASS;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+        continue;
+    bad_value:
+        fprintf(stderr, "hammer: bad value '%s' for %s\n", optarg, argv[optind - 1]);
+        return EXIT_USAGE;
+    }
+    if (optind < argc && !strcmp(argv[optind], "list")) {
+        hm_scenario_list(stdout);
+        return EXIT_PASS;
+    }
+    if (optind + 2 != argc || strcmp(argv[optind], "scenario")) {
+        fprintf(stderr, "hammer: expected 'scenario NAME' (see hammer --help)\n");
+        return EXIT_USAGE;
+    }
+    const hm_scenario_def *sc = hm_scenario_find(argv[optind + 1]);
+    if (!sc) {
+        fprintf(stderr, "hammer: unknown scenario '%s' (hammer list shows them)\n",
+                argv[optind + 1]);
+        return EXIT_USAGE;
+    }
+    o.scenario = sc->name;
+    o.workload = sc->workload;
+    o.plugin = sc->plugin;
+    if (sc->plugin) {
+        if (mode_given && !o.browser) {
+            fprintf(stderr, "hammer: plugin scenarios run in the browser model only\n");
+            return EXIT_USAGE;
+        }
+        o.browser = true;
+    }
+    if (!o.route) o.route = sc->route;
+    if (!o.action) o.action = sc->action;
+    if (!o.signal) o.signal = sc->signal;
+    if (o.duration_ns && !actions_given) o.actions = 0;
+    if (o.duration_ns && sc->route) {
+        fprintf(stderr, "hammer: -d is supported by the get scenario only so far; use -n\n");
+        return EXIT_USAGE;
+    }
+    if (!sc->route && !o.url) {
+        fprintf(stderr, "hammer: scenario %s needs --url\n", sc->name);
+        return EXIT_USAGE;
+    }
+    if (o.threads > o.concurrency) o.threads = o.concurrency;
+    if (o.browser && !sc->workload) {
+        fprintf(stderr, "hammer: --mode browser applies to php-via scenarios, not %s\n", sc->name);
+        return EXIT_USAGE;
+    }
+
+    char why[512] = "";
+    int need = o.browser ? 2 * o.concurrency + 64 : o.concurrency + o.observers + 64;
+    if (raise_nofile(need, why, sizeof(why)) < 0) {
+        fprintf(stderr, "hammer: %s\n", why);
+        return EXIT_USAGE;
+    }
+    o.backend = hm_backend_resolve(o.backend, NULL);
+    if (o.backend == HM_BACKEND_IO_URING && hm_io_uring_probe(NULL) < 0) {
+        const char *r = NULL;
+        hm_io_uring_probe(&r);
+        fprintf(stderr, "hammer: --engine io_uring is not available here: %s\n", r ? r : "?");
+        return EXIT_USAGE;
+    }
+    const char *fallback = NULL;
+    hm_backend_resolve(HM_BACKEND_AUTO, &fallback);
+    if (fallback && o.backend == HM_BACKEND_EPOLL && !o.quiet)
+        fprintf(stderr, "hammer: io_uring unavailable (%s); using epoll\n", fallback);
+
+    signal(SIGPIPE, SIG_IGN);
+    char url_buf[128];
+    if (!o.url) {
+        int port = start_embedded(o.backend, why, sizeof(why));
+        if (port < 0) {
+            fprintf(stderr, "hammer: %s\n", why);
+            stop_embedded();
+            return EXIT_USAGE;
+        }
+        snprintf(url_buf, sizeof(url_buf), "http://127.0.0.1:%d", port);
+        o.url = url_buf;
+        o.embedded = true;
+    }
+    int rc = hm_http_target_from_url(o.url, &o.target, &o.target_path);
+    if (rc < 0) {
+        fprintf(stderr, "hammer: bad --url '%s': %s\n", o.url, hm_strerror(rc));
+        stop_embedded();
+        return EXIT_USAGE;
+    }
+    if (o.target.tls) {
+        fprintf(stderr, "hammer: https targets are not supported yet\n");
+        stop_embedded();
+        return EXIT_USAGE;
+    }
+
+    /* Reachability first: an unreachable target is a usage-level failure. */
+    probe pr = {.o = &o, .path = o.embedded ? "/_health" : (o.target_path ? o.target_path : "/")};
+    hm_run_on_temp_loop(o.backend, probe_coro, &pr);
+    if (pr.err < 0) {
+        fprintf(stderr, "hammer: target %s is unreachable: %s\n", o.url, hm_strerror(pr.err));
+        stop_embedded();
+        return EXIT_USAGE;
+    }
+
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    hm_results r = {0};
+    if (hm_thread_stats_init(&r.total) < 0) return EXIT_FAILED;
+    char full_target[4200];
+    snprintf(full_target, sizeof(full_target), "%s%s", o.url,
+             sc->route && o.target_path && !strcmp(o.target_path, "/") ? o.route : "");
+    r.scenario = sc->name;
+    r.target = full_target;
+    r.target_note = o.embedded ? "embedded bench_app" : NULL;
+    r.engine = hm_backend_name(o.backend);
+    r.threads = o.threads;
+    r.concurrency = o.concurrency;
+    r.conns_requested = o.browser ? 2 * (uint64_t)o.concurrency
+                                  : (uint64_t)o.concurrency + (sc->route ? (uint64_t)o.observers : 0);
+    r.unit = sc->route ? "actions" : "requests";
+    if (sc->workload) {
+        r.mode = o.browser ? "browser" : "hammer";
+        r.check_name = sc->check_name;
+        rc = o.browser ? hm_via_browser_run(&o, &r) : hm_via_hammer_run(&o, &r);
+    } else {
+        rc = sc->run(&o, &r);
+    }
+    r.interrupted = atomic_load(&hm_stop_requested);
+    stop_embedded();
+
+    if (!o.quiet) hm_report_print(stdout, &r);
+    if (o.json_path) {
+        int jrc = hm_report_write_json(o.json_path, &r);
+        if (jrc < 0)
+            fprintf(stderr, "hammer: cannot write %s: %s\n", o.json_path, hm_strerror(jrc));
+    }
+    hm_thread_stats_destroy(&r.total);
+    hm_free(o.target_path);
+    if (r.fatal && r.total.sent == 0) {
+        fprintf(stderr, "hammer: %s\n", r.fatal);
+        return EXIT_USAGE;
+    }
+    if (rc < 0 && !r.fatal) fprintf(stderr, "hammer: run failed: %s\n", hm_strerror(rc));
+    return hm_results_passed(&r) ? EXIT_PASS : EXIT_FAILED;
+}

@@ -1,0 +1,108 @@
+/* The get scenario: a plain GET flood over keep-alive connections, like
+ * wrk, so hammer's HTTP path can be compared with the peers. Each of the -c
+ * connections sends its next request as soon as the previous response is
+ * complete, until -n requests in total or -d elapses. */
+#include "scenarios/scenario.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct get_run {
+    const hm_options *o;
+    hm_thread_stats *stats;
+    char req[8192];
+    size_t req_len;
+    _Atomic int64_t next_seq;
+    int64_t t_start, t_end;
+    hm_liveness live;
+    atomic_int workers_left;
+} get_run;
+
+typedef struct getter {
+    get_run *run;
+    int thread;
+} getter;
+
+static void getter_coro(void *p)
+{
+    getter *g = p;
+    get_run *run = g->run;
+    const hm_options *o = run->o;
+    hm_thread_stats *st = &run->stats[g->thread];
+    hm_http_conn c;
+    hm_http_conn_init(&c, &o->target, NULL);
+    int64_t end = o->duration_ns ? run->t_start + o->duration_ns : INT64_MAX;
+    for (;;) {
+        if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
+        if (o->actions && atomic_fetch_add(&run->next_seq, 1) >= o->actions) break;
+        int64_t t0 = hm_now_ns();
+        if (t0 >= end) break;
+        hm_http_xopts xo = {.idempotent = true, .deadline = t0 + o->timeout_ns};
+        int rc = hm_http_conn_exchange(&c, run->req, run->req_len, &xo);
+        int64_t t1 = hm_now_ns();
+        if (c.connect_ns) hm_hdr_record(&st->connect_us, c.connect_ns / 1000);
+        if (rc == 0) {
+            hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
+            hm_thread_stats_count(st, c.resp.status, HM_FAIL_NONE);
+            hm_liveness_report(&run->live, t1, true, HM_FAIL_NONE, o->timeout_ns);
+        } else {
+            hm_thread_stats_count(st, 0, c.fail);
+            if (hm_liveness_report(&run->live, t1, false, c.fail, o->timeout_ns)) break;
+            if (c.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+        }
+    }
+    st->connects += c.connects;
+    st->reconnects += c.reconnects;
+    st->retries += c.retries;
+    hm_http_conn_free(&c);
+    if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_free(g);
+}
+
+static void thread_main(hm_loop *loop, int idx, void *arg)
+{
+    get_run *run = arg;
+    int mine = hm_share(run->o->concurrency, run->o->threads, idx);
+    for (int i = 0; i < mine; i++) {
+        getter *g = hm_alloc(sizeof(*g));
+        *g = (getter){run, idx};
+        hm_coro_spawn(loop, getter_coro, g, NULL);
+    }
+}
+
+static int get_run_fn(const hm_options *o, hm_results *r)
+{
+    get_run run = {.o = o};
+    hm_http_header h[] = {{"Accept", "*/*"}};
+    ssize_t len = hm_http_write_request(run.req, sizeof(run.req), "GET",
+                                        o->target_path ? o->target_path : "/",
+                                        o->target.host_header, h, 1, NULL, 0);
+    if (len < 0) {
+        r->fatal = "URL too long";
+        return (int)len;
+    }
+    run.req_len = (size_t)len;
+    run.stats = hm_calloc((size_t)o->threads, sizeof(*run.stats));
+    if (!run.stats) return -ENOMEM;
+    for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.stats[i]);
+    atomic_store(&run.workers_left, o->concurrency);
+    hm_loop_options lo = {.backend = o->backend};
+    run.t_start = hm_now_ns();
+    hm_liveness_start(&run.live);
+    int rc = hm_engine_run(o->threads, &lo, thread_main, &run);
+    if (!run.t_end) run.t_end = hm_now_ns();
+    for (int i = 0; i < o->threads; i++) {
+        hm_thread_stats_merge(&r->total, &run.stats[i]);
+        hm_thread_stats_destroy(&run.stats[i]);
+    }
+    hm_free(run.stats);
+    r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
+    if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+    return rc;
+}
+
+const hm_scenario_def hm_scenario_get = {
+    .name = "get",
+    .help = "plain GET flood over keep-alive connections, like wrk (needs --url)",
+    .run = get_run_fn,
+};

@@ -1,0 +1,131 @@
+/* The built-in scenario table and helpers every scenario uses. */
+#include "scenarios/scenario.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+atomic_bool hm_stop_requested;
+
+extern const hm_scenario_def hm_scenario_get;
+
+static const hm_workload net_increment = {.check = HM_CHECK_NET_INCREMENT};
+static const hm_workload mandelbrot = {.check = HM_CHECK_CONSTANT, .expected = 65451};
+static const hm_workload spreadsheet = {.check = HM_CHECK_SPREADSHEET};
+static const hm_workload spreadsheet_live = {
+    .check = HM_CHECK_TABLE, .set_signal = "direction", .set_value = "ArrowDown"};
+
+static const hm_scenario_def counter = {
+    .name = "counter",
+    .help = "trivial increment; net increment of count must equal HTTP OK",
+    .route = "/bench/counter", .action = "increment", .signal = "count",
+    .workload = &net_increment, .check_name = "net increment equals HTTP OK"};
+static const hm_scenario_def cpu = {
+    .name = "cpu",
+    .help = "Mandelbrot 50x50, 100 iterations; every patched count must be 65451",
+    .route = "/bench/cpu", .action = "increment", .signal = "count",
+    .workload = &mandelbrot, .check_name = "every patched count equals 65451"};
+static const hm_scenario_def io = {
+    .name = "io",
+    .help = "2 ms non-blocking sleep per action; net increment must equal HTTP OK",
+    .route = "/bench/io", .action = "increment", .signal = "count",
+    .workload = &net_increment, .check_name = "net increment equals HTTP OK"};
+static const hm_scenario_def sheet = {
+    .name = "spreadsheet",
+    .help = "SQLite 20x10 viewport query + HTML build; count increments, viewRow advances",
+    .route = "/bench/spreadsheet", .action = "increment", .signal = "count",
+    .workload = &spreadsheet,
+    .check_name = "net increment equals HTTP OK; viewRow = focusRow = count mod 100"};
+static const hm_scenario_def sheet_live = {
+    .name = "spreadsheet-live",
+    .help = "the live spreadsheet: navigate ArrowDown; element patches hold a 20x10 table",
+    .route = "/examples/spreadsheet", .action = "navigate", .signal = "count",
+    .workload = &spreadsheet_live, .check_name = "element patches hold a well-formed 20x10 table"};
+static const hm_scenario_def custom = {
+    .name = "custom",
+    .help = "any php-via app: --route --action --signal [--signals JSON]; net increment check",
+    .route = "/bench/counter", .action = "increment", .signal = "count",
+    .workload = &net_increment, .check_name = "net increment equals HTTP OK"};
+
+const hm_scenario_def *const hm_builtin_scenarios[] = {
+    &counter, &cpu, &io, &sheet, &sheet_live, &custom, &hm_scenario_get, NULL,
+};
+
+#define HM__MAX_PLUGIN_SCENARIOS 64
+static hm_scenario_def plugin_defs[HM__MAX_PLUGIN_SCENARIOS];
+static size_t n_plugin_defs;
+
+const hm_scenario_def *hm_scenario_find(const char *name)
+{
+    for (size_t i = 0; hm_builtin_scenarios[i]; i++)
+        if (!strcmp(hm_builtin_scenarios[i]->name, name)) return hm_builtin_scenarios[i];
+    for (size_t i = 0; i < n_plugin_defs; i++)
+        if (!strcmp(plugin_defs[i].name, name)) return &plugin_defs[i];
+    return NULL;
+}
+
+int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg)
+{
+    hm_loop_options lo = {.backend = backend};
+    hm_loop *loop;
+    int rc = hm_loop_create(&loop, &lo);
+    if (rc < 0) return rc;
+    rc = hm_coro_spawn(loop, fn, arg, NULL);
+    if (rc == 0) rc = hm_loop_run(loop);
+    hm_loop_destroy(loop);
+    return rc;
+}
+
+/* ---- plugins -------------------------------------------------------------- */
+
+static const hm_workload no_check = {.check = HM_CHECK_NONE};
+
+int hm_plugin_load(const char *path, char *why, size_t whylen)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, whylen, "cannot load plugin %s: %s", path, dlerror());
+        return -ENOENT;
+    }
+    const hammer_scenario *const *list = dlsym(h, "hammer_plugin_scenarios");
+    if (!list) {
+        snprintf(why, whylen, "plugin %s exports no hammer_plugin_scenarios", path);
+        return -ENOENT;
+    }
+    for (size_t i = 0; list[i]; i++) {
+        const hammer_scenario *sc = list[i];
+        if (sc->api_version != HAMMER_SCENARIO_API_VERSION || !sc->name || !sc->vu_body) {
+            snprintf(why, whylen, "plugin %s: scenario %zu has API version %d (hammer has %d) "
+                     "or lacks a name or vu_body", path, i, sc->api_version,
+                     HAMMER_SCENARIO_API_VERSION);
+            return -EINVAL;
+        }
+        if (hm_scenario_find(sc->name)) {
+            snprintf(why, whylen, "plugin %s: scenario '%s' exists already", path, sc->name);
+            return -EEXIST;
+        }
+        if (n_plugin_defs == HM__MAX_PLUGIN_SCENARIOS) {
+            snprintf(why, whylen, "too many plugin scenarios");
+            return -ENOSPC;
+        }
+        plugin_defs[n_plugin_defs++] = (hm_scenario_def){
+            .name = sc->name,
+            .help = sc->help ? sc->help : "(plugin)",
+            .route = sc->route ? sc->route : "/",
+            .action = sc->action ? sc->action : "increment",
+            .signal = sc->signal ? sc->signal : "count",
+            .workload = &no_check,
+            .check_name = "plugin check",
+            .plugin = sc,
+        };
+    }
+    return 0; /* the handle stays open for the life of the process */
+}
+
+void hm_scenario_list(FILE *f)
+{
+    for (size_t i = 0; hm_builtin_scenarios[i]; i++)
+        fprintf(f, "  %-17s %s\n", hm_builtin_scenarios[i]->name, hm_builtin_scenarios[i]->help);
+    for (size_t i = 0; i < n_plugin_defs; i++)
+        fprintf(f, "  %-17s %s (plugin)\n", plugin_defs[i].name, plugin_defs[i].help);
+}

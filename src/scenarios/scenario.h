@@ -1,0 +1,118 @@
+/* scenario.h — how the CLI hands a run to a scenario, and what the built-in
+ * scenarios share.
+ *
+ * The CLI parses options into hm_options, resolves the target and starts
+ * the embedded bench_app when there is no --url. A scenario's run function
+ * drives the engine threads and fills hm_results; the CLI reports them.
+ * hm_options and everything it points to are owned by the CLI and outlive
+ * the run. */
+#ifndef HM_SCENARIOS_SCENARIO_H
+#define HM_SCENARIOS_SCENARIO_H
+
+#include "engine/engine.h"
+#include "hammer/scenario.h"
+#include "proto/http_client.h"
+#include "scenarios/workload.h"
+#include "stats/results.h"
+
+#include <stdatomic.h>
+
+typedef struct hm_options {
+    const char *scenario;
+    int concurrency;       /* -c: connections (hammer mode: actions in flight) */
+    int threads;           /* -t */
+    int64_t actions;       /* -n: actions or requests in total; 0 with a duration */
+    int64_t duration_ns;   /* -d: run for this long instead of -n */
+    int64_t timeout_ns;    /* --timeout: per request */
+    int observers;         /* --observers */
+    hm_backend_kind backend;
+    const char *url;       /* --url, or the embedded bench_app's */
+    bool embedded;         /* the target is the embedded bench_app */
+    const char *route, *action, *signal;
+    const char *signals_json; /* --signals: extra JSON fields of each action body */
+    bool no_origin;
+    const char *json_path;
+    bool quiet;
+    bool browser;          /* --mode browser: -c virtual users, one tab each */
+    int64_t think_min_ns, think_max_ns; /* --think: pause between a VU's actions */
+    const hm_workload *workload;
+    const hammer_scenario *plugin; /* a plugin's scenario, or NULL */
+    const char *const *plugin_opts; /* --opt KEY=VALUE, for plugin setup */
+    int n_plugin_opts;
+
+    /* Resolved by the CLI. */
+    hm_http_target target;
+    char *target_path;     /* request target of --url (path?query) */
+} hm_options;
+
+typedef int (*hm_scenario_run_fn)(const hm_options *o, hm_results *r);
+
+typedef struct hm_scenario_def {
+    const char *name;
+    const char *help;          /* one line */
+    const char *route;         /* default --route, NULL when not a php-via scenario */
+    const char *action;        /* default --action */
+    const char *signal;        /* default --signal */
+    const hm_workload *workload; /* php-via scenarios: what is checked */
+    const char *check_name;    /* one line for the summary */
+    hm_scenario_run_fn run;    /* non-php-via scenarios (get) */
+    const hammer_scenario *plugin; /* loaded with --plugin (browser model) */
+} hm_scenario_def;
+
+/* The two load models of php-via scenarios. */
+int hm_via_hammer_run(const hm_options *o, hm_results *r);
+int hm_via_browser_run(const hm_options *o, hm_results *r);
+
+/* Built-in scenarios, NULL-terminated. */
+extern const hm_scenario_def *const hm_builtin_scenarios[];
+const hm_scenario_def *hm_scenario_find(const char *name);
+/* Loads a plugin's scenarios (see include/hammer/scenario.h); they are
+ * found by hm_scenario_find and listed by hm_scenario_list. */
+int hm_plugin_load(const char *path, char *why, size_t whylen);
+/* Prints "name  help" for built-in and loaded scenarios. */
+void hm_scenario_list(FILE *f);
+
+/* Set by SIGINT/SIGTERM: stop sending, finish what is in flight, report. */
+extern atomic_bool hm_stop_requested;
+
+/* Notices a target that stopped answering: every sender reports each
+ * outcome; once nothing has succeeded for `timeout_ns` and connects fail,
+ * the run stops instead of spinning through -n failures. */
+typedef struct hm_liveness {
+    _Atomic int64_t last_ok_ns;
+    atomic_bool dead;
+} hm_liveness;
+
+static inline void hm_liveness_start(hm_liveness *l)
+{
+    atomic_store(&l->last_ok_ns, hm_now_ns());
+    atomic_store(&l->dead, false);
+}
+
+/* Records one outcome; returns true when the run should stop. */
+static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_fail_kind fail,
+                                      int64_t timeout_ns)
+{
+    if (ok) {
+        atomic_store_explicit(&l->last_ok_ns, now, memory_order_relaxed);
+        return false;
+    }
+    if (fail == HM_FAIL_CONNECT &&
+        now - atomic_load_explicit(&l->last_ok_ns, memory_order_relaxed) > timeout_ns)
+        atomic_store(&l->dead, true);
+    return atomic_load_explicit(&l->dead, memory_order_relaxed);
+}
+
+#define HM_TARGET_DEAD_MSG "target stopped answering: connects failing and no success within --timeout"
+
+/* Runs fn(arg) as the only coroutine of a temporary loop on the calling
+ * thread (for set-up and tear-down steps). Returns the loop's error. */
+int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg);
+
+/* Splits n items over `parts` parts: how many part i gets. */
+static inline int hm_share(int n, int parts, int i)
+{
+    return n / parts + (i < n % parts ? 1 : 0);
+}
+
+#endif

@@ -1,0 +1,438 @@
+/* The browser load model (--mode browser, and every plugin scenario): -c
+ * virtual users, each a coroutine that behaves like one Datastar tab. This
+ * file also implements the plugin API's hammer_vu_* functions
+ * (include/hammer/scenario.h); the built-in VU body below uses only them.
+ * A VU has its own cookie jar
+ * and session, loads the page, holds one SSE stream open (reconnecting with
+ * backoff when it ends), fires actions one at a time carrying its last-seen
+ * signal values as Datastar sends them, waits for the patch that shows the
+ * effect, thinks (--think), and closes its session at the end. VUs loop
+ * until -n actions are spent in total.
+ *
+ * Each VU is checked on its own context (its net increment must equal its
+ * own HTTP OK, and so on); the run passes when every VU does. Per-thread
+ * aggregates are written only by that thread's VUs. */
+#include "scenarios/scenario.h"
+#include "scenarios/via_client.h"
+
+#include "proto/via_html.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct vu_totals {
+    uint64_t vus, vus_passed, page_failed, streams_connected, reconnects, patches;
+    int64_t baseline_sum, final_sum;
+    char first_failure[256];
+} vu_totals;
+
+typedef struct browser_run {
+    const hm_options *o;
+    hm_thread_stats *stats;
+    vu_totals *totals; /* one per thread */
+    _Atomic int64_t claimed;
+    atomic_int vus_left;
+    hm_liveness live;
+    int64_t t_start, t_end;
+    void *plugin_state;
+} browser_run;
+
+typedef struct hammer_vu vu;
+struct hammer_vu {
+    browser_run *run;
+    int thread, id;
+    hm_cookie_jar jar;
+    hm_via_page page;
+    hm_http_conn conn;     /* page load and actions, keep-alive */
+    hm_http_conn sse_conn; /* the EventSource */
+    hm_watch watch;
+    hm_chan *patched;      /* a token per patch, so the VU can wait for one */
+    hm_coro *sse_co;
+    bool done, connected;
+    uint64_t ok, reconnects;
+    unsigned rng;
+    char *html;            /* the last page, for action look-ups by name */
+    int64_t last_action_ns; /* send time of the last OK action, 0 if none */
+    bool failed;
+    char fail_why[200];
+};
+
+static void on_patch(hm_watch *w, int64_t value, void *user)
+{
+    vu *v = user;
+    hm_chan_try_push(v->patched, (void *)1); /* full means a wake is pending */
+}
+
+static int on_sse_headers(void *user, hm_http_resp_parser *p)
+{
+    vu *v = user;
+    if (p->status != 200) return -HM_ESTATUS;
+    v->connected = true;
+    return 0;
+}
+
+static int on_sse_body(void *user, const char *at, size_t len)
+{
+    vu *v = user;
+    return hm_watch_feed(&v->watch, at, len);
+}
+
+static void sse_coro(void *p)
+{
+    vu *v = p;
+    const hm_options *o = v->run->o;
+    int64_t backoff = 100 * 1000000LL;
+    char cookie[4096], req[8192];
+    while (!v->done) {
+        hm_via_cookie_header(&v->jar, &o->target, "/_sse", cookie, sizeof(cookie));
+        ssize_t len = hm_via_write_sse(req, sizeof(req), &o->target, v->page.ctx, cookie);
+        if (len < 0) break;
+        hm_watch_restart(&v->watch);
+        int rc = hm_http_conn_stream(&v->sse_conn, req, (size_t)len, hm_now_ns() + o->timeout_ns,
+                                     on_sse_headers, on_sse_body, v);
+        if (v->done || rc == -ECANCELED) break;
+        /* The stream ended under a live tab: reconnect with backoff, as
+         * Datastar's retry does. */
+        v->reconnects++;
+        if (hm_coro_sleep(backoff) == -ECANCELED) break;
+        if (backoff < 2000 * 1000000LL) backoff *= 2;
+    }
+    v->sse_co = NULL;
+}
+
+static void record_request(vu *v, int rc, int64_t t0, int64_t t1)
+{
+    hm_thread_stats *st = &v->run->stats[v->thread];
+    if (v->conn.connect_ns) hm_hdr_record(&st->connect_us, v->conn.connect_ns / 1000);
+    if (rc == 0) {
+        hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
+        hm_thread_stats_count(st, v->conn.resp.status, HM_FAIL_NONE);
+    } else {
+        hm_thread_stats_count(st, 0, v->conn.fail);
+    }
+}
+
+/* ---- the plugin API ----------------------------------------------------- */
+
+const char *hammer_vu_route(const hammer_vu *v) { return v->run->o->route; }
+const char *hammer_vu_action_name(const hammer_vu *v) { return v->run->o->action; }
+const char *hammer_vu_signal_name(const hammer_vu *v) { return v->run->o->signal; }
+int hammer_vu_id(const hammer_vu *v) { return v->id; }
+const char *hammer_vu_ctx(const hammer_vu *v) { return v->page.ctx; }
+
+bool hammer_vu_next(hammer_vu *v)
+{
+    browser_run *run = v->run;
+    if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) return false;
+    if (atomic_load_explicit(&run->live.dead, memory_order_relaxed)) return false;
+    return atomic_fetch_add(&run->claimed, 1) < run->o->actions;
+}
+
+void hammer_vu_fail(hammer_vu *v, const char *why)
+{
+    if (!v->failed) snprintf(v->fail_why, sizeof(v->fail_why), "%.199s", why);
+    v->failed = true;
+}
+
+void hammer_vu_sleep_ms(hammer_vu *v, int ms) { hm_coro_sleep((int64_t)ms * 1000000); }
+
+int hammer_vu_load_page(hammer_vu *v, const char *path)
+{
+    const hm_options *o = v->run->o;
+    hm_thread_stats *st = &v->run->stats[v->thread];
+    vu_totals *tot = &v->run->totals[v->thread];
+    char why[512];
+    hm_via_page_free(&v->page);
+    int64_t t0 = hm_now_ns();
+    int rc = hm_via_load_page(&v->conn, &v->jar, path, o->action, t0 + o->timeout_ns, &v->page,
+                              why, sizeof(why));
+    if (v->conn.connect_ns) hm_hdr_record(&st->connect_us, v->conn.connect_ns / 1000);
+    if (rc < 0 && rc != -HM_ENOTFOUND) {
+        tot->page_failed++;
+        hammer_vu_fail(v, why);
+        return rc;
+    }
+    hm_hdr_record(&st->page_us, (hm_now_ns() - t0) / 1000);
+    hm_free(v->html);
+    v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+    if (rc < 0) hammer_vu_fail(v, why); /* the page lacks the context or the action */
+    return v->conn.resp.status;
+}
+
+int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
+{
+    if (!v->page.ctx) return -HM_ENOTFOUND;
+    if (!v->sse_co) hm_coro_spawn(NULL, sse_coro, v, &v->sse_co);
+    int64_t until = hm_now_ns() + (int64_t)timeout_ms * 1000000;
+    while (!v->watch.have_baseline && v->sse_co && hm_now_ns() < until) hm_coro_sleep(5000000);
+    return v->watch.have_baseline ? 0 : -ETIMEDOUT;
+}
+
+int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
+{
+    browser_run *run = v->run;
+    const hm_options *o = run->o;
+    if (!v->page.ctx) return -HM_ENOTFOUND;
+    char *url = NULL;
+    if (name && (!o->action || strcmp(name, o->action))) {
+        if (!v->html || hm_via_find_action(v->html, strlen(v->html), name, &url) < 0)
+            return -HM_ENOTFOUND;
+    }
+    const char *action_url = url ? url : v->page.action_url;
+    char *body = NULL;
+    int rc = hm_workload_body(o->workload, v->page.ctx, extra_json ? extra_json : o->signals_json,
+                              v->watch.signals, true, &body);
+    if (rc < 0 || !action_url) {
+        hm_free(url);
+        return rc < 0 ? rc : -HM_ENOTFOUND;
+    }
+    char cookie[4096];
+    hm_via_cookie_header(&v->jar, &o->target, action_url, cookie, sizeof(cookie));
+    size_t cap = 8192 + strlen(body);
+    char *req = hm_alloc(cap);
+    ssize_t len = req ? hm_via_write_action(req, cap, &o->target, action_url, cookie, body,
+                                            strlen(body), o->no_origin ? NULL : o->target.origin)
+                      : -ENOMEM;
+    hm_free(body);
+    hm_free(url);
+    if (len < 0) {
+        hm_free(req);
+        return (int)len;
+    }
+    void *tok;
+    while (hm_chan_try_pop(v->patched, &tok) == 0) {} /* only patches after the send count */
+    int64_t t0 = hm_now_ns();
+    hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
+    rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
+    hm_free(req);
+    int64_t t1 = hm_now_ns();
+    record_request(v, rc, t0, t1);
+    bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
+    hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
+    v->last_action_ns = ok ? t0 : 0;
+    if (ok) v->ok++;
+    if (rc < 0) {
+        /* A refused connect fails in microseconds: pace the next one. */
+        if (v->conn.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+        return rc;
+    }
+    return v->conn.resp.status;
+}
+
+int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
+{
+    if (!v->sse_co) return -ENOTCONN;
+    void *tok;
+    int rc = hm_chan_pop(v->patched, &tok, hm_now_ns() + (int64_t)timeout_ms * 1000000);
+    if (rc == 0 && v->last_action_ns)
+        hm_hdr_record(&v->run->stats[v->thread].patch_us,
+                      (hm_now_ns() - v->last_action_ns) / 1000);
+    return rc;
+}
+
+int hammer_vu_signal_int(hammer_vu *v, const char *name, int64_t *out)
+{
+    return hm_signals_find_int(v->watch.signals, name, out) == 0 ? 0 : -ENOENT;
+}
+
+int hammer_vu_get(hammer_vu *v, const char *path)
+{
+    const hm_options *o = v->run->o;
+    char cookie[4096], req[8192];
+    hm_via_cookie_header(&v->jar, &o->target, path, cookie, sizeof(cookie));
+    hm_http_header h[1] = {{"Cookie", cookie}};
+    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", path, o->target.host_header, h,
+                                        cookie[0] ? 1 : 0, NULL, 0);
+    if (len < 0) return (int)len;
+    hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + o->timeout_ns};
+    int rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
+    return rc < 0 ? rc : v->conn.resp.status;
+}
+
+/* ---- the built-in tab ------------------------------------------------------ */
+
+static int64_t think_ns(vu *v)
+{
+    const hm_options *o = v->run->o;
+    if (o->think_max_ns <= o->think_min_ns) return o->think_min_ns;
+    uint64_t span = (uint64_t)(o->think_max_ns - o->think_min_ns);
+    return o->think_min_ns + (int64_t)((uint64_t)rand_r(&v->rng) * 1000003u % span);
+}
+
+static int builtin_vu_body(hammer_vu *v, void *state)
+{
+    int timeout_ms = (int)(v->run->o->timeout_ns / 1000000);
+    int status = hammer_vu_load_page(v, hammer_vu_route(v));
+    if (status != 200) return -HM_ESTATUS;
+    /* A tab renders the stream's first state before the user clicks. */
+    hammer_vu_open_sse(v, timeout_ms);
+    while (hammer_vu_next(v)) {
+        status = hammer_vu_action(v, NULL, NULL);
+        /* The next click builds on what the tab shows, so wait for it. */
+        if (status >= 200 && status < 300) hammer_vu_wait_patch(v, timeout_ms);
+        int64_t t = think_ns(v);
+        if (t > 0) hm_coro_sleep(t);
+    }
+    return 0;
+}
+
+/* ---- one VU's life -------------------------------------------------------- */
+
+static void vu_coro(void *p)
+{
+    vu *v = p;
+    browser_run *run = v->run;
+    const hm_options *o = run->o;
+    hm_thread_stats *st = &run->stats[v->thread];
+    vu_totals *tot = &run->totals[v->thread];
+    hm_cookie_jar_init(&v->jar);
+    hm_http_conn_init(&v->conn, &o->target, NULL);
+    hm_http_conn_init(&v->sse_conn, &o->target, NULL);
+    hm_watch_init(&v->watch, o->workload, o->signal);
+    v->watch.on_patch = on_patch;
+    v->watch.user = v;
+    hm_chan_create(&v->patched, 1);
+    tot->vus++;
+
+    if (o->plugin) o->plugin->vu_body(v, run->plugin_state);
+    else builtin_vu_body(v, NULL);
+
+    /* Let the last patch land, then close the tab. */
+    if (v->sse_co && v->ok) {
+        int64_t until = hm_now_ns() + o->timeout_ns;
+        char tmp[8];
+        while (v->sse_co && hm_now_ns() < until && !hm_watch_verdict(&v->watch, v->ok, tmp, 8))
+            hm_coro_sleep(5000000);
+    }
+    v->done = true;
+    while (v->sse_co) {
+        hm_coro_cancel(v->sse_co);
+        hm_coro_sleep(1000000);
+    }
+    if (v->page.ctx) {
+        char cookie[4096];
+        hm_via_cookie_header(&v->jar, &o->target, "/_session/close", cookie, sizeof(cookie));
+        hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
+    }
+
+    char verdict[256];
+    if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict)))
+        hammer_vu_fail(v, verdict);
+    if (!v->failed) tot->vus_passed++;
+    else if (!tot->first_failure[0])
+        snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
+                 v->fail_why);
+    tot->streams_connected += v->connected;
+    tot->reconnects += v->reconnects;
+    tot->patches += v->watch.patches;
+    tot->baseline_sum += v->watch.baseline;
+    tot->final_sum += v->watch.last;
+    st->connects += v->conn.connects + v->sse_conn.connects;
+    st->reconnects += v->conn.reconnects + v->reconnects;
+    st->retries += v->conn.retries;
+    hm_http_conn_free(&v->conn);
+    hm_http_conn_free(&v->sse_conn);
+    hm_watch_free(&v->watch);
+    hm_chan_destroy(v->patched);
+    hm_via_page_free(&v->page);
+    hm_cookie_jar_free(&v->jar);
+    hm_free(v->html);
+    if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_free(v);
+}
+
+static void thread_main(hm_loop *loop, int idx, void *arg)
+{
+    browser_run *run = arg;
+    int first = 0;
+    for (int i = 0; i < idx; i++) first += hm_share(run->o->concurrency, run->o->threads, i);
+    int mine = hm_share(run->o->concurrency, run->o->threads, idx);
+    for (int i = 0; i < mine; i++) {
+        vu *v = hm_calloc(1, sizeof(*v));
+        v->run = run;
+        v->thread = idx;
+        v->id = first + i;
+        v->rng = (unsigned)(first + i) * 2654435761u;
+        hm_coro_spawn(loop, vu_coro, v, NULL);
+    }
+}
+
+int hm_via_browser_run(const hm_options *o, hm_results *r)
+{
+    browser_run run = {.o = o};
+    char *probe = NULL;
+    if (hm_workload_body(o->workload, "x", o->signals_json, NULL, true, &probe) < 0) {
+        r->fatal = "--signals is not a JSON object";
+        return -HM_EPARSE;
+    }
+    hm_free(probe);
+    if (o->plugin && o->plugin->setup) {
+        static char why[256];
+        if (o->plugin->setup(o->plugin_opts, o->n_plugin_opts, &run.plugin_state, why,
+                             sizeof(why)) < 0) {
+            r->fatal = why[0] ? why : "plugin set-up failed";
+            return -EINVAL;
+        }
+    }
+    run.stats = hm_calloc((size_t)o->threads, sizeof(*run.stats));
+    run.totals = hm_calloc((size_t)o->threads, sizeof(*run.totals));
+    if (!run.stats || !run.totals) return -ENOMEM;
+    for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.stats[i]);
+    atomic_store(&run.vus_left, o->concurrency);
+    hm_loop_options lo = {.backend = o->backend};
+    run.t_start = hm_now_ns();
+    hm_liveness_start(&run.live);
+    int rc = hm_engine_run(o->threads, &lo, thread_main, &run);
+    if (!run.t_end) run.t_end = hm_now_ns();
+
+    vu_totals all = {0};
+    for (int i = 0; i < o->threads; i++) {
+        hm_thread_stats_merge(&r->total, &run.stats[i]);
+        hm_thread_stats_destroy(&run.stats[i]);
+        vu_totals *t = &run.totals[i];
+        all.vus += t->vus;
+        all.vus_passed += t->vus_passed;
+        all.page_failed += t->page_failed;
+        all.streams_connected += t->streams_connected;
+        all.reconnects += t->reconnects;
+        all.patches += t->patches;
+        all.baseline_sum += t->baseline_sum;
+        all.final_sum += t->final_sum;
+        if (!all.first_failure[0] && t->first_failure[0])
+            memcpy(all.first_failure, t->first_failure, sizeof(all.first_failure));
+    }
+    r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
+    if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+    bool counting = o->workload->check == HM_CHECK_NET_INCREMENT ||
+                    o->workload->check == HM_CHECK_SPREADSHEET;
+    r->has_patches = true;
+    r->patches_observed = all.patches;
+    r->observers = o->concurrency;
+    r->observers_connected = (int)all.streams_connected;
+    r->has_check = true;
+    r->check_passed = all.vus > 0 && all.vus_passed == all.vus && all.page_failed == 0;
+    if (o->plugin && o->plugin->check) {
+        char why[200] = "";
+        if (!o->plugin->check(run.plugin_state, why, sizeof(why))) r->check_passed = false;
+        /* The plugin's own words lead the detail, pass or fail. */
+        if (why[0]) snprintf(all.first_failure, sizeof(all.first_failure), "%.199s", why);
+    }
+    if (o->plugin && o->plugin->teardown) o->plugin->teardown(run.plugin_state);
+    snprintf(r->check_detail, sizeof(r->check_detail),
+             "%llu/%llu VUs passed, %llu SSE reconnects%s%.160s",
+             (unsigned long long)all.vus_passed, (unsigned long long)all.vus,
+             (unsigned long long)all.reconnects, all.first_failure[0] ? (o->plugin ? "; " : "; first failure: ") : "",
+             all.first_failure);
+    if (counting) {
+        r->has_signal = true;
+        r->signal_name = o->signal;
+        r->baseline_known = r->final_known = true;
+        r->baseline = all.baseline_sum;
+        r->final_value = all.final_sum;
+        r->matches_ok = r->check_passed && all.final_sum - all.baseline_sum == (int64_t)r->total.ok;
+    }
+    hm_free(run.stats);
+    hm_free(run.totals);
+    return rc;
+}

@@ -1,0 +1,132 @@
+/* php-via browser steps over hm_http_conn. */
+#include "scenarios/via_client.h"
+
+#include "proto/url.h"
+#include "proto/via_html.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t now_s(void) { return (int64_t)time(NULL); }
+
+int hm_via_cookie_header(const hm_cookie_jar *jar, const hm_http_target *t, const char *path,
+                         char *buf, size_t cap)
+{
+    return hm_cookie_jar_header(jar, t->host, path, t->tls, now_s(), buf, cap);
+}
+
+static void store_cookies(hm_cookie_jar *jar, const hm_http_conn *c, const char *path)
+{
+    for (size_t i = 0; i < c->resp.n_set_cookie; i++)
+        hm_cookie_jar_set(jar, c->resp.set_cookie[i].ptr, c->resp.set_cookie[i].len,
+                          c->target->host, path, c->target->tls, now_s());
+}
+
+int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, const char *action,
+                     int64_t deadline, hm_via_page *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof(*out));
+    char cookie[4096], req[8192];
+    int clen = hm_via_cookie_header(jar, c->target, route, cookie, sizeof(cookie));
+    if (clen < 0) clen = 0, cookie[0] = 0;
+    hm_http_header h[3];
+    size_t nh = 0;
+    h[nh++] = (hm_http_header){"Accept", "text/html"};
+    if (clen > 0) h[nh++] = (hm_http_header){"Cookie", cookie};
+    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", route, c->target->host_header, h,
+                                        nh, NULL, 0);
+    if (len < 0) {
+        snprintf(why, whylen, "route too long: %s", route);
+        return (int)len;
+    }
+    hm_http_xopts xo = {.idempotent = true, .deadline = deadline};
+    int rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
+    if (rc < 0) {
+        snprintf(why, whylen, "page load GET %s failed: %s (%s)", route, hm_strerror(rc),
+                 hm_fail_kind_name(c->fail));
+        return rc;
+    }
+    out->status = c->resp.status;
+    store_cookies(jar, c, route);
+    if (c->resp.status != 200) {
+        snprintf(why, whylen, "page load GET %s answered HTTP %d", route, c->resp.status);
+        return -HM_ESTATUS;
+    }
+    rc = hm_via_extract_ctx(c->resp.body, c->resp.body_len, &out->ctx);
+    if (rc < 0) {
+        snprintf(why, whylen, "page %s has no usable <meta data-signals> tag with via_ctx (%s)",
+                 route, hm_strerror(rc));
+        return rc;
+    }
+    if (action) {
+        rc = hm_via_find_action(c->resp.body, c->resp.body_len, action, &out->action_url);
+        if (rc < 0) {
+            snprintf(why, whylen, "page %s has no action named '%s' (@post('/_action/%s'))", route,
+                     action, action);
+            hm_via_page_free(out);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void hm_via_page_free(hm_via_page *p)
+{
+    hm_free(p->ctx);
+    hm_free(p->action_url);
+    p->ctx = p->action_url = NULL;
+}
+
+ssize_t hm_via_write_action(char *buf, size_t cap, const hm_http_target *t, const char *action_url,
+                            const char *cookie, const char *body, size_t body_len,
+                            const char *origin)
+{
+    hm_http_header h[5];
+    size_t n = 0;
+    h[n++] = (hm_http_header){"Accept", "text/event-stream, text/html, application/json"};
+    h[n++] = (hm_http_header){"Content-Type", "application/json"};
+    h[n++] = (hm_http_header){"Datastar-Request", "true"};
+    if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
+    if (origin) h[n++] = (hm_http_header){"Origin", origin};
+    return hm_http_write_request(buf, cap, "POST", action_url, t->host_header, h, n, body,
+                                 body_len);
+}
+
+ssize_t hm_via_write_sse(char *buf, size_t cap, const hm_http_target *t, const char *ctx,
+                         const char *cookie)
+{
+    json_t *q = json_object();
+    json_object_set_new(q, "via_ctx", json_string(ctx));
+    char *js = json_dumps(q, JSON_COMPACT);
+    json_decref(q);
+    if (!js) return -ENOMEM;
+    char enc[2048], target[2200];
+    int elen = hm_url_encode_component(js, strlen(js), enc, sizeof(enc));
+    free(js);
+    if (elen < 0) return elen;
+    snprintf(target, sizeof(target), "/_sse?datastar=%s", enc);
+    hm_http_header h[3];
+    size_t n = 0;
+    h[n++] = (hm_http_header){"Accept", "text/event-stream"};
+    h[n++] = (hm_http_header){"Datastar-Request", "true"};
+    if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
+    return hm_http_write_request(buf, cap, "GET", target, t->host_header, h, n, NULL, 0);
+}
+
+int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, int64_t deadline)
+{
+    char req[4096];
+    hm_http_header h[2];
+    size_t n = 0;
+    h[n++] = (hm_http_header){"Content-Type", "text/plain;charset=UTF-8"};
+    if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
+    ssize_t len = hm_http_write_request(req, sizeof(req), "POST", "/_session/close",
+                                        c->target->host_header, h, n, ctx, strlen(ctx));
+    if (len < 0) return (int)len;
+    hm_http_xopts xo = {.deadline = deadline};
+    int rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
+    if (rc < 0) return rc;
+    return c->resp.status == 200 ? 0 : -HM_ESTATUS;
+}

@@ -1,0 +1,44 @@
+/* via_client.h — what a browser of a php-via app does, as client steps:
+ * load a page (cookies kept, via_ctx and the action URL scraped), build the
+ * SSE and action requests, and close the session.
+ *
+ * Ownership: hm_via_page strings are hm_alloc'd and freed by
+ * hm_via_page_free(). Request builders write into the caller's buffer. */
+#ifndef HM_SCENARIOS_VIA_CLIENT_H
+#define HM_SCENARIOS_VIA_CLIENT_H
+
+#include "proto/cookie.h"
+#include "proto/http_client.h"
+
+typedef struct hm_via_page {
+    char *ctx;        /* via_ctx of the page's context */
+    char *action_url; /* path of the action, NULL when not asked for */
+    int status;
+} hm_via_page;
+
+/* GETs route with the jar's cookies, stores Set-Cookie in the jar, and
+ * scrapes via_ctx (and the URL of `action` when not NULL). On failure writes
+ * a one-line reason to why and returns a negative error. */
+int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, const char *action,
+                     int64_t deadline, hm_via_page *out, char *why, size_t whylen);
+void hm_via_page_free(hm_via_page *p);
+
+/* The Cookie header value the jar holds for path on the conn's target, or
+ * "" (returns its length, or -ENOSPC). */
+int hm_via_cookie_header(const hm_cookie_jar *jar, const hm_http_target *t, const char *path,
+                         char *buf, size_t cap);
+
+/* POST action_url with a JSON body, as Datastar sends it. origin NULL
+ * leaves Origin out. Returns the request length or -ENOSPC. */
+ssize_t hm_via_write_action(char *buf, size_t cap, const hm_http_target *t, const char *action_url,
+                            const char *cookie, const char *body, size_t body_len,
+                            const char *origin);
+
+/* GET /_sse?datastar=<{"via_ctx":ctx}> with the cookie and Datastar headers. */
+ssize_t hm_via_write_sse(char *buf, size_t cap, const hm_http_target *t, const char *ctx,
+                         const char *cookie);
+
+/* POST /_session/close with the context id as body (the beacon). */
+int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, int64_t deadline);
+
+#endif

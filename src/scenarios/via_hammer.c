@@ -1,0 +1,355 @@
+/* The hammer load model (--mode hammer), for every php-via workload: the
+ * action_hammer model done right. One page load and context; observers hold
+ * SSE streams with the session cookie; -c actions stay in flight over
+ * keep-alive connections (not in batches); at the end the workload's check
+ * must hold (for counter: the net increment equals the number of HTTP OK).
+ *
+ * Threads: every engine thread runs its share of the -c connections; thread
+ * 0 also runs the observers and the finisher. Threads share only the
+ * atomics in counter_run and the send-time ring (written by the sender,
+ * read by the observer; a slot is only read after its action was claimed,
+ * and a stale read only skews one latency sample).
+ *
+ * Action -> patch latency: the patch whose value is baseline+k carries the
+ * effect of k actions, so it completes the k-th action in send order (see
+ * docs/output.md). */
+#include "scenarios/scenario.h"
+#include "scenarios/via_client.h"
+
+#include "scenarios/workload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SEND_RING (1u << 20)
+
+typedef struct observer observer;
+
+typedef struct counter_run {
+    const hm_options *o;
+    hm_results *r;
+    hm_thread_stats *stats; /* one per thread */
+    hm_cookie_jar jar;
+    hm_via_page page;
+    char cookie[4096];
+    char *body;       /* the action body, identical for every action; set before go */
+    char fatal[512];
+
+    _Atomic int64_t next_seq;
+    _Atomic int64_t ok_total;
+    atomic_int workers_left;
+    atomic_bool go;    /* baseline taken (or given up): start firing */
+    int64_t *send_ns;  /* SEND_RING slots, by action sequence */
+    int64_t t_start, t_end;
+    hm_liveness live;
+
+    observer *obs;     /* thread 0 only */
+} counter_run;
+
+struct observer {
+    counter_run *run;
+    int index;
+    hm_via_page page; /* extra observers load their own page */
+    hm_http_conn conn;
+    hm_watch watch;
+    hm_coro *co;
+    bool connected;
+    int64_t matched; /* actions whose patch latency is recorded */
+    int status;
+};
+
+/* ---- set-up: page load ---------------------------------------------------- */
+
+static void setup_coro(void *p)
+{
+    counter_run *run = p;
+    const hm_options *o = run->o;
+    hm_http_conn c;
+    hm_http_conn_init(&c, &o->target, NULL);
+    int64_t t0 = hm_now_ns();
+    int rc = hm_via_load_page(&c, &run->jar, o->route, o->action, t0 + o->timeout_ns, &run->page,
+                              run->fatal, sizeof(run->fatal));
+    if (rc == 0) {
+        hm_hdr_record(&run->stats[0].page_us, (hm_now_ns() - t0) / 1000);
+        if (c.connect_ns) hm_hdr_record(&run->stats[0].connect_us, c.connect_ns / 1000);
+    }
+    run->stats[0].connects += c.connects;
+    hm_http_conn_free(&c);
+}
+
+static void teardown_coro(void *p)
+{
+    counter_run *run = p;
+    hm_http_conn c;
+    hm_http_conn_init(&c, &run->o->target, NULL);
+    int64_t deadline = hm_now_ns() + run->o->timeout_ns;
+    hm_via_close_session(&c, run->page.ctx, run->cookie, deadline);
+    for (int i = 1; i < run->o->observers; i++)
+        if (run->obs && run->obs[i].page.ctx)
+            hm_via_close_session(&c, run->obs[i].page.ctx, run->cookie, deadline);
+    hm_http_conn_free(&c);
+}
+
+/* ---- observers -------------------------------------------------------------- */
+
+static void on_patch(hm_watch *w, int64_t value, void *user)
+{
+    observer *ob = user;
+    counter_run *run = ob->run;
+    if (ob->index != 0) return;
+    int64_t now = hm_now_ns();
+    bool counting = w->w->check == HM_CHECK_NET_INCREMENT || w->w->check == HM_CHECK_SPREADSHEET;
+    int64_t upto = counting ? value - w->baseline : ob->matched + 1;
+    int64_t claimed = atomic_load(&run->next_seq);
+    if (upto > claimed) upto = claimed;
+    hm_hdr *h = &run->stats[0].patch_us;
+    for (; ob->matched < upto; ob->matched++) {
+        int64_t sent = __atomic_load_n(&run->send_ns[ob->matched & (SEND_RING - 1)],
+                                       __ATOMIC_RELAXED);
+        if (sent > 0 && now >= sent) hm_hdr_record(h, (now - sent) / 1000);
+    }
+}
+
+/* The body can only be built once the page's signals are known (the wire
+ * id of a signal the workload sets); the senders start after that. */
+static void start_senders(counter_run *run, json_t *signals)
+{
+    if (atomic_load(&run->go)) return;
+    const hm_options *o = run->o;
+    if (!run->body && hm_workload_body(o->workload, run->page.ctx, o->signals_json, signals,
+                                       false, &run->body) < 0)
+        snprintf(run->fatal, sizeof(run->fatal), "--signals is not a JSON object");
+    atomic_store(&run->go, true);
+}
+
+static int on_sse_body(void *user, const char *at, size_t len)
+{
+    observer *ob = user;
+    int rc = hm_watch_feed(&ob->watch, at, len);
+    if (ob->index == 0 && ob->watch.have_baseline) start_senders(ob->run, ob->watch.signals);
+    return rc;
+}
+
+static int on_sse_headers(void *user, hm_http_resp_parser *p)
+{
+    observer *ob = user;
+    ob->status = p->status;
+    if (p->status != 200) return -HM_ESTATUS;
+    ob->connected = true;
+    return 0;
+}
+
+static void observer_coro(void *p)
+{
+    observer *ob = p;
+    counter_run *run = ob->run;
+    const hm_options *o = run->o;
+    const char *ctx = run->page.ctx;
+    hm_http_conn_init(&ob->conn, &o->target, NULL);
+    hm_watch_init(&ob->watch, o->workload, o->signal);
+    ob->watch.on_patch = on_patch;
+    ob->watch.user = ob;
+    if (ob->index > 0) {
+        /* Extra observers are other tabs of the same session: own context. */
+        char why[256];
+        if (hm_via_load_page(&ob->conn, &run->jar, o->route, NULL, hm_now_ns() + o->timeout_ns,
+                             &ob->page, why, sizeof(why)) < 0)
+            goto out;
+        ctx = ob->page.ctx;
+    }
+    char req[8192];
+    ssize_t len = hm_via_write_sse(req, sizeof(req), &o->target, ctx, run->cookie);
+    if (len > 0)
+        hm_http_conn_stream(&ob->conn, req, (size_t)len, hm_now_ns() + o->timeout_ns,
+                            on_sse_headers, on_sse_body, ob);
+out:
+    if (ob->index == 0) start_senders(run, ob->watch.signals); /* never block the senders */
+    run->stats[0].connects += ob->conn.connects;
+    hm_http_conn_free(&ob->conn);
+    ob->co = NULL;
+}
+
+/* True when the stream shows the effect of every OK action so far. */
+static bool watch_caught_up(const hm_watch *w, int64_t ok)
+{
+    if (!w->have_baseline) return false;
+    switch (w->w->check) {
+    case HM_CHECK_NET_INCREMENT:
+    case HM_CHECK_SPREADSHEET: return w->last - w->baseline >= ok;
+    default: /* no counter to compare: quiet for 300 ms after the last patch */
+        return w->patches > 0 && hm_now_ns() - w->last_patch_ns > 300 * 1000000LL;
+    }
+}
+
+/* Waits for the senders, then for the last patch, then ends the streams. */
+static void finisher_coro(void *p)
+{
+    counter_run *run = p;
+    const hm_options *o = run->o;
+    observer *main_ob = &run->obs[0];
+    /* Senders wait for the baseline; give the stream the request timeout. */
+    int64_t give_up = hm_now_ns() + o->timeout_ns;
+    while (!atomic_load(&run->go) && hm_now_ns() < give_up) hm_coro_sleep(1000000);
+    start_senders(run, NULL);
+    while (atomic_load(&run->workers_left) > 0) hm_coro_sleep(1000000);
+    /* The final patch may trail the last response (php-via polls its patch
+     * queue every 100 ms): wait until the signal shows every OK, or time out. */
+    int64_t until = hm_now_ns() + o->timeout_ns;
+    while (main_ob->co && hm_now_ns() < until && !atomic_load(&hm_stop_requested) &&
+           !atomic_load(&run->live.dead)) {
+        if (watch_caught_up(&main_ob->watch, atomic_load(&run->ok_total))) break;
+        hm_coro_sleep(2000000);
+    }
+    for (int i = 0; i < o->observers; i++)
+        if (run->obs[i].co) hm_coro_cancel(run->obs[i].co);
+}
+
+/* ---- senders ---------------------------------------------------------------- */
+
+typedef struct sender {
+    counter_run *run;
+    int thread;
+} sender;
+
+static void sender_coro(void *p)
+{
+    sender *s = p;
+    counter_run *run = s->run;
+    const hm_options *o = run->o;
+    hm_thread_stats *st = &run->stats[s->thread];
+    while (!atomic_load(&run->go)) hm_coro_sleep(1000000);
+    hm_http_conn c;
+    hm_http_conn_init(&c, &o->target, NULL);
+    /* Every action is the same request: serialize it once per sender. */
+    size_t cap = 16384 + (run->body ? strlen(run->body) : 0);
+    char *req = run->body ? hm_alloc(cap) : NULL;
+    ssize_t req_len = req ? hm_via_write_action(req, cap, &o->target, run->page.action_url,
+                                                run->cookie, run->body, strlen(run->body),
+                                                o->no_origin ? NULL : o->target.origin)
+                          : -EINVAL;
+    for (; req_len > 0;) {
+        if (atomic_load(&hm_stop_requested)) break;
+        int64_t seq = atomic_fetch_add(&run->next_seq, 1);
+        if (seq >= o->actions) break;
+        int64_t t0 = hm_now_ns();
+        __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], t0, __ATOMIC_RELAXED);
+        hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
+        int rc = hm_http_conn_exchange(&c, req, (size_t)req_len, &xo);
+        int64_t t1 = hm_now_ns();
+        if (c.connect_ns) hm_hdr_record(&st->connect_us, c.connect_ns / 1000);
+        if (rc == 0) {
+            hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
+            hm_thread_stats_count(st, c.resp.status, HM_FAIL_NONE);
+            if (c.resp.status >= 200 && c.resp.status < 300) atomic_fetch_add(&run->ok_total, 1);
+            hm_liveness_report(&run->live, t1, true, HM_FAIL_NONE, o->timeout_ns);
+        } else {
+            hm_thread_stats_count(st, 0, c.fail);
+            if (hm_liveness_report(&run->live, t1, false, c.fail, o->timeout_ns)) break;
+            /* A refused connect fails in microseconds; pace retries so a dead
+             * server is reported, not spun on. */
+            if (c.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+        }
+    }
+    st->connects += c.connects;
+    st->reconnects += c.reconnects;
+    st->retries += c.retries;
+    hm_http_conn_free(&c);
+    hm_free(req);
+    if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_free(s);
+}
+
+static void thread_main(hm_loop *loop, int idx, void *arg)
+{
+    counter_run *run = arg;
+    const hm_options *o = run->o;
+    if (idx == 0) {
+        for (int i = 0; i < o->observers; i++)
+            hm_coro_spawn(loop, observer_coro, &run->obs[i], &run->obs[i].co);
+        hm_coro_spawn(loop, finisher_coro, run, NULL);
+    }
+    int mine = hm_share(o->concurrency, o->threads, idx);
+    for (int i = 0; i < mine; i++) {
+        sender *s = hm_alloc(sizeof(*s));
+        *s = (sender){run, idx};
+        hm_coro_spawn(loop, sender_coro, s, NULL);
+    }
+}
+
+int hm_via_hammer_run(const hm_options *o, hm_results *r)
+{
+    counter_run run = {.o = o, .r = r};
+    int rc = 0;
+    run.stats = hm_calloc((size_t)o->threads, sizeof(*run.stats));
+    run.send_ns = hm_calloc(SEND_RING, sizeof(int64_t));
+    run.obs = hm_calloc((size_t)(o->observers > 0 ? o->observers : 1), sizeof(observer));
+    if (!run.stats || !run.send_ns || !run.obs) return -ENOMEM;
+    for (int i = 0; i < o->threads; i++)
+        if ((rc = hm_thread_stats_init(&run.stats[i])) < 0) return rc;
+    hm_cookie_jar_init(&run.jar);
+
+    /* Bad --signals is a usage error: find it before any request. */
+    char *probe_body = NULL;
+    if (hm_workload_body(o->workload, "x", o->signals_json, NULL, false, &probe_body) < 0) {
+        r->fatal = "--signals is not a JSON object";
+        rc = -HM_EPARSE;
+        goto out;
+    }
+    hm_free(probe_body);
+    rc = hm_run_on_temp_loop(o->backend, setup_coro, &run);
+    if (rc < 0 || !run.page.ctx) {
+        r->fatal = hm_strdup(run.fatal[0] ? run.fatal : "set-up failed");
+        rc = -HM_ENOTFOUND;
+        goto out;
+    }
+    hm_via_cookie_header(&run.jar, &o->target, "/", run.cookie, sizeof(run.cookie));
+    for (int i = 0; i < o->observers; i++) run.obs[i] = (observer){.run = &run, .index = i};
+    if (o->observers == 0) start_senders(&run, NULL);
+    atomic_store(&run.workers_left, o->concurrency);
+
+    hm_loop_options lo = {.backend = o->backend};
+    run.t_start = hm_now_ns();
+    hm_liveness_start(&run.live);
+    rc = hm_engine_run(o->threads, &lo, thread_main, &run);
+    if (!run.t_end) run.t_end = hm_now_ns();
+    hm_run_on_temp_loop(o->backend, teardown_coro, &run);
+
+    for (int i = 0; i < o->threads; i++) hm_thread_stats_merge(&r->total, &run.stats[i]);
+    r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
+    if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+    bool counting = o->workload->check == HM_CHECK_NET_INCREMENT ||
+                    o->workload->check == HM_CHECK_SPREADSHEET;
+    r->has_signal = counting;
+    r->signal_name = o->signal;
+    r->has_patches = o->observers > 0;
+    r->observers = o->observers;
+    r->has_check = true;
+    if (o->observers > 0) {
+        observer *ob = &run.obs[0];
+        r->baseline_known = r->final_known = ob->watch.have_baseline;
+        r->baseline = ob->watch.baseline;
+        r->final_value = ob->watch.last;
+        for (int i = 0; i < o->observers; i++) {
+            r->patches_observed += run.obs[i].watch.patches;
+            r->observers_connected += run.obs[i].connected;
+        }
+        r->check_passed =
+            hm_watch_verdict(&ob->watch, r->total.ok, r->check_detail, sizeof(r->check_detail));
+        r->matches_ok = counting && r->check_passed;
+    } else {
+        snprintf(r->check_detail, sizeof(r->check_detail), "not checked: --observers 0");
+    }
+out:
+    for (int i = 0; i < o->observers; i++) {
+        hm_via_page_free(&run.obs[i].page);
+        hm_watch_free(&run.obs[i].watch);
+    }
+    for (int i = 0; i < o->threads; i++) hm_thread_stats_destroy(&run.stats[i]);
+    hm_free(run.stats);
+    hm_free(run.send_ns);
+    hm_free(run.obs);
+    hm_free(run.body);
+    hm_via_page_free(&run.page);
+    hm_cookie_jar_free(&run.jar);
+    return rc;
+}

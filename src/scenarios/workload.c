@@ -1,0 +1,191 @@
+/* Decoding a php-via SSE stream into a workload's checks. */
+#include "scenarios/workload.h"
+
+#include "base/hm_base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int on_event(const hm_sse_event *ev, void *user);
+
+void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal)
+{
+    memset(w, 0, sizeof(*w));
+    w->w = wl;
+    w->signal = signal;
+    w->signals = json_object();
+    hm_sse_parser_init(&w->sse, on_event, w);
+}
+
+void hm_watch_restart(hm_watch *w) { hm_sse_parser_reset(&w->sse); }
+
+int hm_watch_feed(void *user, const char *at, size_t len)
+{
+    hm_watch *w = user;
+    return hm_sse_feed(&w->sse, at, len);
+}
+
+void hm_watch_free(hm_watch *w)
+{
+    hm_sse_parser_free(&w->sse);
+    hm_datastar_event_clear(&w->ev);
+    json_decref(w->signals);
+    w->signals = NULL;
+}
+
+static size_t count_substr(const char *s, size_t len, const char *needle)
+{
+    size_t n = 0, nl = strlen(needle);
+    for (const char *p = s; (p = memmem(p, len - (size_t)(p - s), needle, nl)); p += nl) n++;
+    return n;
+}
+
+bool hm_table_well_formed(const char *html, size_t len)
+{
+    return count_substr(html, len, "<table") == 1 && count_substr(html, len, "</table>") == 1 &&
+           count_substr(html, len, "<td") == 200 && count_substr(html, len, "</td>") == 200 &&
+           count_substr(html, len, "<tr") >= 20;
+}
+
+static void note_bad(hm_watch *w, const char *fmt, long long a, long long b)
+{
+    if (!w->bad++) snprintf(w->bad_example, sizeof(w->bad_example), fmt, a, b);
+}
+
+static void check_spreadsheet(hm_watch *w, int64_t count)
+{
+    int64_t view, focus;
+    if (hm_signals_find_int(w->ev.signals, "viewRow", &view) < 0 ||
+        hm_signals_find_int(w->ev.signals, "focusRow", &focus) < 0) {
+        note_bad(w, "patch with count %lld lacks viewRow/focusRow%.0lld", count, 0);
+        return;
+    }
+    /* Each action advances both rows by one, modulo 100, from 0. */
+    if (view != count % 100 || focus != view)
+        note_bad(w, "count %lld but viewRow %lld", count, view);
+}
+
+static int on_event(const hm_sse_event *ev, void *user)
+{
+    hm_watch *w = user;
+    w->events++;
+    if (hm_datastar_decode(ev, &w->ev) < 0) {
+        note_bad(w, "undecodable datastar event (%lld bytes)%.0lld", (long long)ev->data_len, 0);
+        return 0;
+    }
+    if (w->ev.kind == HM_DATASTAR_PATCH_SIGNALS) {
+        json_object_update(w->signals, w->ev.signals);
+        if (w->w->check == HM_CHECK_TABLE) return 0;
+        int64_t v;
+        if (hm_signals_find_int(w->ev.signals, w->signal, &v) < 0) return 0;
+        if (!w->have_baseline) {
+            w->have_baseline = true;
+            w->baseline = w->last = v;
+            return 0;
+        }
+        w->patches++;
+        w->last = v;
+        w->last_patch_ns = hm_now_ns();
+        if (w->w->check == HM_CHECK_CONSTANT && v != w->w->expected)
+            note_bad(w, "patched value %lld, expected %lld", v, w->w->expected);
+        if (w->w->check == HM_CHECK_SPREADSHEET) check_spreadsheet(w, v);
+        if (w->on_patch) w->on_patch(w, v, w->user);
+    } else if (w->ev.kind == HM_DATASTAR_PATCH_ELEMENTS && w->w->check == HM_CHECK_TABLE) {
+        const char *html = w->ev.elements ? w->ev.elements : "";
+        size_t len = w->ev.elements ? w->ev.elements_len : 0;
+        /* Scripts (the reload script) are elements too; only tables count. */
+        if (!memmem(html, len, "<table", 6)) return 0;
+        if (!hm_table_well_formed(html, len))
+            note_bad(w, "malformed viewport table (%lld bytes)%.0lld", (long long)len, 0);
+        if (!w->have_baseline) { /* the initial view */
+            w->have_baseline = true;
+            return 0;
+        }
+        w->patches++;
+        w->last_patch_ns = hm_now_ns();
+        if (w->on_patch) w->on_patch(w, (int64_t)w->patches, w->user);
+    }
+    return 0;
+}
+
+bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen)
+{
+    if (w->w->check == HM_CHECK_NONE) return true;
+    if (!w->have_baseline) {
+        snprintf(why, whylen, "no baseline: the SSE stream never showed %s",
+                 w->w->check == HM_CHECK_TABLE ? "the viewport table" : w->signal);
+        return false;
+    }
+    if (w->bad) {
+        snprintf(why, whylen, "%llu bad patches, first: %s", (unsigned long long)w->bad,
+                 w->bad_example);
+        return false;
+    }
+    switch (w->w->check) {
+    case HM_CHECK_NET_INCREMENT:
+    case HM_CHECK_SPREADSHEET:
+        if (w->last - w->baseline != (int64_t)ok_actions) {
+            snprintf(why, whylen, "net increment %lld != HTTP OK %llu",
+                     (long long)(w->last - w->baseline), (unsigned long long)ok_actions);
+            return false;
+        }
+        return true;
+    case HM_CHECK_NONE: return true;
+    case HM_CHECK_CONSTANT:
+    case HM_CHECK_TABLE:
+        if (ok_actions > 0 && w->patches == 0) {
+            snprintf(why, whylen, "no patch arrived for %llu OK actions",
+                     (unsigned long long)ok_actions);
+            return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+int hm_workload_body(const hm_workload *wl, const char *ctx, const char *extra_json,
+                     json_t *signals, bool send_signals, char **out)
+{
+    json_t *body = json_object();
+    /* What Datastar sends: every signal except those starting with '_'. */
+    if (send_signals && signals) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(signals, key, val)
+        {
+            if (key[0] != '_') json_object_set(body, key, val);
+        }
+    }
+    if (wl && wl->set_signal) {
+        const char *wire = wl->set_signal, *key;
+        json_t *val;
+        if (signals)
+            json_object_foreach(signals, key, val)
+            {
+                if (hm_signal_name_matches(wl->set_signal, key)) {
+                    wire = key;
+                    break;
+                }
+            }
+        json_object_set_new(body, wire, json_string(wl->set_value));
+    }
+    if (extra_json && *extra_json) {
+        json_error_t err;
+        json_t *extra = json_loads(extra_json, 0, &err);
+        if (!extra || !json_is_object(extra)) {
+            json_decref(extra);
+            json_decref(body);
+            return -HM_EPARSE;
+        }
+        json_object_update(body, extra);
+        json_decref(extra);
+    }
+    json_object_set_new(body, "via_ctx", json_string(ctx));
+    char *s = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (!s) return -ENOMEM;
+    *out = hm_strdup(s);
+    free(s);
+    return *out ? 0 : -ENOMEM;
+}

@@ -1,0 +1,77 @@
+/* workload.h — what each php-via workload promises, and how hammer checks
+ * it from the SSE stream.
+ *
+ * A hm_workload names the page, action and signal a scenario drives, and
+ * the check its patches must pass. A hm_watch is one SSE stream's view of
+ * a context: it decodes events, tracks the watched signal's baseline and
+ * last value, counts patches, checks every patch against the workload's
+ * promise, and keeps the last-seen signals (what a browser sends back).
+ *
+ * Ownership: workloads are static. A hm_watch owns its decoded-event
+ * buffers and the merged signals object; hm_watch_free releases them. */
+#ifndef HM_SCENARIOS_WORKLOAD_H
+#define HM_SCENARIOS_WORKLOAD_H
+
+#include "proto/datastar.h"
+#include "proto/sse.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum hm_check_kind {
+    HM_CHECK_NONE,          /* nothing promised (plugins check for themselves) */
+    HM_CHECK_NET_INCREMENT, /* signal's net increment equals HTTP OK */
+    HM_CHECK_CONSTANT,      /* every patched value equals `expected` */
+    HM_CHECK_SPREADSHEET,   /* net increment, and viewRow/focusRow follow count */
+    HM_CHECK_TABLE,         /* element patches hold a well-formed 20x10 table */
+} hm_check_kind;
+
+typedef struct hm_workload {
+    hm_check_kind check;
+    int64_t expected;       /* HM_CHECK_CONSTANT */
+    /* A signal every action sets, as the user would (spreadsheet-live's
+     * direction); its wire id is looked up in the page's signals. */
+    const char *set_signal, *set_value;
+} hm_workload;
+
+typedef struct hm_watch {
+    const hm_workload *w;
+    const char *signal;
+    hm_sse_parser sse;
+    hm_datastar_event ev;
+    json_t *signals;      /* merged last-seen signals */
+    bool have_baseline;
+    int64_t baseline, last;
+    uint64_t patches;     /* events after the baseline that carry the effect */
+    uint64_t events;      /* every SSE event */
+    uint64_t bad;         /* patches that broke the workload's promise */
+    char bad_example[200];
+    int64_t last_patch_ns;
+    /* Called for each patch after the baseline (value: the watched signal's
+     * value, or the patch count for element checks). */
+    void (*on_patch)(struct hm_watch *w, int64_t value, void *user);
+    void *user;
+} hm_watch;
+
+void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal);
+/* Starts a new stream (reconnect): parser state reset, values kept. */
+void hm_watch_restart(hm_watch *w);
+/* Feeds SSE body bytes (an hm_http_body_fn). */
+int hm_watch_feed(void *user, const char *at, size_t len);
+void hm_watch_free(hm_watch *w);
+
+/* End-of-run verdict for one context: ok_actions is the HTTP OK count of
+ * the actions aimed at it. Writes a reason when it fails. */
+bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen);
+
+/* The action body: {"via_ctx":ctx} + extra_json (--signals) + the
+ * workload's set_signal under its wire id from `signals` (may be NULL) +
+ * (browser) every last-seen signal in `signals`. Returns 0 and a hm_alloc'd
+ * string, or -HM_EPARSE when extra_json is not a JSON object. */
+int hm_workload_body(const hm_workload *wl, const char *ctx, const char *extra_json,
+                     json_t *signals, bool send_signals, char **out);
+
+/* True when html holds one <table> with 20 rows of 10 <td> cells. */
+bool hm_table_well_formed(const char *html, size_t len);
+
+#endif

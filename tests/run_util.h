@@ -1,0 +1,125 @@
+/* Helpers for tests that run hammer and bench_app as real processes:
+ * spawn with captured output, wait with a timeout, read JSON results. */
+#ifndef HM_RUN_UTIL_H
+#define HM_RUN_UTIL_H
+
+#include "hm_test.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct proc {
+    pid_t pid;
+    int out_fd; /* stdout+stderr of the child */
+    char out[65536];
+    size_t out_len;
+} proc;
+
+/* Starts argv with stdout and stderr captured. */
+static inline void proc_start(proc *p, char *const argv[])
+{
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    p->out_len = 0;
+    p->out[0] = 0;
+    p->pid = fork();
+    ASSERT(p->pid >= 0);
+    if (p->pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        execv(argv[0], argv);
+        perror("execv");
+        _exit(127);
+    }
+    close(fds[1]);
+    p->out_fd = fds[0];
+}
+
+/* Reads available output for up to ms milliseconds. */
+static inline void proc_read(proc *p, int ms)
+{
+    struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
+    while (poll(&pfd, 1, ms) == 1) {
+        if (p->out_len + 1 >= sizeof(p->out)) break;
+        ssize_t n = read(p->out_fd, p->out + p->out_len, sizeof(p->out) - 1 - p->out_len);
+        if (n <= 0) break;
+        p->out_len += (size_t)n;
+        p->out[p->out_len] = 0;
+        ms = 0;
+    }
+}
+
+/* Waits up to timeout_s for the child; returns its exit code (or 128+sig). */
+static inline int proc_wait(proc *p, int timeout_s)
+{
+    time_t end = time(NULL) + timeout_s;
+    int status = 0;
+    for (;;) {
+        proc_read(p, 50);
+        pid_t r = waitpid(p->pid, &status, WNOHANG);
+        if (r == p->pid) break;
+        if (time(NULL) > end) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, &status, 0);
+            fprintf(stderr, "child timed out; output:\n%s\n", p->out);
+            HM_FAIL_("process did not finish within %d s", timeout_s);
+        }
+    }
+    proc_read(p, 0);
+    close(p->out_fd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Runs argv to completion; returns the exit code, output in p->out. */
+static inline int proc_run(proc *p, char *const argv[], int timeout_s)
+{
+    proc_start(p, argv);
+    return proc_wait(p, timeout_s);
+}
+
+static inline json_t *load_json(const char *path)
+{
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    if (!j) HM_FAIL_("cannot load %s: %s (line %d)", path, err.text, err.line);
+    return j;
+}
+
+/* Integer at a dotted path like "actions.ok" (-1 when missing). */
+static inline long long json_int_at(json_t *root, const char *dotted)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", dotted);
+    json_t *cur = root;
+    for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
+        cur = json_object_get(cur, tok);
+    if (json_is_integer(cur)) return json_integer_value(cur);
+    if (json_is_true(cur)) return 1;
+    if (json_is_false(cur)) return 0;
+    return -1;
+}
+
+/* A free loopback TCP port (bound then released). */
+static inline int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    socklen_t len = sizeof(a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+#endif

@@ -1,0 +1,1012 @@
+/* bench_app end to end: forked servers (hm_bench_app_run on port 0) talked
+ * to with plain blocking POSIX sockets; responses are read with
+ * hm_http_resp_parser. The whole scenario runs once per engine backend
+ * (io_uring when available, then epoll). Child A: cleanup 200 ms, SSE wakes
+ * on push, idle timeout 1.5 s, devMode. Child B: SSE poll 1000 ms (so a
+ * burst of actions lands in the queue between two polls), devMode off.
+ * Covers the page, the cookie, every action outcome, SSE sync and patches,
+ * client overwrite, the 50-event drop-oldest queue, /_health, cleanup after
+ * SSE and after /_session/close (deferred while SSE is open), malformed and
+ * oversized requests, pipelining, 100-continue, the idle timeout,
+ * EADDRINUSE, and a clean SIGTERM exit with streams open. */
+#include "bench_app/app.h"
+#include "hm_test.h"
+#include "proto/http1.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IO_TIMEOUT_MS 5000
+
+/* ---- children ------------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+    return hm_now_ns() / 1000000;
+}
+
+/* Children still running; killed if the test fails (exit() runs this). */
+static pid_t g_parent, g_children[4];
+
+static void kill_children(void)
+{
+    if (getpid() != g_parent) return; /* a forked child inherits this handler */
+    for (size_t i = 0; i < HM_ARRAY_LEN(g_children); i++)
+        if (g_children[i] > 0) kill(g_children[i], SIGKILL);
+}
+
+static void track_child(pid_t pid, bool add)
+{
+    for (size_t i = 0; i < HM_ARRAY_LEN(g_children); i++) {
+        if (add && g_children[i] == 0) {
+            g_children[i] = pid;
+            return;
+        }
+        if (!add && g_children[i] == pid) g_children[i] = 0;
+    }
+}
+
+/* Forks a server; returns its pid and port (-1 if it exited before
+ * listening). Child exit codes: 0 clean stop, 10 EADDRINUSE, 3 other. */
+static pid_t start_child(const hm_bench_app_options *o, int *port)
+{
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        /* Dies with the test, even when the test is killed by a timeout. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != g_parent) _exit(3);
+        close(p[0]);
+        if (hm_bench_app_install_signal_handlers() < 0) _exit(3);
+        int rc = hm_bench_app_run(o, p[1]);
+        /* exit(), not _exit(): under ASan the leak check runs here. */
+        exit(rc == 0 ? 0 : rc == -EADDRINUSE ? 10 : 3);
+    }
+    close(p[1]);
+    track_child(pid, true);
+    char line[32];
+    size_t got = 0;
+    int64_t until = now_ms() + 10000;
+    while (got < sizeof(line) - 1 && (!got || line[got - 1] != '\n')) {
+        struct pollfd pf = {.fd = p[0], .events = POLLIN};
+        int left = (int)(until - now_ms());
+        ASSERT_GT(left, 0);
+        if (poll(&pf, 1, left) <= 0) continue;
+        ssize_t n = read(p[0], line + got, sizeof(line) - 1 - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    line[got] = '\0';
+    close(p[0]);
+    *port = got ? atoi(line) : -1;
+    return pid;
+}
+
+static int wait_child(pid_t pid, int timeout_ms)
+{
+    int64_t until = now_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        ASSERT(r >= 0);
+        if (r == pid) {
+            track_child(pid, false);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        if (now_ms() > until) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            HM_FAIL_("child %d did not exit in %d ms", (int)pid, timeout_ms);
+        }
+        usleep(5000);
+    }
+}
+
+/* ---- plain sockets ---------------------------------------------------------- */
+
+static int tcp_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+static void send_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+        ASSERT_GT(w, 0);
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Reads with a deadline: bytes, 0 on EOF, -1 on timeout, -2 on error. */
+static ssize_t read_until(int fd, char *buf, size_t cap, int64_t until_ms)
+{
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int left = (int)(until_ms - now_ms());
+    if (left < 0) left = 0;
+    int r = poll(&pf, 1, left);
+    if (r == 0) return -1;
+    ssize_t n = recv(fd, buf, cap, 0);
+    return n < 0 ? -2 : n;
+}
+
+/* ---- one request, one response --------------------------------------------- */
+
+typedef struct conn {
+    int fd, port;
+    hm_http_resp_parser p;
+    char buf[1 << 16];
+    size_t off, len; /* buf[off, len): received, not parsed yet */
+} conn;
+
+typedef struct resp {
+    int status;
+    char head[8192]; /* raw status line and headers */
+    char body[1 << 16];
+    size_t body_len;
+    char cookie[1024]; /* first Set-Cookie value, "" if none */
+    char ctype[256];
+    bool keep_alive;
+} resp;
+
+static conn *conn_open(int port)
+{
+    conn *c = calloc(1, sizeof(*c));
+    ASSERT(c);
+    c->fd = tcp_connect(port);
+    c->port = port;
+    hm_http_resp_init(&c->p, NULL);
+    return c;
+}
+
+static void conn_close(conn *c)
+{
+    hm_http_resp_free(&c->p);
+    close(c->fd);
+    free(c);
+}
+
+static void copy_str(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (!s) n = 0;
+    if (n >= cap) n = cap - 1;
+    if (n) memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+/* Reads one response (head_req: it answers a HEAD). */
+static void read_resp(conn *c, bool head_req, resp *r)
+{
+    memset(r, 0, sizeof(*r));
+    hm_http_resp_begin(&c->p, head_req);
+    size_t raw = 0;
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    for (;;) {
+        if (c->off == c->len) {
+            c->off = c->len = 0;
+            ssize_t n = read_until(c->fd, c->buf, sizeof(c->buf), until);
+            ASSERT(n != -1 && n != -2);
+            if (n == 0) {
+                ASSERT_EQ(hm_http_resp_finish(&c->p), HM_HTTP_DONE);
+                break;
+            }
+            c->len = (size_t)n;
+        }
+        size_t used = 0;
+        int rc = hm_http_resp_feed(&c->p, c->buf + c->off, c->len - c->off, &used);
+        ASSERT(rc >= 0);
+        size_t keep = used < sizeof(r->head) - 1 - raw ? used : sizeof(r->head) - 1 - raw;
+        memcpy(r->head + raw, c->buf + c->off, keep);
+        raw += keep;
+        c->off += used;
+        if (rc == HM_HTTP_DONE) break;
+    }
+    r->head[raw] = '\0';
+    char *end = strstr(r->head, "\r\n\r\n");
+    if (end) end[2] = '\0'; /* keep the last header's CRLF */
+    r->status = c->p.status;
+    r->keep_alive = c->p.keep_alive;
+    r->body_len = c->p.body_len;
+    ASSERT_LT(r->body_len, sizeof(r->body));
+    memcpy(r->body, c->p.body, r->body_len);
+    r->body[r->body_len] = '\0';
+    if (c->p.n_set_cookie)
+        copy_str(r->cookie, sizeof(r->cookie), c->p.set_cookie[0].ptr, c->p.set_cookie[0].len);
+    copy_str(r->ctype, sizeof(r->ctype), c->p.hdr.content_type.ptr, c->p.hdr.content_type.len);
+}
+
+/* Sends METHOD target with Host, the extra header lines (each ending in
+ * CRLF) and a body (Content-Length when non-NULL), then reads the response. */
+static void conn_req(conn *c, const char *method, const char *target, const char *extra,
+                     const char *body, resp *r)
+{
+    static char req[1 << 20];
+    int n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s", method, target,
+                     c->port, extra ? extra : "");
+    if (body)
+        n += snprintf(req + n, sizeof(req) - (size_t)n, "Content-Length: %zu\r\n", strlen(body));
+    n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n%s", body ? body : "");
+    ASSERT_LT(n, (int)sizeof(req));
+    send_all(c->fd, req, (size_t)n);
+    read_resp(c, strcmp(method, "HEAD") == 0, r);
+}
+
+/* The same on a fresh connection. */
+static void req1(int port, const char *method, const char *target, const char *extra,
+                 const char *body, resp *r)
+{
+    conn *c = conn_open(port);
+    conn_req(c, method, target, extra, body, r);
+    conn_close(c);
+}
+
+static bool has_header(const resp *r, const char *line)
+{
+    char pat[512];
+    snprintf(pat, sizeof(pat), "\r\n%s\r\n", line);
+    return strstr(r->head, pat) != NULL;
+}
+
+static void url_encode(const char *s, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (; *s && k + 4 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            strchr("-_.!~*'()", ch))
+            out[k++] = (char)ch;
+        else
+            k += (size_t)snprintf(out + k, cap - k, "%%%02X", ch);
+    }
+    out[k] = '\0';
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("0123456789abcdef", s[i]) || !s[i]) return false;
+    return true;
+}
+
+/* ---- php-via helpers ----------------------------------------------------------- */
+
+typedef struct page {
+    char ctx[128]; /* "/bench/counter_/<hex>" */
+    char hex[17];
+    char session[128];    /* the Set-Cookie value's via_session_id */
+    char cookie_hdr[256]; /* "Cookie: via_session_id=...\r\n" */
+} page;
+
+/* GET /bench/counter with an optional Cookie line; checks the page's shape. */
+static void get_page(int port, const char *cookie_line, page *pg)
+{
+    resp r;
+    req1(port, "GET", "/bench/counter", cookie_line, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_STREQ(r.ctype, "text/html; charset=utf-8");
+    static const char meta[] = "<meta data-signals='{\"via_ctx\":\"\\/bench\\/counter_\\/";
+    const char *m = strstr(r.body, meta);
+    ASSERT(m);
+    const char *hex = m + strlen(meta);
+    ASSERT(is_hex(hex, 16));
+    static const char meta_end[] = "\",\"_disconnected\":false}'>";
+    ASSERT_EQ(strncmp(hex + 16, meta_end, strlen(meta_end)), 0);
+    memcpy(pg->hex, hex, 16);
+    pg->hex[16] = '\0';
+    snprintf(pg->ctx, sizeof(pg->ctx), "/bench/counter_/%s", pg->hex);
+    ASSERT(strstr(r.body, "<button data-on:click=\"@post('/_action/increment')\">"));
+    ASSERT(strstr(r.body, "<script type=\"module\" src=\"/datastar.js\"></script>"));
+    ASSERT(strstr(r.body, "<div class=\"container\" id=\"content\">"));
+
+    /* via_session_id=<v>; expires=Www, DD-Mon-YYYY HH:MM:SS GMT; path=/; httponly; samesite=Lax */
+    ASSERT_EQ(strncmp(r.cookie, "via_session_id=", 15), 0);
+    const char *v = r.cookie + 15;
+    const char *semi = strchr(v, ';');
+    ASSERT(semi);
+    copy_str(pg->session, sizeof(pg->session), v, (size_t)(semi - v));
+    ASSERT_EQ(strncmp(semi, "; expires=", 10), 0);
+    const char *date = semi + 10;
+    ASSERT_STREQ(date + 29, "; path=/; httponly; samesite=Lax");
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    char dbuf[32];
+    copy_str(dbuf, sizeof(dbuf), date, 29);
+    const char *e = strptime(dbuf, "%a, %d-%b-%Y %H:%M:%S GMT", &tm);
+    ASSERT(e && *e == '\0');
+    ASSERT(dbuf[3] == ',' && dbuf[7] == '-' && dbuf[11] == '-');
+    int64_t exp = (int64_t)timegm(&tm), want = (int64_t)time(NULL) + 30 * 86400;
+    ASSERT_LE(exp > want ? exp - want : want - exp, 120);
+    snprintf(pg->cookie_hdr, sizeof(pg->cookie_hdr), "Cookie: via_session_id=%s\r\n", pg->session);
+}
+
+static void wire_id(const page *pg, char *out, size_t cap)
+{
+    snprintf(out, cap, "count__bench_counter__%s", pg->hex);
+}
+
+/* POST /_action/<id> with {"via_ctx":ctx[, wire:count]} on a connection. */
+static void action_on(conn *c, const char *id, const page *pg, const char *extra, long long count,
+                      resp *r)
+{
+    char body[512], target[128], hdrs[1024];
+    if (count >= 0) {
+        char w[128];
+        wire_id(pg, w, sizeof(w));
+        snprintf(body, sizeof(body), "{\"via_ctx\":\"%s\",\"%s\":%lld}", pg->ctx, w, count);
+    } else {
+        snprintf(body, sizeof(body), "{\"via_ctx\":\"%s\"}", pg->ctx);
+    }
+    snprintf(target, sizeof(target), "/_action/%s", id);
+    snprintf(hdrs, sizeof(hdrs), "Content-Type: application/json\r\n%s%s", pg->cookie_hdr,
+             extra ? extra : "");
+    conn_req(c, "POST", target, hdrs, body, r);
+}
+
+static void action(int port, const char *id, const page *pg, const char *extra, long long count,
+                   resp *r)
+{
+    conn *c = conn_open(port);
+    action_on(c, id, pg, extra, count, r);
+    conn_close(c);
+}
+
+static json_t *health(int port)
+{
+    resp r;
+    req1(port, "GET", "/_health", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_STREQ(r.ctype, "application/json");
+    ASSERT(has_header(&r, "Cache-Control: no-store"));
+    json_error_t err;
+    json_t *j = json_loads(r.body, 0, &err);
+    ASSERT(j);
+    return j;
+}
+
+static long long health_count(int port, const char *what)
+{
+    json_t *j = health(port);
+    json_t *v = json_object_get(json_object_get(j, "connections"), what);
+    ASSERT(json_is_integer(v));
+    long long n = json_integer_value(v);
+    json_decref(j);
+    return n;
+}
+
+/* ---- an SSE client ---------------------------------------------------------------- */
+
+typedef struct sse {
+    int fd;
+    hm_http_resp_parser p;
+    char head[8192];
+    size_t head_len;
+    bool ended; /* the response body ended (DONE) */
+    char *data; /* decoded body */
+    size_t len, cap;
+} sse;
+
+static int sse_on_body(void *u, const char *at, size_t n)
+{
+    sse *s = u;
+    if (s->len + n + 1 > s->cap) {
+        s->cap = (s->len + n + 1) * 2;
+        s->data = realloc(s->data, s->cap);
+        ASSERT(s->data);
+    }
+    memcpy(s->data + s->len, at, n);
+    s->len += n;
+    s->data[s->len] = '\0';
+    return 0;
+}
+
+static sse *sse_open(int port, const char *ctx, const char *cookie_line)
+{
+    sse *s = calloc(1, sizeof(*s));
+    ASSERT(s);
+    s->fd = tcp_connect(port);
+    s->data = calloc(1, 1);
+    s->cap = 1;
+    hm_http_resp_init(&s->p, NULL);
+    hm_http_resp_set_callbacks(&s->p, NULL, sse_on_body, s);
+    hm_http_resp_begin(&s->p, false);
+    char q[512] = "", enc[1024] = "";
+    if (ctx) {
+        snprintf(q, sizeof(q), "{\"via_ctx\":\"%s\",\"_disconnected\":false}", ctx);
+        url_encode(q, enc, sizeof(enc));
+    }
+    char req[4096];
+    int n = snprintf(req, sizeof(req),
+                     "GET /_sse%s%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\n"
+                     "Datastar-Request: true\r\n%s\r\n",
+                     ctx ? "?datastar=" : "", enc, port, cookie_line ? cookie_line : "");
+    send_all(s->fd, req, (size_t)n);
+    return s;
+}
+
+/* Reads until timeout or the body ends; returns false on timeout. */
+static bool sse_pump(sse *s, int64_t until)
+{
+    char buf[16384];
+    ssize_t n = read_until(s->fd, buf, sizeof(buf), until);
+    if (n == -1) return false;
+    ASSERT(n != -2);
+    if (n == 0) {
+        s->ended = true;
+        return true;
+    }
+    size_t keep = (size_t)n < sizeof(s->head) - 1 - s->head_len ? (size_t)n
+                                                                : sizeof(s->head) - 1 - s->head_len;
+    memcpy(s->head + s->head_len, buf, keep);
+    s->head_len += keep;
+    s->head[s->head_len] = '\0';
+    size_t used;
+    int rc = hm_http_resp_feed(&s->p, buf, (size_t)n, &used);
+    ASSERT(rc >= 0);
+    if (rc == HM_HTTP_DONE) s->ended = true;
+    return true;
+}
+
+static size_t sse_count(const sse *s)
+{
+    size_t n = 0;
+    for (const char *p = s->data; (p = strstr(p, "\n\n")); p += 2)
+        n++;
+    return n;
+}
+
+/* Waits until at least n events arrived; returns how many did. */
+static size_t sse_wait(sse *s, size_t n, int timeout_ms)
+{
+    int64_t until = now_ms() + timeout_ms;
+    while (sse_count(s) < n && !s->ended && now_ms() < until)
+        sse_pump(s, until);
+    return sse_count(s);
+}
+
+/* Copies event i (without its blank line) into out. */
+static void sse_event(const sse *s, size_t i, char *out, size_t cap)
+{
+    const char *p = s->data;
+    for (size_t k = 0; k < i; k++) {
+        p = strstr(p, "\n\n");
+        ASSERT(p);
+        p += 2;
+    }
+    const char *e = strstr(p, "\n\n");
+    ASSERT(e);
+    copy_str(out, cap, p, (size_t)(e - p));
+}
+
+/* The value of `wire` in a datastar-patch-signals event. */
+static long long signal_in(const char *ev, const char *wire)
+{
+    static const char pfx[] = "event: datastar-patch-signals\ndata: signals ";
+    ASSERT_EQ(strncmp(ev, pfx, strlen(pfx)), 0);
+    json_error_t err;
+    json_t *j = json_loads(ev + strlen(pfx), 0, &err);
+    ASSERT(j);
+    json_t *v = json_object_get(j, wire);
+    ASSERT(json_is_integer(v));
+    long long n = json_integer_value(v);
+    json_decref(j);
+    return n;
+}
+
+static void sse_close(sse *s)
+{
+    hm_http_resp_free(&s->p);
+    close(s->fd);
+    free(s->data);
+    free(s);
+}
+
+static int status_of(const sse *s)
+{
+    ASSERT_EQ(strncmp(s->head, "HTTP/1.1 ", 9), 0);
+    return atoi(s->head + 9);
+}
+
+static bool sse_has_header(const sse *s, const char *line)
+{
+    char pat[512];
+    snprintf(pat, sizeof(pat), "\r\n%s\r\n", line);
+    const char *end = strstr(s->head, "\r\n\r\n");
+    const char *at = strstr(s->head, pat);
+    return at && end && at <= end;
+}
+
+static const char ELEMENTS_EVENT[] =
+    "event: datastar-patch-elements\n"
+    "data: elements <button data-on:click=\"@post('/_action/increment')\">+1</button>";
+
+/* ---- the tests ---------------------------------------------------------------------- */
+
+static void test_pages(int port, page *p1, page *p2)
+{
+    get_page(port, NULL, p1);
+    ASSERT_EQ(strlen(p1->session), 32);
+    ASSERT(is_hex(p1->session, 32));
+    get_page(port, p1->cookie_hdr, p2);
+    ASSERT(strcmp(p1->ctx, p2->ctx) != 0);  /* every GET: a new context */
+    ASSERT_STREQ(p2->session, p1->session); /* the cookie's session is adopted */
+    page own;
+    get_page(port, "Cookie: a=b; via_session_id=chosen-by-client; c=d\r\n", &own);
+    ASSERT_STREQ(own.session, "chosen-by-client"); /* unvalidated */
+    /* OpenSwoole url-decodes cookie values (the last one wins) and
+     * url-encodes the value it sets. */
+    page enc;
+    get_page(port, "Cookie: via_session_id=x; via_session_id=\"a%20b%2Fc\"\r\n", &enc);
+    ASSERT_STREQ(enc.session, "a+b%2Fc");
+    resp er;
+    action(port, "increment", &enc, NULL, -1, &er);
+    ASSERT_EQ(er.status, 200);
+    ASSERT_EQ(health_count(port, "contexts"), 4);
+
+    resp r;
+    req1(port, "HEAD", "/bench/counter", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(r.body_len, 0);
+    ASSERT_STREQ(r.cookie, "");
+    ASSERT_EQ(health_count(port, "contexts"), 4); /* HEAD makes no context */
+    req1(port, "GET", "/nope", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 404);
+    ASSERT_STREQ(r.body, "Not Found");
+    req1(port, "GET", "/datastar.js", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 404);
+    printf("pages, contexts, session cookie, HEAD, 404: ok\n");
+}
+
+static int actions_done; /* successful increments on p1 so far */
+
+static void test_actions(int port, const page *p1)
+{
+    resp r;
+    req1(port, "GET", "/_action/increment", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 405);
+    ASSERT_STREQ(r.body, "Method Not Allowed");
+    ASSERT(has_header(&r, "Allow: POST"));
+    req1(port, "HEAD", "/_action/increment", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 404);
+    ASSERT_EQ(r.body_len, 0);
+
+    page nocookie = *p1;
+    nocookie.cookie_hdr[0] = '\0';
+    action(port, "increment", &nocookie, NULL, -1, &r);
+    ASSERT_EQ(r.status, 403);
+    ASSERT_STREQ(r.body, "Forbidden");
+    page other = *p1;
+    snprintf(other.cookie_hdr, sizeof(other.cookie_hdr), "Cookie: via_session_id=%032d\r\n", 7);
+    action(port, "increment", &other, NULL, -1, &r);
+    ASSERT_EQ(r.status, 403);
+
+    page unknown = *p1;
+    snprintf(unknown.ctx, sizeof(unknown.ctx), "/bench/counter_/0123456789abcdef");
+    action(port, "increment", &unknown, NULL, -1, &r);
+    ASSERT_EQ(r.status, 400);
+    ASSERT_STREQ(r.body, "Invalid context");
+    req1(port, "POST", "/_action/increment", p1->cookie_hdr, "{}", &r);
+    ASSERT_EQ(r.status, 400);
+    ASSERT_STREQ(r.body, "Invalid context");
+    req1(port, "POST", "/_action/increment", p1->cookie_hdr, "not json at all", &r);
+    ASSERT_EQ(r.status, 400);
+
+    action(port, "increment", p1, "Origin: http://evil.example\r\n", -1, &r);
+    ASSERT_EQ(r.status, 403);
+    ASSERT_STREQ(r.body, "Forbidden: untrusted origin");
+    char origin[128];
+    snprintf(origin, sizeof(origin), "Origin: http://127.0.0.1:%d\r\n", port);
+    action(port, "increment", p1, origin, -1, &r);
+    ASSERT_EQ(r.status, 200);
+    actions_done++;
+
+    action(port, "nope", p1, NULL, -1, &r);
+    ASSERT_EQ(r.status, 500);
+    ASSERT_STREQ(r.body, "Action failed");
+
+    action(port, "increment", p1, NULL, -1, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(r.body_len, 0);
+    ASSERT_STREQ(r.ctype, "text/html");
+    actions_done++;
+
+    /* Signals from ?datastar= (even on POST), a form field datastar, a form
+     * field via_ctx. */
+    char json[256], enc[512], target[600], body[700];
+    snprintf(json, sizeof(json), "{\"via_ctx\":\"%s\"}", p1->ctx);
+    url_encode(json, enc, sizeof(enc));
+    snprintf(target, sizeof(target), "/_action/increment?x=1&datastar=%s", enc);
+    req1(port, "POST", target, p1->cookie_hdr, "", &r);
+    ASSERT_EQ(r.status, 200);
+    actions_done++;
+    char hdrs[512];
+    snprintf(hdrs, sizeof(hdrs), "%sContent-Type: application/x-www-form-urlencoded\r\n",
+             p1->cookie_hdr);
+    snprintf(body, sizeof(body), "a=b&datastar=%s", enc);
+    req1(port, "POST", "/_action/increment", hdrs, body, &r);
+    ASSERT_EQ(r.status, 200);
+    actions_done++;
+    url_encode(p1->ctx, enc, sizeof(enc));
+    snprintf(body, sizeof(body), "via_ctx=%s", enc);
+    req1(port, "POST", "/_action/increment", hdrs, body, &r);
+    ASSERT_EQ(r.status, 200);
+    actions_done++;
+    /* A bad ?datastar= means no signals at all (no fallback to the body). */
+    snprintf(json, sizeof(json), "{\"via_ctx\":\"%s\"}", p1->ctx);
+    req1(port, "POST", "/_action/increment?datastar=%7Bbroken", p1->cookie_hdr, json, &r);
+    ASSERT_EQ(r.status, 400);
+
+    /* Hostile JSON nesting: refused, not a crash. */
+    static char deep[200001];
+    memset(deep, '[', sizeof(deep) - 1);
+    req1(port, "POST", "/_action/increment", p1->cookie_hdr, deep, &r);
+    ASSERT_EQ(r.status, 400);
+    char nest[1024] = "";
+    for (int i = 0; i < 60; i++)
+        strcat(nest, "{\"a\":");
+    strcat(nest, "1");
+    for (int i = 0; i < 60; i++)
+        strcat(nest, "}");
+    req1(port, "POST", "/_action/increment", p1->cookie_hdr, nest, &r);
+    ASSERT_EQ(r.status, 400);
+    printf("action outcomes (405, 404, 403 session, 400, 403 origin, 500, 200), signal sources: "
+           "ok\n");
+}
+
+static void test_sse(int port, const page *p1)
+{
+    char wire[128], ev[4096];
+    wire_id(p1, wire, sizeof(wire));
+    sse *s = sse_open(port, p1->ctx, p1->cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    ASSERT_EQ(status_of(s), 200);
+    ASSERT(sse_has_header(s, "Content-Type: text/event-stream"));
+    ASSERT(sse_has_header(s, "Cache-Control: no-cache"));
+    ASSERT(sse_has_header(s, "X-Accel-Buffering: no"));
+    ASSERT(sse_has_header(s, "Connection: keep-alive"));
+    ASSERT(sse_has_header(s, "Transfer-Encoding: chunked"));
+    sse_event(s, 0, ev, sizeof(ev));
+    ASSERT_STREQ(ev, ELEMENTS_EVENT);
+    sse_event(s, 1, ev, sizeof(ev));
+    ASSERT_EQ(signal_in(ev, wire), actions_done);
+    ASSERT(!strstr(s->data, "\nid:") && !strstr(s->data, "\nretry:") && s->data[0] != ':');
+
+    resp r;
+    conn *kc = conn_open(port); /* keep-alive: several actions on one connection */
+    action_on(kc, "increment", p1, NULL, -1, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT(r.keep_alive);
+    actions_done++;
+    ASSERT_EQ(sse_wait(s, 3, IO_TIMEOUT_MS), 3);
+    sse_event(s, 2, ev, sizeof(ev));
+    ASSERT_EQ(signal_in(ev, wire), actions_done);
+    /* The client's TAB value replaces the server's before the action. */
+    action_on(kc, "increment", p1, NULL, 41, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(sse_wait(s, 4, IO_TIMEOUT_MS), 4);
+    sse_event(s, 3, ev, sizeof(ev));
+    ASSERT_EQ(signal_in(ev, wire), 42);
+    conn_close(kc);
+    printf("SSE headers, initial sync, one patch per action, client overwrite: ok\n");
+
+    json_t *h = health(port);
+    ASSERT_STREQ(json_string_value(json_object_get(h, "status")), "ok");
+    ASSERT_STREQ(json_string_value(json_object_get(h, "version")), HM_VERSION "-bench_app");
+    json_t *b = json_object_get(h, "broker");
+    ASSERT_STREQ(json_string_value(json_object_get(b, "driver")), "InMemoryBroker");
+    ASSERT(json_is_true(json_object_get(b, "connected")));
+    json_t *cn = json_object_get(h, "connections");
+    ASSERT_EQ(json_integer_value(json_object_get(cn, "contexts")), 4);
+    ASSERT_EQ(json_integer_value(json_object_get(cn, "sse")), 1);
+    ASSERT_EQ(json_integer_value(json_object_get(h, "worker")), 0);
+    json_decref(h);
+    printf("/_health: ok\n");
+
+    /* No via_ctx, an unknown context, someone else's session. */
+    sse *bad = sse_open(port, NULL, p1->cookie_hdr);
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (!bad->ended && now_ms() < until)
+        sse_pump(bad, until);
+    ASSERT_EQ(status_of(bad), 400);
+    ASSERT_STREQ(bad->data, "Invalid context");
+    sse_close(bad);
+    bad = sse_open(port, "/bench/counter_/00000000deadbeef", p1->cookie_hdr);
+    until = now_ms() + IO_TIMEOUT_MS;
+    while (!bad->ended && now_ms() < until)
+        sse_pump(bad, until);
+    ASSERT(bad->ended);
+    ASSERT_EQ(status_of(bad), 200);
+    ASSERT(sse_has_header(bad, "Content-Type: text/event-stream"));
+    ASSERT_STREQ(bad->data,
+                 "event: datastar-patch-elements\ndata: selector body\ndata: mode append\n"
+                 "data: elements <script data-effect=\"el.remove()\">"
+                 "window.location.reload()</script>\n\n");
+    sse_close(bad);
+    bad = sse_open(port, p1->ctx, "Cookie: via_session_id=ffffffffffffffffffffffffffffffff\r\n");
+    until = now_ms() + IO_TIMEOUT_MS;
+    while (!bad->ended && now_ms() < until)
+        sse_pump(bad, until);
+    ASSERT_EQ(status_of(bad), 403);
+    ASSERT(sse_has_header(bad, "Content-Type: text/event-stream"));
+    ASSERT_STREQ(bad->data, "Forbidden");
+    sse_close(bad);
+    printf("SSE 400, unknown-context reload, 403: ok\n");
+
+    /* A second stream replaces the queue: it gets the view (no signals
+     * changed since the last patch) and the next patch; the first goes silent. */
+    sse *s2 = sse_open(port, p1->ctx, p1->cookie_hdr);
+    ASSERT_EQ(sse_wait(s2, 1, IO_TIMEOUT_MS), 1);
+    sse_event(s2, 0, ev, sizeof(ev));
+    ASSERT_STREQ(ev, ELEMENTS_EVENT);
+    ASSERT_EQ(sse_wait(s2, 2, 200), 1);
+    ASSERT_EQ(health_count(port, "sse"), 2);
+    action(port, "increment", p1, NULL, -1, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(sse_wait(s2, 2, IO_TIMEOUT_MS), 2);
+    sse_event(s2, 1, ev, sizeof(ev));
+    ASSERT_EQ(signal_in(ev, wire), 43);
+    ASSERT_EQ(sse_wait(s, 5, 300), 4);
+    printf("SSE reconnect replaces the queue, the old stream goes silent: ok\n");
+
+    /* Both gone: cleanup after the last stream, cleanup_delay_ms later. */
+    sse_close(s);
+    sse_close(s2);
+    until = now_ms() + IO_TIMEOUT_MS;
+    while (health_count(port, "sse") != 0) {
+        ASSERT_LT(now_ms(), until);
+        usleep(10000);
+    }
+    usleep(400 * 1000);
+    action(port, "increment", p1, NULL, -1, &r);
+    ASSERT_EQ(r.status, 400);
+    ASSERT_STREQ(r.body, "Invalid context");
+    ASSERT_EQ(health_count(port, "contexts"), 3);
+    printf("cleanup after the last SSE stream ends: ok\n");
+}
+
+static void test_session_close(int port, const page *p2)
+{
+    resp r;
+    req1(port, "POST", "/_session/close", NULL, p2->ctx, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(r.body_len, 0);
+    action(port, "increment", p2, NULL, -1, &r); /* still there within the delay */
+    ASSERT_EQ(r.status, 200);
+    usleep(400 * 1000);
+    action(port, "increment", p2, NULL, -1, &r);
+    ASSERT_EQ(r.status, 400);
+    req1(port, "POST", "/_session/close", NULL, "/bench/counter_/nothing", &r);
+    ASSERT_EQ(r.status, 200);
+    req1(port, "GET", "/_session/close", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 404);
+
+    /* Deferred while an SSE stream is open. */
+    page p3;
+    get_page(port, p2->cookie_hdr, &p3);
+    sse *s = sse_open(port, p3.ctx, p3.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    req1(port, "POST", "/_session/close", NULL, p3.ctx, &r);
+    ASSERT_EQ(r.status, 200);
+    usleep(400 * 1000);
+    action(port, "increment", &p3, NULL, -1, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(sse_wait(s, 3, IO_TIMEOUT_MS), 3);
+    sse_close(s);
+    usleep(400 * 1000);
+    action(port, "increment", &p3, NULL, -1, &r);
+    ASSERT_EQ(r.status, 400);
+    printf("/_session/close, deferred while SSE is open: ok\n");
+}
+
+static void test_http(int port)
+{
+    /* Malformed: 400 and close; other connections keep working. */
+    conn *c = conn_open(port);
+    send_all(c->fd, "GARBAGE\r\n\r\n", 11);
+    resp r;
+    read_resp(c, false, &r);
+    ASSERT_EQ(r.status, 400);
+    ASSERT(!r.keep_alive);
+    char b[16];
+    ASSERT_EQ(read_until(c->fd, b, sizeof(b), now_ms() + IO_TIMEOUT_MS), 0);
+    conn_close(c);
+    c = conn_open(port);
+    static const char bad_cl[] = "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n";
+    send_all(c->fd, bad_cl, sizeof(bad_cl) - 1);
+    read_resp(c, false, &r);
+    ASSERT_EQ(r.status, 400);
+    conn_close(c);
+    req1(port, "GET", "/_health", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+
+    /* Oversized header section: 431; oversized body: 413. */
+    static char big[80 * 1024];
+    int n = snprintf(big, sizeof(big), "X-Big: ");
+    memset(big + n, 'a', 70 * 1024);
+    snprintf(big + n + 70 * 1024, sizeof(big) - (size_t)n - 70 * 1024, "\r\n");
+    req1(port, "GET", "/_health", big, NULL, &r);
+    ASSERT_EQ(r.status, 431);
+    c = conn_open(port);
+    conn_req(c, "POST", "/_action/increment", "Content-Length: 2000000\r\n", NULL, &r);
+    ASSERT_EQ(r.status, 413);
+    conn_close(c);
+
+    /* Pipelining: two requests in one write, two responses in order. */
+    c = conn_open(port);
+    char two[512];
+    n = snprintf(two, sizeof(two),
+                 "GET /_health HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n");
+    send_all(c->fd, two, (size_t)n);
+    read_resp(c, false, &r);
+    ASSERT_EQ(r.status, 200);
+    read_resp(c, false, &r);
+    ASSERT_EQ(r.status, 404);
+    conn_req(c, "GET", "/_health", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+    conn_close(c);
+
+    /* Expect: 100-continue gets the interim answer before the body. */
+    c = conn_open(port);
+    n = snprintf(two, sizeof(two),
+                 "POST /_action/increment HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                 "Content-Length: 2\r\n\r\n");
+    send_all(c->fd, two, (size_t)n);
+    char cont[64] = "";
+    size_t got = 0;
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (!strstr(cont, "\r\n\r\n")) {
+        ssize_t k = read_until(c->fd, cont + got, sizeof(cont) - 1 - got, until);
+        ASSERT_GT(k, 0);
+        got += (size_t)k;
+        cont[got] = '\0';
+    }
+    ASSERT_STREQ(cont, "HTTP/1.1 100 Continue\r\n\r\n");
+    send_all(c->fd, "{}", 2);
+    read_resp(c, false, &r);
+    ASSERT_EQ(r.status, 400);
+    conn_close(c);
+    printf("malformed 400, 431, 413, pipelining, 100-continue: ok\n");
+}
+
+/* Child B: devMode off, SSE poll 1000 ms. */
+static void test_queue_drop(int port)
+{
+    resp r;
+    page p;
+    get_page(port, NULL, &p);
+    action(port, "increment", &p, NULL, -1, &r); /* no Origin, no devMode */
+    ASSERT_EQ(r.status, 403);
+    ASSERT_STREQ(r.body, "Forbidden: untrusted origin");
+
+    char wire[128], ev[4096], origin[128];
+    wire_id(&p, wire, sizeof(wire));
+    snprintf(origin, sizeof(origin), "Origin: https://127.0.0.1:%d\r\n", port);
+    sse *s = sse_open(port, p.ctx, p.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    sse_event(s, 1, ev, sizeof(ev));
+    ASSERT_EQ(signal_in(ev, wire), 0);
+    /* The stream now sleeps its poll interval: 60 actions land in the
+     * 50-slot queue meanwhile, and the 10 oldest patches are dropped. */
+    int64_t t0 = now_ms();
+    conn *kc = conn_open(port);
+    for (int i = 0; i < 60; i++) {
+        action_on(kc, "increment", &p, origin, -1, &r);
+        ASSERT_EQ(r.status, 200);
+    }
+    conn_close(kc);
+    ASSERT_LT(now_ms() - t0, 700); /* well inside one poll interval */
+    ASSERT_EQ(sse_wait(s, 52, 3000), 52);
+    for (int i = 0; i < 50; i++) {
+        sse_event(s, 2 + (size_t)i, ev, sizeof(ev));
+        ASSERT_EQ(signal_in(ev, wire), 11 + i);
+    }
+    ASSERT_EQ(sse_wait(s, 53, 300), 52);
+    sse_close(s);
+    printf("queue of 50 drops the oldest patches: ok\n");
+}
+
+/* The whole scenario against servers on one engine backend. */
+static void run_suite(hm_backend_kind backend)
+{
+    actions_done = 0;
+    hm_bench_app_options oa;
+    hm_bench_app_defaults(&oa);
+    oa.port = 0;
+    oa.cleanup_delay_ms = 200;
+    oa.sse_poll_ms = 0;
+    oa.idle_timeout_ms = 1500;
+    oa.quiet = true;
+    oa.backend = backend;
+    int port_a, port_b;
+    pid_t a = start_child(&oa, &port_a);
+    ASSERT_GT(port_a, 0);
+    hm_bench_app_options ob = oa;
+    ob.sse_poll_ms = 1000;
+    ob.dev_mode = false;
+    ob.idle_timeout_ms = 60000;
+    pid_t b = start_child(&ob, &port_b);
+    ASSERT_GT(port_b, 0);
+    printf("[%s] children listening on %d and %d\n", hm_backend_name(backend), port_a, port_b);
+
+    /* The port is taken: the run fails before listening. */
+    hm_bench_app_options oc = oa;
+    oc.port = port_a;
+    int port_c;
+    pid_t cpid = start_child(&oc, &port_c);
+    ASSERT_EQ(port_c, -1);
+    ASSERT_EQ(wait_child(cpid, 5000), 10);
+    printf("EADDRINUSE: ok\n");
+
+    int idle_fd = tcp_connect(port_a); /* never sends: closed after 1.5 s */
+    int64_t idle_t0 = now_ms();
+
+    page p1, p2;
+    test_pages(port_a, &p1, &p2);
+    test_actions(port_a, &p1);
+    test_sse(port_a, &p1);
+    test_session_close(port_a, &p2);
+    test_http(port_a);
+    test_queue_drop(port_b);
+
+    char b1[8];
+    ASSERT_EQ(read_until(idle_fd, b1, sizeof(b1), idle_t0 + 4000), 0);
+    ASSERT_GE(now_ms() - idle_t0, 1400);
+    close(idle_fd);
+    printf("idle timeout: ok\n");
+
+    /* SIGTERM with an SSE stream and a keep-alive connection still open. */
+    page p4;
+    get_page(port_a, NULL, &p4);
+    sse *s = sse_open(port_a, p4.ctx, p4.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    conn *kc = conn_open(port_a);
+    resp r;
+    conn_req(kc, "GET", "/_health", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(kill(a, SIGTERM), 0);
+    ASSERT_EQ(kill(b, SIGTERM), 0);
+    ASSERT_EQ(wait_child(a, 5000), 0);
+    ASSERT_EQ(wait_child(b, 5000), 0);
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (!s->ended && now_ms() < until)
+        sse_pump(s, until);
+    ASSERT(s->ended);
+    sse_close(s);
+    conn_close(kc);
+    printf("SIGTERM: both exit 0, streams closed: ok\n");
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    g_parent = getpid();
+    atexit(kill_children);
+    const char *why = NULL;
+    if (hm_io_uring_probe(&why) == 0)
+        run_suite(HM_BACKEND_IO_URING);
+    else
+        printf("io_uring unavailable here (%s): epoll only\n", why ? why : "?");
+    run_suite(HM_BACKEND_EPOLL);
+    return 0;
+}
