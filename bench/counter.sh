@@ -30,8 +30,9 @@ for ((r = 0; r < ROUNDS; r++)); do
         'BEGIN { printf "%.0f %.2f %.2f %d\n", rps, (u + s) * 1e6 / n, at / hz * 1e6 / n, ok }' >>"$dir/res"
     tail -1 "$dir/res"
 done
-echo "actions/s  hammer CPU us/action  bench_app CPU us/action  (median (range))"
-awk '{ a[NR] = $1; b[NR] = $2; c[NR] = $3 }
-     END { n = asort(a); asort(b); asort(c); m = int((n + 1) / 2)
-           printf "%.0f (%.0f..%.0f)  %.2f (%.2f..%.2f)  %.2f (%.2f..%.2f)\n",
-                  a[m], a[1], a[n], b[m], b[1], b[n], c[m], c[1], c[n] }' "$dir/res"
+stat() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                                             printf "%s (%s..%s)", m, v[1], v[NR] }'; }
+echo "scenario $SCENARIO: median (range) over $ROUNDS rounds of $N actions, -c $CONNS"
+echo "  actions/s                $(awk '{print $1}' "$dir/res" | stat)"
+echo "  hammer CPU us/action     $(awk '{print $2}' "$dir/res" | stat)"
+echo "  bench_app CPU us/action  $(awk '{print $3}' "$dir/res" | stat)"

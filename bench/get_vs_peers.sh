@@ -69,14 +69,11 @@ for ((r = 0; r < ROUNDS; r++)); do
     for ((i = 0; i < 3; i++)); do run_tool "${tools[(i + r) % 3]}"; done
 done
 echo
-echo "tool      req/s median (range)            client CPU us/req median (range)"
+# median and range of column $2 of stdin (mawk has no asort, so sort first)
+stat() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                                             printf "%s (%s..%s)", m, v[1], v[NR] }'; }
+echo "tool     req/s median (range)       client CPU us/req median (range)"
 for t in "${tools[@]}"; do
-    grep "^$t " "$results" | awk -v t="$t" '
-        { rps[NR] = $2; cpu[NR] = $3 }
-        END {
-            n = asort(rps); asort(cpu)
-            m = (n % 2) ? rps[(n + 1) / 2] : (rps[n / 2] + rps[n / 2 + 1]) / 2
-            c = (n % 2) ? cpu[(n + 1) / 2] : (cpu[n / 2] + cpu[n / 2 + 1]) / 2
-            printf "%-8s %9.0f (%.0f..%.0f)        %6.2f (%.2f..%.2f)\n", t, m, rps[1], rps[n], c, cpu[1], cpu[n]
-        }'
+    printf "%-8s %-26s %s\n" "$t" "$(awk -v t="$t" '$1 == t {print $2}' "$results" | stat)" \
+        "$(awk -v t="$t" '$1 == t {print $3}' "$results" | stat)"
 done

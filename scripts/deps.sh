@@ -7,7 +7,7 @@ PACKAGES="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev \
 libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev"
 # Peers and servers used by benchmarks and load-balancer tests.
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
-    PACKAGES="$PACKAGES wrk nghttp2-client apache2-utils nginx-light caddy haproxy valgrind"
+    PACKAGES="$PACKAGES wrk nghttp2-client apache2-utils nginx-light caddy haproxy valgrind time"
 fi
 
 missing=""

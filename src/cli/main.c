@@ -45,6 +45,9 @@ static void usage(FILE *f)
             "      --timeout T       per-request timeout (5s)\n"
             "      --engine E        auto | io_uring | epoll (auto)\n"
             "      --json FILE       write the results as JSON (see docs/output.md)\n"
+            "      --workload NAME   sticky: counter | cpu | io | spreadsheet (counter)\n"
+            "      --no-cookies      sticky: VUs keep no cookies (what a balancer ignoring\n"
+            "                        them sees)\n"
             "      --plugin FILE.so  load scenarios from a plugin (include/hammer/scenario.h)\n"
             "      --opt KEY=VALUE   an option for a plugin scenario (repeatable)\n"
             "  -q, --quiet           no summary on stdout\n"
@@ -212,7 +215,8 @@ int main(int argc, char **argv)
 
     enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
            OPT_OBSERVERS, OPT_TIMEOUT, OPT_ENGINE, OPT_JSON, OPT_MODE, OPT_THINK, OPT_PLUGIN,
-           OPT_OPT };
+           OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES };
+    const char *workload_name = NULL;
     static const char *plugin_opts[64];
     bool mode_given = false;
     static const struct option longopts[] = {
@@ -230,7 +234,9 @@ int main(int argc, char **argv)
         {"mode", required_argument, 0, OPT_MODE},
         {"think", required_argument, 0, OPT_THINK},
         {"plugin", required_argument, 0, OPT_PLUGIN},
-        {"opt", required_argument, 0, OPT_OPT},   {"quiet", no_argument, 0, 'q'},
+        {"opt", required_argument, 0, OPT_OPT},
+        {"workload", required_argument, 0, OPT_WORKLOAD},
+        {"no-cookies", no_argument, 0, OPT_NO_COOKIES},   {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int ch;
@@ -278,6 +284,8 @@ int main(int argc, char **argv)
             }
             break;
         }
+        case OPT_WORKLOAD: workload_name = optarg; break;
+        case OPT_NO_COOKIES: o.no_cookies = true; break;
         case OPT_OPT:
             if (!strchr(optarg, '=') || o.n_plugin_opts == (int)HM_ARRAY_LEN(plugin_opts))
                 goto bad_value;
@@ -327,7 +335,21 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     o.scenario = sc->name;
-    o.workload = sc->workload;
+    const hm_scenario_def *wl_def = sc;
+    if (workload_name) {
+        static const char *const allowed[] = {"counter", "cpu", "io", "spreadsheet", NULL};
+        bool ok = false;
+        for (int i = 0; allowed[i]; i++) ok |= !strcmp(allowed[i], workload_name);
+        wl_def = ok ? hm_scenario_find(workload_name) : NULL;
+        if (!wl_def || strcmp(sc->name, "sticky")) {
+            fprintf(stderr, "hammer: --workload takes counter|cpu|io|spreadsheet (sticky only)\n");
+            return EXIT_USAGE;
+        }
+    }
+    if (!o.route) o.route = wl_def->route;
+    if (!o.action) o.action = wl_def->action;
+    if (!o.signal) o.signal = wl_def->signal;
+    o.workload = wl_def->workload;
     o.plugin = sc->plugin;
     if (sc->plugin) {
         if (mode_given && !o.browser) {
@@ -336,9 +358,6 @@ int main(int argc, char **argv)
         }
         o.browser = true;
     }
-    if (!o.route) o.route = sc->route;
-    if (!o.action) o.action = sc->action;
-    if (!o.signal) o.signal = sc->signal;
     if (o.duration_ns && !actions_given) o.actions = 0;
     if (o.duration_ns && sc->route) {
         fprintf(stderr, "hammer: -d is supported by the get scenario only so far; use -n\n");
@@ -425,12 +444,12 @@ int main(int argc, char **argv)
     r.conns_requested = o.browser ? 2 * (uint64_t)o.concurrency
                                   : (uint64_t)o.concurrency + (sc->route ? (uint64_t)o.observers : 0);
     r.unit = sc->route ? "actions" : "requests";
-    if (sc->workload) {
-        r.mode = o.browser ? "browser" : "hammer";
-        r.check_name = sc->check_name;
-        rc = o.browser ? hm_via_browser_run(&o, &r) : hm_via_hammer_run(&o, &r);
-    } else {
+    r.check_name = sc->check_name;
+    if (sc->run) {
         rc = sc->run(&o, &r);
+    } else {
+        r.mode = o.browser ? "browser" : "hammer";
+        rc = o.browser ? hm_via_browser_run(&o, &r) : hm_via_hammer_run(&o, &r);
     }
     r.interrupted = atomic_load(&hm_stop_requested);
     stop_embedded();

@@ -47,8 +47,15 @@ static const hm_scenario_def custom = {
     .route = "/bench/counter", .action = "increment", .signal = "count",
     .workload = &net_increment, .check_name = "net increment equals HTTP OK"};
 
+static const hm_scenario_def sticky = {
+    .name = "sticky",
+    .help = "multi-worker session affinity: legacy vs cookie vs keepalive (--workload NAME)",
+    .route = "/bench/counter", .action = "increment", .signal = "count",
+    .workload = &net_increment, .check_name = "cookie variant reaches 100% HTTP OK",
+    .run = hm_sticky_run};
+
 const hm_scenario_def *const hm_builtin_scenarios[] = {
-    &counter, &cpu, &io, &sheet, &sheet_live, &custom, &hm_scenario_get, NULL,
+    &counter, &cpu, &io, &sheet, &sheet_live, &custom, &sticky, &hm_scenario_get, NULL,
 };
 
 #define HM__MAX_PLUGIN_SCENARIOS 64

@@ -33,6 +33,7 @@ typedef struct hm_options {
     bool no_origin;
     const char *json_path;
     bool quiet;
+    bool no_cookies;       /* sticky: a VU keeps no cookies (balancers cannot stick) */
     bool browser;          /* --mode browser: -c virtual users, one tab each */
     int64_t think_min_ns, think_max_ns; /* --think: pause between a VU's actions */
     const hm_workload *workload;
@@ -62,6 +63,8 @@ typedef struct hm_scenario_def {
 /* The two load models of php-via scenarios. */
 int hm_via_hammer_run(const hm_options *o, hm_results *r);
 int hm_via_browser_run(const hm_options *o, hm_results *r);
+/* The sticky scenario: every variant in turn (src/scenarios/sticky.c). */
+int hm_sticky_run(const hm_options *o, hm_results *r);
 
 /* Built-in scenarios, NULL-terminated. */
 extern const hm_scenario_def *const hm_builtin_scenarios[];

@@ -56,7 +56,8 @@ void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
 bool hm_results_passed(const hm_results *r)
 {
     if (r->fatal || r->interrupted) return false;
-    if (r->total.sent == 0 || r->total.failed > 0) return false;
+    if (r->total.sent == 0) return false;
+    if (r->total.failed > 0 && !r->total_is_informational) return false;
     if (r->has_signal && !r->matches_ok) return false;
     if (r->has_check && !r->check_passed) return false;
     return true;
@@ -76,6 +77,39 @@ static void print_latency_row(FILE *f, const char *name, const hm_hdr *h)
         fprintf(f, " %9.3f", (double)hm_hdr_value_at_percentile(h, q[i]) / 1000.0);
     fprintf(f, " %9.3f %9.3f %9lld\n", (double)hm_hdr_max(h) / 1000.0, hm_hdr_mean(h) / 1000.0,
             (long long)hm_hdr_count(h));
+}
+
+static void print_variants(FILE *f, const hm_results *r)
+{
+    fprintf(f, "\n%-10s %8s %8s %8s %9s %9s %9s  %-22s %s\n", "variant", "sent", "OK", "OK %",
+            "actions/s", "p50 ms", "p99 ms", "failures", "per worker (X-Via-Worker)");
+    for (int i = 0; i < r->n_variants; i++) {
+        const hm_variant_result *v = &r->variants[i];
+        const hm_thread_stats *t = &v->stats;
+        char fails[128] = "", workers[256] = "";
+        size_t n = 0;
+        for (int s = 0; s < HM_STATUS_MAX && n < sizeof(fails) - 24; s++)
+            if (t->by_status[s] && (s < 200 || s >= 300))
+                n += (size_t)snprintf(fails + n, sizeof(fails) - n, "%s%d×%llu", n ? " " : "", s,
+                                      (unsigned long long)t->by_status[s]);
+        for (int k = 1; k < HM_FAIL__COUNT && n < sizeof(fails) - 24; k++)
+            if (t->by_fail[k])
+                n += (size_t)snprintf(fails + n, sizeof(fails) - n, "%s%s×%llu", n ? " " : "",
+                                      hm_fail_kind_name((hm_fail_kind)k),
+                                      (unsigned long long)t->by_fail[k]);
+        n = 0;
+        for (int w = 0; w < HM_MAX_WORKERS && n < sizeof(workers) - 24; w++)
+            if (v->workers[w])
+                n += (size_t)snprintf(workers + n, sizeof(workers) - n, "%s%d:%llu", n ? " " : "",
+                                      w, (unsigned long long)v->workers[w]);
+        fprintf(f, "%-10s %8llu %8llu %7.2f%% %9.0f %9.3f %9.3f  %-22s %s\n", v->name,
+                (unsigned long long)t->sent, (unsigned long long)t->ok, pct(t->ok, t->sent),
+                v->wall_seconds > 0 ? (double)t->sent / v->wall_seconds : 0.0,
+                (double)hm_hdr_value_at_percentile(&t->action_us, 50) / 1000.0,
+                (double)hm_hdr_value_at_percentile(&t->action_us, 99) / 1000.0,
+                fails[0] ? fails : "none", workers[0] ? workers : "-");
+    }
+    fputc('\n', f);
 }
 
 void hm_report_print(FILE *f, const hm_results *r)
@@ -136,6 +170,7 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (r->has_patches) print_latency_row(f, "action->patch", &t->patch_us);
     if (hm_hdr_count(&t->page_us)) print_latency_row(f, "page load", &t->page_us);
     print_latency_row(f, "connect", &t->connect_us);
+    if (r->n_variants) print_variants(f, r);
     fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
 }
 
@@ -218,6 +253,37 @@ int hm_report_write_json(const char *path, const hm_results *r)
     json_object_set_new(conns, "retries", json_integer((json_int_t)t->retries));
     json_object_set_new(root, "connections", conns);
 
+    if (r->n_variants) {
+        json_t *vars = json_object();
+        for (int i = 0; i < r->n_variants; i++) {
+            const hm_variant_result *v = &r->variants[i];
+            json_t *o = json_object(), *bs = json_object(), *ws = json_object();
+            json_object_set_new(o, "sent", json_integer((json_int_t)v->stats.sent));
+            json_object_set_new(o, "ok", json_integer((json_int_t)v->stats.ok));
+            json_object_set_new(o, "ok_pct", json_real(pct(v->stats.ok, v->stats.sent)));
+            for (int s = 0; s < HM_STATUS_MAX; s++) {
+                if (!v->stats.by_status[s]) continue;
+                char key[8];
+                snprintf(key, sizeof(key), "%d", s);
+                json_object_set_new(bs, key, json_integer((json_int_t)v->stats.by_status[s]));
+            }
+            for (int w = 0; w < HM_MAX_WORKERS; w++) {
+                if (!v->workers[w]) continue;
+                char key[8];
+                snprintf(key, sizeof(key), "%d", w);
+                json_object_set_new(ws, key, json_integer((json_int_t)v->workers[w]));
+            }
+            json_object_set_new(o, "by_status", bs);
+            json_object_set_new(o, "workers", ws);
+            json_object_set_new(o, "sse_ok", json_integer((json_int_t)v->sse_ok));
+            json_object_set_new(o, "sse_failed", json_integer((json_int_t)v->sse_failed));
+            json_object_set_new(o, "throughput_rps",
+                                json_real(v->wall_seconds > 0 ? (double)v->stats.sent / v->wall_seconds : 0));
+            json_object_set_new(o, "latency_us", latency_json(&v->stats.action_us));
+            json_object_set_new(vars, v->name, o);
+        }
+        json_object_set_new(root, "variants", vars);
+    }
     json_object_set_new(root, "wall_seconds", json_real(r->wall_seconds));
     json_object_set_new(root, "throughput_rps",
                         json_real(r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0));

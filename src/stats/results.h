@@ -34,6 +34,17 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src);
 /* Counts one finished request: status (0 when it failed) or the failure kind. */
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail);
 
+#define HM_MAX_WORKERS 64
+
+/* One variant of a scenario that compares several (sticky). */
+typedef struct hm_variant_result {
+    const char *name;
+    hm_thread_stats stats;
+    uint64_t workers[HM_MAX_WORKERS]; /* responses by X-Via-Worker */
+    uint64_t sse_ok, sse_failed;
+    double wall_seconds;
+} hm_variant_result;
+
 /* The run as a whole: the merged stats plus what the scenario checked. */
 typedef struct hm_results {
     hm_thread_stats total;
@@ -63,6 +74,10 @@ typedef struct hm_results {
     int observers, observers_connected;
     /* Connection accounting. */
     uint64_t conns_requested;
+    /* Variants (sticky), reported as a table. */
+    hm_variant_result variants[4];
+    int n_variants;
+    bool total_is_informational; /* failures in the totals are expected */
     /* Why the run failed before or outside the requests, or NULL. */
     const char *fatal;
 } hm_results;

@@ -1,0 +1,221 @@
+/* The sticky scenario: reproduces php-via's multi-worker failure and checks
+ * the fix. It runs the same workload once per variant, each with -c
+ * browser-like VUs whose page load, SSE stream and actions use separate
+ * connections, and reports one row per variant:
+ *
+ *   legacy     what php-via's PHP hammer did: a page load with no cookie,
+ *              then every action on a new connection (with the cookie the
+ *              page set); no session affinity.
+ *   cookie     every VU chooses its session id before the page load (php-via
+ *              adopts a client's id), so the page load routes like every
+ *              later request, and sends the cookie with the SSE request and
+ *              each action on a keep-alive connection.
+ *   keepalive  the actions reuse the page's keep-alive connection (what a
+ *              connection-affine dispatch, OpenSwoole's mode 2, needs).
+ *
+ * A request that reaches a worker without the context fails with 400
+ * "Invalid context"; X-Via-Worker, when the server sends it, shows where
+ * each action went. The run passes when the cookie variant is 100% OK. */
+#include "scenarios/scenario.h"
+#include "scenarios/via_client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+typedef enum { V_LEGACY, V_COOKIE, V_KEEPALIVE, V__COUNT } variant;
+static const char *variant_names[V__COUNT] = {"legacy", "cookie", "keepalive"};
+
+typedef struct sticky_thread {
+    hm_thread_stats st;
+    uint64_t workers[HM_MAX_WORKERS];
+    uint64_t sse_ok, sse_failed;
+} sticky_thread;
+
+typedef struct sticky_run {
+    const hm_options *o;
+    variant v;
+    sticky_thread *threads;
+    _Atomic int64_t claimed;
+    atomic_int vus_left;
+    hm_liveness live;
+    int64_t t_start, t_end;
+} sticky_run;
+
+typedef struct sticky_vu {
+    sticky_run *run;
+    int thread;
+} sticky_vu;
+
+static void count_worker(sticky_thread *t, const hm_http_conn *c)
+{
+    const hm_http_str *w = &c->resp.hdr.x_via_worker;
+    if (!w->ptr) return;
+    int id = atoi(w->ptr);
+    if (id >= 0 && id < HM_MAX_WORKERS) t->workers[id]++;
+}
+
+static int sse_headers(void *user, hm_http_resp_parser *p)
+{
+    /* Only the status matters here; stop reading once it is known. */
+    *(int *)user = p->status;
+    return -ECANCELED;
+}
+
+static int sse_body(void *user, const char *at, size_t len) { return 0; }
+
+/* Opens the SSE stream with the cookie and reports whether the worker that
+ * took it knows the context (200) or not (400/403). */
+static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const char *cookie)
+{
+    char req[8192];
+    sticky_thread *t = &sv->run->threads[sv->thread];
+    ssize_t len = hm_via_write_sse(req, sizeof(req), c->target, ctx, cookie);
+    int status = 0;
+    if (len > 0)
+        hm_http_conn_stream(c, req, (size_t)len, hm_now_ns() + sv->run->o->timeout_ns,
+                            sse_headers, sse_body, &status);
+    if (status == 200) t->sse_ok++;
+    else t->sse_failed++;
+}
+
+static void sticky_vu_coro(void *p)
+{
+    sticky_vu *sv = p;
+    sticky_run *run = sv->run;
+    const hm_options *o = run->o;
+    sticky_thread *t = &run->threads[sv->thread];
+    hm_cookie_jar jar;
+    hm_cookie_jar_init(&jar);
+    hm_http_conn page, act;
+    hm_http_conn_init(&page, &o->target, NULL);
+    hm_http_conn_init(&act, &o->target, NULL);
+    hm_via_page pg = {0};
+    char why[512], cookie[4096], req[16384];
+
+    if (run->v == V_COOKIE && !o->no_cookies) {
+        /* Choose the session id first, so the page load carries it too. */
+        unsigned char rnd[16];
+        char sid[33];
+        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) memset(rnd, sv->thread, sizeof(rnd));
+        for (int i = 0; i < 16; i++) snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
+        hm_cookie_jar_put(&jar, "via_session_id", sid, o->target.host);
+    }
+    int64_t t0 = hm_now_ns();
+    int rc = hm_via_load_page(&page, &jar, o->route, o->action, t0 + o->timeout_ns, &pg, why,
+                              sizeof(why));
+    count_worker(t, &page);
+    if (rc < 0) {
+        hm_thread_stats_count(&t->st, page.resp.status, page.fail);
+        goto out;
+    }
+    hm_hdr_record(&t->st.page_us, (hm_now_ns() - t0) / 1000);
+    if (o->no_cookies) {
+        /* Ignore every cookie a balancer set; keep only php-via's session. */
+        char sid[128] = "";
+        const char *v = hm_cookie_jar_get(&jar, "via_session_id");
+        if (v) snprintf(sid, sizeof(sid), "%s", v);
+        hm_cookie_jar_free(&jar);
+        hm_cookie_jar_init(&jar);
+        if (sid[0]) hm_cookie_jar_put(&jar, "via_session_id", sid, o->target.host);
+    }
+    hm_via_cookie_header(&jar, &o->target, "/", cookie, sizeof(cookie));
+    if (run->v == V_COOKIE) {
+        hm_http_conn sse;
+        hm_http_conn_init(&sse, &o->target, NULL);
+        probe_sse(sv, &sse, pg.ctx, cookie);
+        hm_http_conn_free(&sse);
+    }
+    char *body = NULL;
+    if (hm_workload_body(o->workload, pg.ctx, o->signals_json, NULL, false, &body) < 0) goto out;
+    ssize_t len = hm_via_write_action(req, sizeof(req), &o->target, pg.action_url, cookie, body,
+                                      strlen(body), o->no_origin ? NULL : o->target.origin);
+    hm_free(body);
+    if (len < 0) goto out;
+    hm_http_conn *c = run->v == V_KEEPALIVE ? &page : &act;
+    while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead) &&
+           atomic_fetch_add(&run->claimed, 1) < o->actions) {
+        if (run->v == V_LEGACY) hm_http_conn_close(c); /* a new connection per action */
+        hm_http_xopts xo = {.deadline = hm_now_ns() + o->timeout_ns};
+        int64_t a0 = hm_now_ns();
+        rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
+        int64_t a1 = hm_now_ns();
+        if (c->connect_ns) hm_hdr_record(&t->st.connect_us, c->connect_ns / 1000);
+        bool ok = rc == 0 && c->resp.status >= 200 && c->resp.status < 300;
+        if (rc == 0) {
+            hm_hdr_record(&t->st.action_us, (a1 - a0) / 1000);
+            hm_thread_stats_count(&t->st, c->resp.status, HM_FAIL_NONE);
+            count_worker(t, c);
+        } else {
+            hm_thread_stats_count(&t->st, 0, c->fail);
+        }
+        if (hm_liveness_report(&run->live, a1, ok, c->fail, o->timeout_ns)) break;
+    }
+    hm_via_close_session(&page, pg.ctx, cookie, hm_now_ns() + o->timeout_ns);
+out:
+    t->st.connects += page.connects + act.connects;
+    t->st.reconnects += page.reconnects + act.reconnects;
+    hm_http_conn_free(&page);
+    hm_http_conn_free(&act);
+    hm_via_page_free(&pg);
+    hm_cookie_jar_free(&jar);
+    if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_free(sv);
+}
+
+static void thread_main(hm_loop *loop, int idx, void *arg)
+{
+    sticky_run *run = arg;
+    int mine = hm_share(run->o->concurrency, run->o->threads, idx);
+    for (int i = 0; i < mine; i++) {
+        sticky_vu *sv = hm_alloc(sizeof(*sv));
+        *sv = (sticky_vu){run, idx};
+        hm_coro_spawn(loop, sticky_vu_coro, sv, NULL);
+    }
+}
+
+int hm_sticky_run(const hm_options *o, hm_results *r)
+{
+    int rc = 0;
+    r->n_variants = 0;
+    for (variant v = 0; v < V__COUNT; v++) {
+        sticky_run run = {.o = o, .v = v};
+        run.threads = hm_calloc((size_t)o->threads, sizeof(*run.threads));
+        if (!run.threads) return -ENOMEM;
+        for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.threads[i].st);
+        atomic_store(&run.vus_left, o->concurrency);
+        hm_loop_options lo = {.backend = o->backend};
+        run.t_start = hm_now_ns();
+        hm_liveness_start(&run.live);
+        int e = hm_engine_run(o->threads, &lo, thread_main, &run);
+        if (e < 0 && !rc) rc = e;
+        if (!run.t_end) run.t_end = hm_now_ns();
+
+        hm_variant_result *vr = &r->variants[r->n_variants++];
+        memset(vr, 0, sizeof(*vr));
+        vr->name = variant_names[v];
+        hm_thread_stats_init(&vr->stats);
+        for (int i = 0; i < o->threads; i++) {
+            hm_thread_stats_merge(&vr->stats, &run.threads[i].st);
+            hm_thread_stats_merge(&r->total, &run.threads[i].st);
+            for (int w = 0; w < HM_MAX_WORKERS; w++) vr->workers[w] += run.threads[i].workers[w];
+            vr->sse_ok += run.threads[i].sse_ok;
+            vr->sse_failed += run.threads[i].sse_failed;
+            hm_thread_stats_destroy(&run.threads[i].st);
+        }
+        vr->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
+        r->wall_seconds += vr->wall_seconds;
+        hm_free(run.threads);
+        if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+        if (atomic_load(&hm_stop_requested)) break;
+    }
+    /* The verdict is the cookie variant's: the others show the failure. */
+    r->has_check = true;
+    const hm_variant_result *ck = &r->variants[V_COOKIE];
+    r->check_passed = r->n_variants > V_COOKIE && ck->stats.sent > 0 && ck->stats.failed == 0;
+    snprintf(r->check_detail, sizeof(r->check_detail), "cookie variant %llu/%llu OK",
+             (unsigned long long)ck->stats.ok, (unsigned long long)ck->stats.sent);
+    r->total_is_informational = true;
+    return rc;
+}
