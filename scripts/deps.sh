@@ -3,28 +3,47 @@
 # for what is missing, so a prepared machine pays nothing.
 set -eu
 
-PACKAGES="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev \
+REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev \
 libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev"
-# Peers and servers used by benchmarks and load-balancer tests.
+# The real load balancers of the sticky-routing tests: their tests skip, with
+# the reason, when these cannot be installed.
+OPTIONAL="caddy haproxy"
+# Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
-    PACKAGES="$PACKAGES wrk nghttp2-client apache2-utils nginx-light caddy haproxy valgrind time"
+    OPTIONAL="$OPTIONAL wrk nghttp2-client apache2-utils nginx-light valgrind time"
 fi
 
-missing=""
-for p in $PACKAGES; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $p"
-    fi
-done
-[ -z "$missing" ] && exit 0
+missing_of() {
+    out=""
+    for p in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+            out="$out $p"
+        fi
+    done
+    echo "$out"
+}
+
+# shellcheck disable=SC2086
+need=$(missing_of $REQUIRED)
+# shellcheck disable=SC2086
+want=$(missing_of $OPTIONAL)
+[ -z "$need$want" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-    echo "hammer: missing Debian packages:$missing" >&2
-    echo "run as root:  apt-get update && apt-get install -y$missing" >&2
+    [ -n "$want" ] && echo "hammer: optional packages missing:$want" >&2
+    [ -z "$need" ] && exit 0
+    echo "hammer: missing Debian packages:$need" >&2
+    echo "run as root:  apt-get update && apt-get install -y$need$want" >&2
     exit 1
 fi
-echo "hammer: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing
+if [ -n "$need" ]; then
+    echo "hammer: installing$need"
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $need
+fi
+for p in $want; do
+    apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
+        echo "hammer: could not install optional package $p; its tests will skip" >&2
+done

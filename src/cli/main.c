@@ -44,6 +44,8 @@ static void usage(FILE *f)
             "      --think T[..T2]   browser mode: pause between a VU's actions (0)\n"
             "      --timeout T       per-request timeout (5s)\n"
             "      --engine E        auto | io_uring | epoll (auto)\n"
+            "  -k, --insecure        https: do not verify the server's certificate\n"
+            "      --cacert FILE     https: trust these CA certificates (default: system)\n"
             "      --json FILE       write the results as JSON (see docs/output.md)\n"
             "      --workload NAME   sticky: counter | cpu | io | spreadsheet (counter)\n"
             "      --no-cookies      sticky: VUs keep no cookies (what a balancer ignoring\n"
@@ -166,6 +168,7 @@ typedef struct probe {
     const char *path;
     int status;
     int err;
+    char why[300];
 } probe;
 
 static void probe_coro(void *p)
@@ -179,6 +182,7 @@ static void probe_coro(void *p)
     hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + pr->o->timeout_ns};
     pr->err = len < 0 ? (int)len : hm_http_conn_exchange(&c, req, (size_t)len, &xo);
     pr->status = pr->err == 0 ? c.resp.status : 0;
+    if (pr->err < 0) snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
     hm_http_conn_free(&c);
 }
 
@@ -215,7 +219,9 @@ int main(int argc, char **argv)
 
     enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
            OPT_OBSERVERS, OPT_TIMEOUT, OPT_ENGINE, OPT_JSON, OPT_MODE, OPT_THINK, OPT_PLUGIN,
-           OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES };
+           OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES, OPT_CACERT };
+    bool insecure = false;
+    const char *cafile = NULL;
     const char *workload_name = NULL;
     static const char *plugin_opts[64];
     bool mode_given = false;
@@ -236,12 +242,14 @@ int main(int argc, char **argv)
         {"plugin", required_argument, 0, OPT_PLUGIN},
         {"opt", required_argument, 0, OPT_OPT},
         {"workload", required_argument, 0, OPT_WORKLOAD},
-        {"no-cookies", no_argument, 0, OPT_NO_COOKIES},   {"quiet", no_argument, 0, 'q'},
+        {"no-cookies", no_argument, 0, OPT_NO_COOKIES},
+        {"insecure", no_argument, 0, 'k'},
+        {"cacert", required_argument, 0, OPT_CACERT},   {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int ch;
     long long v;
-    while ((ch = getopt_long(argc, argv, "c:n:d:t:qhV", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:n:d:t:kqhV", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             if (parse_int(optarg, 1, 1000000, &v) < 0) goto bad_value;
@@ -286,6 +294,8 @@ int main(int argc, char **argv)
         }
         case OPT_WORKLOAD: workload_name = optarg; break;
         case OPT_NO_COOKIES: o.no_cookies = true; break;
+        case 'k': insecure = true; break;
+        case OPT_CACERT: cafile = optarg; break;
         case OPT_OPT:
             if (!strchr(optarg, '=') || o.n_plugin_opts == (int)HM_ARRAY_LEN(plugin_opts))
                 goto bad_value;
@@ -410,17 +420,21 @@ int main(int argc, char **argv)
         stop_embedded();
         return EXIT_USAGE;
     }
+    hm_tls_config *tls_cfg = NULL;
     if (o.target.tls) {
-        fprintf(stderr, "hammer: https targets are not supported yet\n");
-        stop_embedded();
-        return EXIT_USAGE;
+        if (hm_tls_config_create(&tls_cfg, insecure, cafile, why, sizeof(why)) < 0) {
+            fprintf(stderr, "hammer: %s\n", why);
+            stop_embedded();
+            return EXIT_USAGE;
+        }
+        o.target.tls_cfg = tls_cfg;
     }
 
     /* Reachability first: an unreachable target is a usage-level failure. */
     probe pr = {.o = &o, .path = o.embedded ? "/_health" : (o.target_path ? o.target_path : "/")};
     hm_run_on_temp_loop(o.backend, probe_coro, &pr);
     if (pr.err < 0) {
-        fprintf(stderr, "hammer: target %s is unreachable: %s\n", o.url, hm_strerror(pr.err));
+        fprintf(stderr, "hammer: target %s is unreachable: %s\n", o.url, pr.why);
         stop_embedded();
         return EXIT_USAGE;
     }
@@ -444,6 +458,8 @@ int main(int argc, char **argv)
     r.conns_requested = o.browser ? 2 * (uint64_t)o.concurrency
                                   : (uint64_t)o.concurrency + (sc->route ? (uint64_t)o.observers : 0);
     r.unit = sc->route ? "actions" : "requests";
+    r.tls = o.target.tls;
+    r.tls_insecure = insecure;
     r.check_name = sc->check_name;
     if (sc->run) {
         rc = sc->run(&o, &r);
@@ -462,6 +478,7 @@ int main(int argc, char **argv)
     }
     hm_thread_stats_destroy(&r.total);
     hm_free(o.target_path);
+    hm_tls_config_free(tls_cfg);
     if (r.fatal && r.total.sent == 0) {
         fprintf(stderr, "hammer: %s\n", r.fatal);
         return EXIT_USAGE;

@@ -14,7 +14,7 @@
 #define HM__IDLE_CHECK_NS (1000LL * 1000 * 1000)
 
 static const char *fail_names[HM_FAIL__COUNT] = {
-    "none", "connect", "timeout", "reset", "closed", "protocol", "other",
+    "none", "connect", "timeout", "reset", "closed", "protocol", "tls", "other",
 };
 
 const char *hm_fail_kind_name(hm_fail_kind k)
@@ -31,6 +31,7 @@ static hm_fail_kind classify(int err)
     case HM_ECLOSED: return HM_FAIL_CLOSED;
     case HM_EPROTO_HTTP:
     case HM_ETOOBIG: return HM_FAIL_PROTOCOL;
+    case HM_ETLS: return HM_FAIL_TLS;
     default: return HM_FAIL_OTHER;
     }
 }
@@ -44,6 +45,7 @@ void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_l
 
 void hm_http_conn_close(hm_http_conn *c)
 {
+    if (c->tls) hm_tls_reset(c->tls);
     if (c->sock) {
         hm_sock_close(c->sock);
         c->sock = NULL;
@@ -53,6 +55,8 @@ void hm_http_conn_close(hm_http_conn *c)
 void hm_http_conn_free(hm_http_conn *c)
 {
     hm_http_conn_close(c);
+    hm_tls_free(c->tls);
+    c->tls = NULL;
     hm_http_resp_free(&c->resp);
     hm_free(c->rbuf);
     c->rbuf = NULL;
@@ -61,6 +65,7 @@ void hm_http_conn_free(hm_http_conn *c)
 static int ensure_connected(hm_http_conn *c, int64_t deadline)
 {
     c->connect_ns = 0;
+    c->tls_ns = 0;
     if (c->sock) {
         /* Peek only after a long idle: a server's keep-alive timeout closes
          * idle connections, and finding that out after writing a POST would
@@ -69,6 +74,8 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
         char b;
         ssize_t n = recv(hm_sock_fd(c->sock), &b, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        /* Over TLS, bytes waiting may be a session ticket, not junk. */
+        if (n > 0 && c->tls) return 0;
         hm_http_conn_close(c); /* EOF, error or unsolicited bytes: start fresh */
     }
     if (!c->rbuf) {
@@ -85,7 +92,42 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
     }
     c->connect_ns = hm_now_ns() - t0;
     if (c->connects++) c->reconnects++;
+    if (c->target->tls) {
+        if (!c->tls && (rc = hm_tls_create(&c->tls, c->target->tls_cfg, c->target->host)) < 0)
+            return rc;
+        int64_t h0 = hm_now_ns();
+        rc = hm_tls_handshake(c->tls, c->sock, deadline);
+        if (rc < 0) {
+            hm_http_conn_close(c);
+            c->fail = rc == -ETIMEDOUT ? HM_FAIL_TIMEOUT : HM_FAIL_TLS;
+            return rc;
+        }
+        c->tls_ns = hm_now_ns() - h0;
+        if (hm_tls_resumed(c->tls)) c->tls_resumed++;
+        else c->tls_full++;
+    }
     return 0;
+}
+
+/* The transport: plain socket or TLS over it. */
+static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
+{
+    if (c->tls) return hm_tls_read(c->tls, c->sock, c->rbuf, c->rcap, deadline);
+    return hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
+}
+
+static ssize_t conn_write(hm_http_conn *c, const char *buf, size_t len, int64_t deadline,
+                          size_t *sent)
+{
+    if (c->tls) return hm_tls_write(c->tls, c->sock, buf, len, deadline, sent);
+    return hm_sock_write(c->sock, buf, len, deadline, sent);
+}
+
+const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err)
+{
+    if (c->fail == HM_FAIL_TLS && c->tls && hm_tls_last_reason(c->tls)[0])
+        return hm_tls_last_reason(c->tls);
+    return hm_strerror(err);
 }
 
 int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o)
@@ -101,7 +143,7 @@ again:;
     hm_http_resp_begin(&c->resp, o->head);
 
     size_t sent = 0;
-    ssize_t w = hm_sock_write(c->sock, req, len, o->deadline, &sent);
+    ssize_t w = conn_write(c, req, len, o->deadline, &sent);
     if (w < 0) {
         hm_http_conn_close(c);
         if (sent == 0 && !retried && w != -ETIMEDOUT) {
@@ -115,7 +157,7 @@ again:;
 
     bool got_bytes = false;
     for (;;) {
-        ssize_t n = hm_sock_read(c->sock, c->rbuf, c->rcap, o->deadline);
+        ssize_t n = conn_read(c, o->deadline);
         if (n <= 0) {
             if (n == 0) {
                 rc = hm_http_resp_finish(&c->resp);
@@ -163,7 +205,7 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
     if (rc < 0) return rc;
     hm_http_resp_begin(&c->resp, false);
     hm_http_resp_set_callbacks(&c->resp, on_headers, on_body, user);
-    ssize_t w = hm_sock_write(c->sock, req, len, header_deadline, NULL);
+    ssize_t w = conn_write(c, req, len, header_deadline, NULL);
     if (w < 0) {
         rc = (int)w;
         goto fail;
@@ -171,7 +213,7 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
     for (;;) {
         /* The deadline covers the headers; a live stream may stay silent. */
         int64_t deadline = c->resp.status ? 0 : header_deadline;
-        ssize_t n = hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
+        ssize_t n = conn_read(c, deadline);
         if (n == 0) {
             rc = hm_http_resp_finish(&c->resp);
             if (rc == HM_HTTP_DONE) rc = 0;

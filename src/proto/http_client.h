@@ -20,6 +20,7 @@
 
 #include "engine/engine.h"
 #include "proto/http1.h"
+#include "proto/tls.h"
 
 #include <netinet/in.h>
 
@@ -30,7 +31,8 @@ typedef struct hm_http_target {
     char host[256];        /* host name or address, for cookie matching */
     char host_header[300]; /* Host header value */
     char origin[320];      /* Origin a browser would send for this target */
-    bool tls;
+    bool tls;              /* https: every connection runs a TLS handshake */
+    hm_tls_config *tls_cfg; /* set by the caller for https targets */
 } hm_http_target;
 
 /* Why a request failed, as the summary reports it. */
@@ -41,6 +43,7 @@ typedef enum hm_fail_kind {
     HM_FAIL_RESET,    /* connection reset or broken pipe */
     HM_FAIL_CLOSED,   /* server closed before a complete response */
     HM_FAIL_PROTOCOL, /* malformed or oversized response */
+    HM_FAIL_TLS,      /* TLS handshake, verification or record failure */
     HM_FAIL_OTHER,
     HM_FAIL__COUNT
 } hm_fail_kind;
@@ -60,6 +63,9 @@ typedef struct hm_http_conn {
     uint64_t connects;      /* successful connects on this conn */
     uint64_t reconnects;    /* connects after the first */
     uint64_t retries;       /* requests re-sent under the retry rule */
+    hm_tls *tls;            /* https only; kept across reconnects for resumption */
+    int64_t tls_ns;         /* duration of the last handshake, 0 if none */
+    uint64_t tls_full, tls_resumed; /* handshakes by kind */
 } hm_http_conn;
 
 /* Options of one exchange. */
@@ -80,6 +86,8 @@ int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm
  * Returns 0 when the body ended normally. */
 int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                         hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
+/* Why the last request failed, in words (TLS: OpenSSL's reason). */
+const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err);
 /* Closes the socket (the next request reconnects). */
 void hm_http_conn_close(hm_http_conn *c);
 /* Closes and releases everything c owns. */

@@ -40,7 +40,7 @@ static void getter_coro(void *p)
         hm_http_xopts xo = {.idempotent = true, .deadline = t0 + o->timeout_ns};
         int rc = hm_http_conn_exchange(&c, run->req, run->req_len, &xo);
         int64_t t1 = hm_now_ns();
-        if (c.connect_ns) hm_hdr_record(&st->connect_us, c.connect_ns / 1000);
+        hm_thread_stats_note_conn(st, &c);
         if (rc == 0) {
             hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
             hm_thread_stats_count(st, c.resp.status, HM_FAIL_NONE);

@@ -141,7 +141,7 @@ static void sticky_vu_coro(void *p)
         int64_t a0 = hm_now_ns();
         rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
         int64_t a1 = hm_now_ns();
-        if (c->connect_ns) hm_hdr_record(&t->st.connect_us, c->connect_ns / 1000);
+        hm_thread_stats_note_conn(&t->st, c);
         bool ok = rc == 0 && c->resp.status >= 200 && c->resp.status < 300;
         if (rc == 0) {
             hm_hdr_record(&t->st.action_us, (a1 - a0) / 1000);

@@ -104,7 +104,7 @@ static void sse_coro(void *p)
 static void record_request(vu *v, int rc, int64_t t0, int64_t t1)
 {
     hm_thread_stats *st = &v->run->stats[v->thread];
-    if (v->conn.connect_ns) hm_hdr_record(&st->connect_us, v->conn.connect_ns / 1000);
+    hm_thread_stats_note_conn(st, &v->conn);
     if (rc == 0) {
         hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
         hm_thread_stats_count(st, v->conn.resp.status, HM_FAIL_NONE);
@@ -147,7 +147,7 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
     int64_t t0 = hm_now_ns();
     int rc = hm_via_load_page(&v->conn, &v->jar, path, o->action, t0 + o->timeout_ns, &v->page,
                               why, sizeof(why));
-    if (v->conn.connect_ns) hm_hdr_record(&st->connect_us, v->conn.connect_ns / 1000);
+    hm_thread_stats_note_conn(st, &v->conn);
     if (rc < 0 && rc != -HM_ENOTFOUND) {
         tot->page_failed++;
         hammer_vu_fail(v, why);

@@ -44,8 +44,8 @@ int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, con
     hm_http_xopts xo = {.idempotent = true, .deadline = deadline};
     int rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
     if (rc < 0) {
-        snprintf(why, whylen, "page load GET %s failed: %s (%s)", route, hm_strerror(rc),
-                 hm_fail_kind_name(c->fail));
+        snprintf(why, whylen, "page load GET %s failed: %s (%s)", route,
+                 hm_http_conn_fail_reason(c, rc), hm_fail_kind_name(c->fail));
         return rc;
     }
     out->status = c->resp.status;

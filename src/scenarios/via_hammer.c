@@ -71,7 +71,7 @@ static void setup_coro(void *p)
                               run->fatal, sizeof(run->fatal));
     if (rc == 0) {
         hm_hdr_record(&run->stats[0].page_us, (hm_now_ns() - t0) / 1000);
-        if (c.connect_ns) hm_hdr_record(&run->stats[0].connect_us, c.connect_ns / 1000);
+        hm_thread_stats_note_conn(&run->stats[0], &c);
     }
     run->stats[0].connects += c.connects;
     hm_http_conn_free(&c);
@@ -236,7 +236,7 @@ static void sender_coro(void *p)
         hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
         int rc = hm_http_conn_exchange(&c, req, (size_t)req_len, &xo);
         int64_t t1 = hm_now_ns();
-        if (c.connect_ns) hm_hdr_record(&st->connect_us, c.connect_ns / 1000);
+        hm_thread_stats_note_conn(st, &c);
         if (rc == 0) {
             hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
             hm_thread_stats_count(st, c.resp.status, HM_FAIL_NONE);

@@ -9,7 +9,7 @@
 int hm_thread_stats_init(hm_thread_stats *s)
 {
     memset(s, 0, sizeof(*s));
-    hm_hdr *h[] = {&s->action_us, &s->patch_us, &s->connect_us, &s->page_us};
+    hm_hdr *h[] = {&s->action_us, &s->patch_us, &s->connect_us, &s->page_us, &s->tls_us};
     for (size_t i = 0; i < HM_ARRAY_LEN(h); i++) {
         int rc = hm_hdr_init(h[i], 1, HM_HDR_HIGHEST_US, 3);
         if (rc < 0) {
@@ -26,6 +26,17 @@ void hm_thread_stats_destroy(hm_thread_stats *s)
     hm_hdr_destroy(&s->patch_us);
     hm_hdr_destroy(&s->connect_us);
     hm_hdr_destroy(&s->page_us);
+    hm_hdr_destroy(&s->tls_us);
+}
+
+void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
+{
+    if (c->connect_ns) hm_hdr_record(&s->connect_us, c->connect_ns / 1000);
+    if (c->tls_ns) {
+        hm_hdr_record(&s->tls_us, c->tls_ns / 1000);
+        if (hm_tls_resumed(c->tls)) s->tls_resumed++;
+        else s->tls_full++;
+    }
 }
 
 void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
@@ -34,6 +45,9 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     hm_hdr_add(&dst->patch_us, &src->patch_us);
     hm_hdr_add(&dst->connect_us, &src->connect_us);
     hm_hdr_add(&dst->page_us, &src->page_us);
+    hm_hdr_add(&dst->tls_us, &src->tls_us);
+    dst->tls_full += src->tls_full;
+    dst->tls_resumed += src->tls_resumed;
     dst->sent += src->sent;
     dst->ok += src->ok;
     dst->failed += src->failed;
@@ -161,6 +175,10 @@ void hm_report_print(FILE *f, const hm_results *r)
     fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects\n",
             (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
             (unsigned long long)t->reconnects);
+    if (r->tls)
+        fprintf(f, "TLS               %llu full + %llu resumed handshakes%s\n",
+                (unsigned long long)t->tls_full, (unsigned long long)t->tls_resumed,
+                r->tls_insecure ? "; certificate NOT verified (-k)" : "; certificate verified");
     fprintf(f, "Wall time         %.3f s\n", r->wall_seconds);
     fprintf(f, "Throughput        %.1f %s/s\n",
             r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0.0, unit);
@@ -170,6 +188,7 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (r->has_patches) print_latency_row(f, "action->patch", &t->patch_us);
     if (hm_hdr_count(&t->page_us)) print_latency_row(f, "page load", &t->page_us);
     print_latency_row(f, "connect", &t->connect_us);
+    if (r->tls) print_latency_row(f, "TLS handshake", &t->tls_us);
     if (r->n_variants) print_variants(f, r);
     fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
 }
@@ -252,6 +271,12 @@ int hm_report_write_json(const char *path, const hm_results *r)
     json_object_set_new(conns, "reconnects", json_integer((json_int_t)t->reconnects));
     json_object_set_new(conns, "retries", json_integer((json_int_t)t->retries));
     json_object_set_new(root, "connections", conns);
+    json_t *tls = json_object();
+    json_object_set_new(tls, "enabled", json_boolean(r->tls));
+    json_object_set_new(tls, "verified", json_boolean(r->tls && !r->tls_insecure));
+    json_object_set_new(tls, "full_handshakes", json_integer((json_int_t)t->tls_full));
+    json_object_set_new(tls, "resumed_handshakes", json_integer((json_int_t)t->tls_resumed));
+    json_object_set_new(root, "tls", tls);
 
     if (r->n_variants) {
         json_t *vars = json_object();
@@ -292,6 +317,7 @@ int hm_report_write_json(const char *path, const hm_results *r)
     json_object_set_new(lat, "patch", latency_json(&t->patch_us));
     json_object_set_new(lat, "page", latency_json(&t->page_us));
     json_object_set_new(lat, "connect", latency_json(&t->connect_us));
+    json_object_set_new(lat, "tls_handshake", latency_json(&t->tls_us));
     json_object_set_new(root, "latency_us", lat);
 
     /* Write beside the target and rename, so a reader never sees half a file. */

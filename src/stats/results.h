@@ -20,6 +20,8 @@ typedef struct hm_thread_stats {
     hm_hdr patch_us;   /* action sent -> the patch carrying its effect */
     hm_hdr connect_us; /* TCP connect */
     hm_hdr page_us;    /* page load (GET of the route) */
+    hm_hdr tls_us;     /* TLS handshake */
+    uint64_t tls_full, tls_resumed;
     uint64_t sent, ok, failed;
     uint64_t by_status[HM_STATUS_MAX];
     uint64_t by_fail[HM_FAIL__COUNT];
@@ -31,6 +33,9 @@ int hm_thread_stats_init(hm_thread_stats *s);
 void hm_thread_stats_destroy(hm_thread_stats *s);
 /* dst += src. */
 void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src);
+/* Records the connect and TLS handshake the conn's last request made, if
+ * it made them. Call after every request. */
+void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c);
 /* Counts one finished request: status (0 when it failed) or the failure kind. */
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail);
 
@@ -78,6 +83,7 @@ typedef struct hm_results {
     hm_variant_result variants[4];
     int n_variants;
     bool total_is_informational; /* failures in the totals are expected */
+    bool tls, tls_insecure;
     /* Why the run failed before or outside the requests, or NULL. */
     const char *fatal;
 } hm_results;

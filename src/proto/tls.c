@@ -1,0 +1,272 @@
+/* TLS over memory BIOs: OpenSSL reads from `in` and writes to `out`; we
+ * fill `in` from the socket and drain `out` to it. */
+#include "proto/tls.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <stdio.h>
+#include <string.h>
+
+struct hm_tls_config {
+    SSL_CTX *ctx;
+    bool insecure;
+};
+
+struct hm_tls {
+    hm_tls_config *cfg;
+    SSL *ssl;
+    BIO *in, *out;        /* owned by ssl once attached */
+    SSL_SESSION *session; /* last session, for resumption */
+    char *server_name;
+    bool resumed;
+    hm_tls_fail fail;
+    char reason[256];
+};
+
+static void set_reason_from_queue(hm_tls *t, const char *what)
+{
+    unsigned long e = ERR_get_error();
+    char buf[200] = "";
+    if (e) ERR_error_string_n(e, buf, sizeof(buf));
+    snprintf(t->reason, sizeof(t->reason), "%s%s%s", what, buf[0] ? ": " : "", buf);
+    ERR_clear_error();
+}
+
+static int on_new_session(SSL *ssl, SSL_SESSION *sess)
+{
+    hm_tls *t = SSL_get_app_data(ssl);
+    if (!t) return 0;
+    if (t->session) SSL_SESSION_free(t->session);
+    t->session = sess;
+    return 1; /* we keep the reference */
+}
+
+int hm_tls_config_create(hm_tls_config **out, bool insecure, const char *cafile, char *why,
+                         size_t whylen)
+{
+    hm_tls_config *cfg = hm_calloc(1, sizeof(*cfg));
+    if (!cfg) return -ENOMEM;
+    cfg->insecure = insecure;
+    cfg->ctx = SSL_CTX_new(TLS_client_method());
+    if (!cfg->ctx) goto fail;
+    SSL_CTX_set_min_proto_version(cfg->ctx, TLS1_2_VERSION);
+    /* ALPN: we speak HTTP/1.1 only. */
+    static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    SSL_CTX_set_alpn_protos(cfg->ctx, alpn, sizeof(alpn));
+    /* TLS 1.3 tickets arrive after the handshake: keep whichever session
+     * OpenSSL hands us last, per connection, for the next reconnect. */
+    SSL_CTX_set_session_cache_mode(cfg->ctx,
+                                   SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(cfg->ctx, on_new_session);
+    if (insecure) {
+        SSL_CTX_set_verify(cfg->ctx, SSL_VERIFY_NONE, NULL);
+    } else {
+        SSL_CTX_set_verify(cfg->ctx, SSL_VERIFY_PEER, NULL);
+        int ok = cafile ? SSL_CTX_load_verify_locations(cfg->ctx, cafile, NULL)
+                        : SSL_CTX_set_default_verify_paths(cfg->ctx);
+        if (!ok) {
+            unsigned long e = ERR_get_error();
+            char buf[200];
+            ERR_error_string_n(e, buf, sizeof(buf));
+            snprintf(why, whylen, "cannot load CA certificates%s%s: %s", cafile ? " from " : "",
+                     cafile ? cafile : "", buf);
+            hm_tls_config_free(cfg);
+            return -EINVAL;
+        }
+    }
+    *out = cfg;
+    return 0;
+fail:
+    snprintf(why, whylen, "cannot create an OpenSSL context");
+    hm_tls_config_free(cfg);
+    return -ENOMEM;
+}
+
+void hm_tls_config_free(hm_tls_config *cfg)
+{
+    if (!cfg) return;
+    SSL_CTX_free(cfg->ctx);
+    hm_free(cfg);
+}
+
+bool hm_tls_config_insecure(const hm_tls_config *cfg) { return cfg->insecure; }
+
+int hm_tls_create(hm_tls **out, hm_tls_config *cfg, const char *server_name)
+{
+    hm_tls *t = hm_calloc(1, sizeof(*t));
+    if (!t) return -ENOMEM;
+    t->cfg = cfg;
+    t->server_name = hm_strdup(server_name ? server_name : "");
+    *out = t;
+    return t->server_name ? 0 : -ENOMEM;
+}
+
+void hm_tls_reset(hm_tls *t)
+{
+    /* OpenSSL marks the session of a connection freed without a shutdown
+     * as not resumable; an HTTP/1.1 connection that ends after a complete
+     * response was fine, so say it was shut down. */
+    if (t->ssl && SSL_is_init_finished(t->ssl))
+        SSL_set_shutdown(t->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    if (t->ssl) SSL_free(t->ssl); /* frees both BIOs */
+    t->ssl = NULL;
+    t->in = t->out = NULL;
+}
+
+void hm_tls_free(hm_tls *t)
+{
+    if (!t) return;
+    hm_tls_reset(t);
+    if (t->session) SSL_SESSION_free(t->session);
+    hm_free(t->server_name);
+    hm_free(t);
+}
+
+/* Sends whatever OpenSSL has written to `out`. */
+static int flush_out(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    char buf[16384];
+    int n;
+    while ((n = BIO_read(t->out, buf, sizeof(buf))) > 0) {
+        ssize_t w = hm_sock_write(s, buf, (size_t)n, deadline, NULL);
+        if (w < 0) return (int)w;
+    }
+    return 0;
+}
+
+/* Reads more ciphertext from the socket into `in`. 0 on EOF. */
+static ssize_t fill_in(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    char buf[16384];
+    ssize_t n = hm_sock_read(s, buf, sizeof(buf), deadline);
+    if (n > 0) BIO_write(t->in, buf, (int)n);
+    return n;
+}
+
+static bool is_ip_literal(const char *h) { return strchr(h, ':') || strspn(h, "0123456789.") == strlen(h); }
+
+int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    hm_tls_reset(t);
+    t->fail = HM_TLS_OK;
+    t->reason[0] = 0;
+    t->resumed = false;
+    t->ssl = SSL_new(t->cfg->ctx);
+    t->in = BIO_new(BIO_s_mem());
+    t->out = BIO_new(BIO_s_mem());
+    if (!t->ssl || !t->in || !t->out) {
+        BIO_free(t->in);
+        BIO_free(t->out);
+        t->in = t->out = NULL;
+        return -ENOMEM;
+    }
+    /* An empty read BIO must say "retry", not EOF. */
+    BIO_set_mem_eof_return(t->in, -1);
+    SSL_set_bio(t->ssl, t->in, t->out);
+    SSL_set_app_data(t->ssl, t);
+    SSL_set_connect_state(t->ssl);
+    if (t->server_name[0]) {
+        if (!is_ip_literal(t->server_name)) SSL_set_tlsext_host_name(t->ssl, t->server_name);
+        if (!t->cfg->insecure) {
+            if (is_ip_literal(t->server_name)) {
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl), t->server_name);
+            } else {
+                SSL_set1_host(t->ssl, t->server_name);
+            }
+        }
+    }
+    if (t->session) SSL_set_session(t->ssl, t->session);
+    for (;;) {
+        int rc = SSL_do_handshake(t->ssl);
+        int fl = flush_out(t, s, deadline);
+        if (fl < 0) {
+            t->fail = HM_TLS_HANDSHAKE;
+            snprintf(t->reason, sizeof(t->reason), "handshake: %s", hm_strerror(fl));
+            return fl;
+        }
+        if (rc == 1) break;
+        int err = SSL_get_error(t->ssl, rc);
+        if (err == SSL_ERROR_WANT_READ) {
+            ssize_t n = fill_in(t, s, deadline);
+            if (n > 0) continue;
+            t->fail = n == 0 ? HM_TLS_EOF : HM_TLS_HANDSHAKE;
+            snprintf(t->reason, sizeof(t->reason), "handshake: %s",
+                     n == 0 ? "the server closed the connection" : hm_strerror((int)n));
+            return n == 0 ? -HM_ETLS : (int)n;
+        }
+        long vr = SSL_get_verify_result(t->ssl);
+        if (vr != X509_V_OK) {
+            t->fail = HM_TLS_VERIFY;
+            snprintf(t->reason, sizeof(t->reason), "certificate verification failed: %s",
+                     X509_verify_cert_error_string(vr));
+            ERR_clear_error();
+        } else {
+            t->fail = HM_TLS_HANDSHAKE;
+            set_reason_from_queue(t, "handshake failed");
+        }
+        return -HM_ETLS;
+    }
+    t->resumed = SSL_session_reused(t->ssl);
+    return 0;
+}
+
+ssize_t hm_tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline)
+{
+    if (!t->ssl) return -ENOTCONN;
+    for (;;) {
+        int n = SSL_read(t->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
+        if (n > 0) return n;
+        int err = SSL_get_error(t->ssl, n);
+        /* TLS 1.3 tickets and key updates may want to write. */
+        int fl = flush_out(t, s, deadline);
+        if (fl < 0) return fl;
+        if (err == SSL_ERROR_ZERO_RETURN) return 0;
+        if (err == SSL_ERROR_WANT_READ) {
+            ssize_t r = fill_in(t, s, deadline);
+            if (r > 0) continue;
+            if (r == 0) {
+                t->fail = HM_TLS_EOF; /* closed without close_notify */
+                return 0;
+            }
+            return r;
+        }
+        t->fail = HM_TLS_PROTOCOL;
+        set_reason_from_queue(t, "TLS read failed");
+        return -HM_ETLS;
+    }
+}
+
+ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t deadline,
+                     size_t *sent)
+{
+    if (sent) *sent = 0;
+    if (!t->ssl) return -ENOTCONN;
+    /* A memory BIO never blocks, so SSL_write takes everything at once. */
+    int n = SSL_write(t->ssl, buf, (int)len);
+    if (n <= 0) {
+        t->fail = HM_TLS_PROTOCOL;
+        set_reason_from_queue(t, "TLS write failed");
+        return -HM_ETLS;
+    }
+    /* From here the record may reach the server even if the flush fails
+     * part way, so the caller must treat the request as sent. */
+    if (sent) *sent = len;
+    int fl = flush_out(t, s, deadline);
+    return fl < 0 ? fl : (ssize_t)len;
+}
+
+bool hm_tls_resumed(const hm_tls *t) { return t->resumed; }
+hm_tls_fail hm_tls_last_fail(const hm_tls *t) { return t->fail; }
+const char *hm_tls_last_reason(const hm_tls *t) { return t->reason; }
+
+const char *hm_tls_fail_name(hm_tls_fail f)
+{
+    switch (f) {
+    case HM_TLS_VERIFY: return "tls_verify";
+    case HM_TLS_HANDSHAKE: return "tls_handshake";
+    case HM_TLS_EOF: return "tls_eof";
+    case HM_TLS_PROTOCOL: return "tls_protocol";
+    default: return "none";
+    }
+}
