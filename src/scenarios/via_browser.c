@@ -83,14 +83,16 @@ static void sse_coro(void *p)
     vu *v = p;
     const hm_options *o = v->run->o;
     int64_t backoff = 100 * 1000000LL;
-    char cookie[4096], req[8192];
     while (!v->done) {
-        hm_via_cookie_header(&v->jar, &o->target, "/_sse", cookie, sizeof(cookie));
-        ssize_t len = hm_via_write_sse(req, sizeof(req), &o->target, v->page.ctx, cookie);
-        if (len < 0) break;
+        char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_sse");
+        size_t len = 0;
+        char *req = cookie ? hm_via_sse_request(&o->target, v->page.ctx, cookie, &len) : NULL;
+        hm_free(cookie);
+        if (!req) break;
         hm_watch_restart(&v->watch);
-        int rc = hm_http_conn_stream(&v->sse_conn, req, (size_t)len, hm_now_ns() + o->timeout_ns,
+        int rc = hm_http_conn_stream(&v->sse_conn, req, len, hm_now_ns() + o->timeout_ns,
                                      on_sse_headers, on_sse_body, v);
+        hm_free(req);
         if (v->done || rc == -ECANCELED) break;
         /* The stream ended under a live tab: reconnect with backoff, as
          * Datastar's retry does. */
@@ -142,7 +144,7 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
     const hm_options *o = v->run->o;
     hm_thread_stats *st = &v->run->stats[v->thread];
     vu_totals *tot = &v->run->totals[v->thread];
-    char why[512];
+    char why[256];
     hm_via_page_free(&v->page);
     int64_t t0 = hm_now_ns();
     int rc = hm_via_load_page(&v->conn, &v->jar, path, o->action, t0 + o->timeout_ns, &v->page,
@@ -187,24 +189,20 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
         hm_free(url);
         return rc < 0 ? rc : -HM_ENOTFOUND;
     }
-    char cookie[4096];
-    hm_via_cookie_header(&v->jar, &o->target, action_url, cookie, sizeof(cookie));
-    size_t cap = 8192 + strlen(body);
-    char *req = hm_alloc(cap);
-    ssize_t len = req ? hm_via_write_action(req, cap, &o->target, action_url, cookie, body,
-                                            strlen(body), o->no_origin ? NULL : o->target.origin)
-                      : -ENOMEM;
+    char *cookie = hm_via_cookie_dup(&v->jar, &o->target, action_url);
+    size_t len = 0;
+    char *req = cookie ? hm_via_action_request(&o->target, action_url, cookie, body, strlen(body),
+                                               o->no_origin ? NULL : o->target.origin, &len)
+                       : NULL;
+    hm_free(cookie);
     hm_free(body);
     hm_free(url);
-    if (len < 0) {
-        hm_free(req);
-        return (int)len;
-    }
+    if (!req) return -ENOMEM;
     void *tok;
     while (hm_chan_try_pop(v->patched, &tok) == 0) {} /* only patches after the send count */
     int64_t t0 = hm_now_ns();
     hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
-    rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
+    rc = hm_http_conn_exchange(&v->conn, req, len, &xo);
     hm_free(req);
     int64_t t1 = hm_now_ns();
     record_request(v, rc, t0, t1);
@@ -239,14 +237,20 @@ int hammer_vu_signal_int(hammer_vu *v, const char *name, int64_t *out)
 int hammer_vu_get(hammer_vu *v, const char *path)
 {
     const hm_options *o = v->run->o;
-    char cookie[4096], req[8192];
-    hm_via_cookie_header(&v->jar, &o->target, path, cookie, sizeof(cookie));
+    char *cookie = hm_via_cookie_dup(&v->jar, &o->target, path);
+    size_t cap = strlen(path) + (cookie ? strlen(cookie) : 0) + 512;
+    char *req = cookie ? hm_alloc(cap) : NULL;
     hm_http_header h[1] = {{"Cookie", cookie}};
-    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", path, o->target.host_header, h,
-                                        cookie[0] ? 1 : 0, NULL, 0);
-    if (len < 0) return (int)len;
-    hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + o->timeout_ns};
-    int rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
+    ssize_t len = req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h,
+                                              cookie[0] ? 1 : 0, NULL, 0)
+                      : -ENOMEM;
+    hm_free(cookie);
+    int rc = (int)len;
+    if (len > 0) {
+        hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + o->timeout_ns};
+        rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
+    }
+    hm_free(req);
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
@@ -311,9 +315,10 @@ static void vu_coro(void *p)
         hm_coro_sleep(1000000);
     }
     if (v->page.ctx) {
-        char cookie[4096];
-        hm_via_cookie_header(&v->jar, &o->target, "/_session/close", cookie, sizeof(cookie));
-        hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
+        char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
+        if (cookie)
+            hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
+        hm_free(cookie);
     }
 
     char verdict[256];

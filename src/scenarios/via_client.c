@@ -28,21 +28,29 @@ int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, con
                      int64_t deadline, hm_via_page *out, char *why, size_t whylen)
 {
     memset(out, 0, sizeof(*out));
-    char cookie[4096], req[8192];
-    int clen = hm_via_cookie_header(jar, c->target, route, cookie, sizeof(cookie));
-    if (clen < 0) clen = 0, cookie[0] = 0;
+    char *cookie = hm_via_cookie_dup(jar, c->target, route);
+    size_t cap = strlen(route) + (cookie ? strlen(cookie) : 0) + 512;
+    char *req = cookie ? hm_alloc(cap) : NULL;
+    if (!req) {
+        hm_free(cookie);
+        snprintf(why, whylen, "out of memory");
+        return -ENOMEM;
+    }
     hm_http_header h[3];
     size_t nh = 0;
     h[nh++] = (hm_http_header){"Accept", "text/html"};
-    if (clen > 0) h[nh++] = (hm_http_header){"Cookie", cookie};
-    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", route, c->target->host_header, h,
-                                        nh, NULL, 0);
+    if (cookie[0]) h[nh++] = (hm_http_header){"Cookie", cookie};
+    ssize_t len = hm_http_write_request(req, cap, "GET", route, c->target->host_header, h, nh,
+                                        NULL, 0);
+    hm_free(cookie);
     if (len < 0) {
-        snprintf(why, whylen, "route too long: %s", route);
+        hm_free(req);
+        snprintf(why, whylen, "route not usable in a request line: %.200s", route);
         return (int)len;
     }
     hm_http_xopts xo = {.idempotent = true, .deadline = deadline};
     int rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
+    hm_free(req);
     if (rc < 0) {
         snprintf(why, whylen, "page load GET %s failed: %s (%s)", route,
                  hm_http_conn_fail_reason(c, rc), hm_fail_kind_name(c->fail));
@@ -77,6 +85,47 @@ void hm_via_page_free(hm_via_page *p)
     hm_free(p->ctx);
     hm_free(p->action_url);
     p->ctx = p->action_url = NULL;
+}
+
+char *hm_via_cookie_dup(const hm_cookie_jar *jar, const hm_http_target *t, const char *path)
+{
+    char small[512];
+    int n = hm_via_cookie_header(jar, t, path, small, sizeof(small));
+    if (n >= 0) return hm_strndup(small, (size_t)n);
+    /* Rare: a jar whose header outgrows the small buffer. */
+    size_t cap = 8192;
+    char *big = hm_alloc(cap);
+    if (big && hm_via_cookie_header(jar, t, path, big, cap) < 0) big[0] = 0;
+    return big;
+}
+
+char *hm_via_action_request(const hm_http_target *t, const char *action_url, const char *cookie,
+                            const char *body, size_t body_len, const char *origin, size_t *len)
+{
+    size_t cap = strlen(action_url) + (cookie ? strlen(cookie) : 0) + body_len + 768;
+    char *buf = hm_alloc(cap);
+    if (!buf) return NULL;
+    ssize_t n = hm_via_write_action(buf, cap, t, action_url, cookie, body, body_len, origin);
+    if (n < 0) {
+        hm_free(buf);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return buf;
+}
+
+char *hm_via_sse_request(const hm_http_target *t, const char *ctx, const char *cookie, size_t *len)
+{
+    size_t cap = 3 * strlen(ctx) + (cookie ? strlen(cookie) : 0) + 768;
+    char *buf = hm_alloc(cap);
+    if (!buf) return NULL;
+    ssize_t n = hm_via_write_sse(buf, cap, t, ctx, cookie);
+    if (n < 0) {
+        hm_free(buf);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return buf;
 }
 
 ssize_t hm_via_write_action(char *buf, size_t cap, const hm_http_target *t, const char *action_url,
@@ -117,7 +166,7 @@ ssize_t hm_via_write_sse(char *buf, size_t cap, const hm_http_target *t, const c
 
 int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, int64_t deadline)
 {
-    char req[4096];
+    char req[1024];
     hm_http_header h[2];
     size_t n = 0;
     h[n++] = (hm_http_header){"Content-Type", "text/plain;charset=UTF-8"};

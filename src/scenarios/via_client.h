@@ -28,6 +28,18 @@ void hm_via_page_free(hm_via_page *p);
 int hm_via_cookie_header(const hm_cookie_jar *jar, const hm_http_target *t, const char *path,
                          char *buf, size_t cap);
 
+/* The same Cookie value as a hm_alloc'd string of its own size ("" when
+ * none; NULL only when out of memory). Coroutines that live long use this
+ * instead of a large stack buffer, since touched stack pages stay resident. */
+char *hm_via_cookie_dup(const hm_cookie_jar *jar, const hm_http_target *t, const char *path);
+
+/* hm_via_write_action / hm_via_write_sse into a hm_alloc'd buffer of the
+ * right size; *len gets the length. NULL on failure. */
+char *hm_via_action_request(const hm_http_target *t, const char *action_url, const char *cookie,
+                            const char *body, size_t body_len, const char *origin, size_t *len);
+char *hm_via_sse_request(const hm_http_target *t, const char *ctx, const char *cookie,
+                         size_t *len);
+
 /* POST action_url with a JSON body, as Datastar sends it. origin NULL
  * leaves Origin out. Returns the request length or -ENOSPC. */
 ssize_t hm_via_write_action(char *buf, size_t cap, const hm_http_target *t, const char *action_url,
