@@ -425,6 +425,7 @@ int main(int argc, char **argv)
         if (hm_tls_config_create(&tls_cfg, insecure, cafile, why, sizeof(why)) < 0) {
             fprintf(stderr, "hammer: %s\n", why);
             stop_embedded();
+            hm_free(o.target_path);
             return EXIT_USAGE;
         }
         o.target.tls_cfg = tls_cfg;
@@ -436,6 +437,8 @@ int main(int argc, char **argv)
     if (pr.err < 0) {
         fprintf(stderr, "hammer: target %s is unreachable: %s\n", o.url, pr.why);
         stop_embedded();
+        hm_free(o.target_path);
+        hm_tls_config_free(tls_cfg);
         return EXIT_USAGE;
     }
 

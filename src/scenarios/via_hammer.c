@@ -298,7 +298,8 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     hm_free(probe_body);
     rc = hm_run_on_temp_loop(o->backend, setup_coro, &run);
     if (rc < 0 || !run.page.ctx) {
-        r->fatal = hm_strdup(run.fatal[0] ? run.fatal : "set-up failed");
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s", run.fatal[0] ? run.fatal : "set-up failed");
+        r->fatal = r->fatal_buf;
         rc = -HM_ENOTFOUND;
         goto out;
     }

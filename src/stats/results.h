@@ -86,6 +86,7 @@ typedef struct hm_results {
     bool tls, tls_insecure;
     /* Why the run failed before or outside the requests, or NULL. */
     const char *fatal;
+    char fatal_buf[512]; /* storage fatal may point to */
 } hm_results;
 
 /* Prints the human summary. */
