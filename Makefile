@@ -20,7 +20,7 @@ build: deps $(BUILD)/CMakeCache.txt
 
 # The main job: the default scenario against the embedded bench_app.
 run: build
-	$(BUILD)/bin/hammer -c 200 -n 5000 scenario counter
+	$(BUILD)/bin/hammer -c 200 -n 5000 scenario spreadsheet
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -8,6 +8,14 @@
  * queue holds 50 events and drops the oldest, /_session/close and the end of
  * the last SSE stream schedule a context's cleanup, /_health reports counts.
  *
+ * Pages (TAB signals named as php-via names them, count_<route>_<hex>):
+ * bench_app.php's /bench/counter, /bench/cpu (Mandelbrot sum, 65451),
+ * /bench/io (2 ms non-blocking sleep), /bench/spreadsheet (SQLite viewport
+ * query + table build), each with action `increment`; and the website's
+ * live spreadsheet /examples/spreadsheet (action `navigate`), whose patches
+ * carry the 20x10 viewport table. The spreadsheets read a SQLite database
+ * (db_path below) that a first start seeds with 1000 x 26 cells.
+ *
  * Use: the bench_app executable (main.c), or embedded: hammer forks a child
  * that calls hm_bench_app_run(). Only one run at a time per process (the run
  * keeps its state in one static instance, so a signal handler can reach it).
@@ -37,6 +45,11 @@ typedef struct hm_bench_app_options {
     size_t max_header_bytes, max_body_bytes; /* 0 = defaults (64 KiB, 1 MiB) */
     bool dev_mode; /* default true, as bench_app.php: missing Origin passes */
     bool quiet;    /* no "listening" line, no log lines */
+    /* The spreadsheet's SQLite file, created and seeded when it has no
+     * cells, kept afterwards. NULL (default): spreadsheet.db in a fresh
+     * mkdtemp() directory under $TMPDIR (else /tmp), removed when the run
+     * returns. */
+    const char *db_path;
 } hm_bench_app_options;
 
 #define HM_BENCH_APP_DEFAULT_PORT 3099
@@ -50,7 +63,8 @@ void hm_bench_app_defaults(hm_bench_app_options *o);
  * "bench_app listening on http://HOST:PORT" to stdout. o NULL = defaults.
  * Returns 0 after a requested stop, -EINVAL for bad options, -EBUSY when a
  * run is already under way in this process, or the negative errno that
- * stopped it from starting (e.g. -EADDRINUSE, -EADDRNOTAVAIL). A stop
+ * stopped it from starting (e.g. -EADDRINUSE, -EADDRNOTAVAIL; a database
+ * that cannot be opened or seeded also prints why to stderr). A stop
  * requested before the run starts makes it return at once (after listening). */
 int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd);
 

@@ -9,15 +9,18 @@
  *             signals, page rendering, actions, SSE streams, patch queues,
  *             cleanup, /_health, /_session/close.
  *   routes.c  the benchmark pages themselves (route, signals, view, actions),
- *             as bench_app.php declares them.
+ *             as bench_app.php declares them, plus the live spreadsheet.
+ *   sheet.c   the spreadsheet's SQLite database (open, seed, the prepared
+ *             viewport query) and its 20x10 viewport table.
  *
  * Naming: hm__ba_* for functions shared between these files, ba_* for the
  * types below, static for everything else.
  *
  * Ownership: one ba_app per run (server.c's static instance) owns every
- * context, queue, connection record and route table; contexts own their
- * session string and hold one reference on their current patch queue; each
- * SSE stream holds another on the queue it reads. Connection records
+ * context, queue, connection record and route table, and the spreadsheet
+ * database (routes.c); contexts own their session string, their string
+ * signal buffers, and one reference on their current patch queue; each SSE
+ * stream holds another on the queue it reads. Connection records
  * (parser, buffers) are pooled and reused across connections. Nothing here
  * is thread-safe: everything runs on the run's one loop thread. */
 #ifndef HM_BENCH_APP_INTERNAL_H
@@ -32,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#define BA_MAX_SIGNALS 8  /* TAB signals per page; bench_app.php uses at most 5 */
+#define BA_MAX_SIGNALS 8  /* TAB signals per page; the live spreadsheet uses 6 */
 #define BA_QUEUE_CAP 50   /* php-via's Channel(50) per page context */
 #define BA_CTX_HEX 16     /* bin2hex(random_bytes(8)) */
 #define BA_SESSION_HEX 32 /* bin2hex(random_bytes(16)) */
@@ -67,14 +70,23 @@ static inline int ba_buf_lit_(ba_buf *b, const char *s)
 /* ---- route table (routes.c) ------------------------------------------- */
 
 typedef struct ba_ctx ba_ctx;
+typedef struct ba_app ba_app;
 
 /* An action body; runs in the connection's coroutine (it may block, e.g.
  * sleep). Returns 0, or a negative errno, which answers 500 Action failed. */
 typedef int (*ba_action_fn)(ba_ctx *ctx);
 
+/* A TAB signal's type: client values are cast to it (php-via's injectSignals). */
+typedef enum ba_sig_type {
+    BA_SIG_INT = 0,
+    BA_SIG_STR,
+} ba_sig_type;
+
 typedef struct ba_signal_def {
     const char *name; /* TAB signal name; wire id is name + "_" + sanitized ctx id */
-    int64_t initial;
+    int64_t initial;  /* BA_SIG_INT */
+    ba_sig_type type;
+    const char *initial_str; /* BA_SIG_STR; NULL = "" */
 } ba_signal_def;
 
 typedef struct ba_action_def {
@@ -82,9 +94,15 @@ typedef struct ba_action_def {
     ba_action_fn fn;
 } ba_action_def;
 
+/* A view that depends on the context: appends its HTML to out. Runs for
+ * the page GET and for every SSE sync (php-via re-renders the view then).
+ * 0 or a negative errno. */
+typedef int (*ba_view_fn)(ba_ctx *ctx, ba_buf *out);
+
 typedef struct ba_route_def {
-    const char *path; /* exact path, e.g. "/bench/counter" (no {params} yet) */
-    const char *view; /* the view's HTML, as the page and the SSE sync send it */
+    const char *path;  /* exact path, e.g. "/bench/counter" (no {params} yet) */
+    const char *view;  /* the view's HTML, as the page and the SSE sync send it */
+    ba_view_fn render; /* instead of view when set */
     const ba_signal_def *signals;
     size_t n_signals;
     const ba_action_def *actions;
@@ -98,13 +116,55 @@ extern const size_t hm__ba_n_routes;
 int64_t hm__ba_signal_get(const ba_ctx *ctx, size_t idx);
 /* Sets a TAB signal and marks it changed (php-via's setValue()). */
 void hm__ba_signal_set(ba_ctx *ctx, size_t idx, int64_t v);
+/* A BA_SIG_STR signal's value (NUL-terminated) and its length. */
+const char *hm__ba_signal_str(const ba_ctx *ctx, size_t idx, size_t *len);
+/* Sets a BA_SIG_STR signal and marks it changed. 0 or -ENOMEM. */
+int hm__ba_signal_set_str(ba_ctx *ctx, size_t idx, const char *s, size_t n);
+/* The signal's wire id (name + "_" + sanitized ctx id) into buf; returns
+ * its length. cap >= 160 always suffices. */
+size_t hm__ba_signal_wire_id(const ba_ctx *ctx, size_t idx, char *buf, size_t cap);
 /* Queues one datastar-patch-signals event with every changed TAB signal and
  * marks them synced (php-via's syncSignals()). 0 or -ENOMEM. */
 int hm__ba_sync_signals(ba_ctx *ctx);
+/* Queues one datastar-patch-elements event: "data: selector <selector>"
+ * when selector is non-NULL, then the HTML trimmed and split on \n, one
+ * "data: elements" line per line (datastar-php's patchElements()). */
+int hm__ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, size_t n);
+/* The app a context belongs to. */
+ba_app *hm__ba_ctx_app(const ba_ctx *ctx);
+
+/* Route state that lives for the run (routes.c): the spreadsheet database.
+ * init runs before the server listens; 0 or a negative errno (it prints
+ * why to stderr). free releases everything init made, also after a
+ * partial init. */
+int hm__ba_routes_init(ba_app *app);
+void hm__ba_routes_free(ba_app *app);
+
+/* ---- the spreadsheet (sheet.c) ---------------------------------------- */
+
+#define BA_SHEET_ROWS 1000
+#define BA_SHEET_COLS 26
+#define BA_VIEW_ROWS 20
+#define BA_VIEW_COLS 10
+
+typedef struct ba_sheet ba_sheet;
+
+/* Opens (creating and seeding when empty) the database at path, or, when
+ * path is NULL, in a fresh temporary directory that close removes. WAL,
+ * synchronous=NORMAL, the viewport query prepared once. 0 or a negative
+ * errno; on failure *out is NULL and a line on stderr says why. */
+int hm__ba_sheet_open(const char *path, ba_sheet **out);
+void hm__ba_sheet_close(ba_sheet *sh);
+
+/* Runs the viewport query for rows [vr, vr+20) and columns [vc, vc+10) and
+ * appends the table to out: values HTML-escaped, an outline style on the
+ * cell (fr, fc). live=false: bench_app.php's table on one line, cells only;
+ * live=true: a header row and row numbers in <th> cells, each <tr> on its
+ * own line. Does not yield. 0 or a negative errno. */
+int hm__ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t fc, bool live,
+                       ba_buf *out);
 
 /* ---- connections and the app (server.c) ------------------------------- */
-
-typedef struct ba_app ba_app;
 
 typedef struct ba_conn {
     ba_app *app;
@@ -140,6 +200,7 @@ struct ba_app {
     hm_coro *acceptor;
     bool acceptor_done;
     bool stopping;
+    bool yield_reads; /* epoll: yield before each read (see conn_main) */
     int port;
     int64_t idle_ns, poll_ns, cleanup_ns;
     hm_http_limits limits;
@@ -147,6 +208,10 @@ struct ba_app {
     size_t n_conns;
     ba_conn *pool; /* free connection records (singly linked via next) */
     size_t pool_len;
+
+    /* routes.c state */
+    ba_sheet *sheet;
+    ba_buf html; /* an action's scratch HTML (actions that do not yield) */
 
     /* via.c state */
     ba_route_rt *routes;

@@ -1,7 +1,8 @@
 /* main.c — the bench_app command line: parses options into
  * hm_bench_app_options, installs SIGTERM/SIGINT handlers and runs the server
- * until one arrives (exit 0). Bad options exit 2 with a one-line reason; a
- * server that cannot start exits 1. */
+ * until one arrives (exit 0; a default temporary database is removed then).
+ * Bad options exit 2 with a one-line reason; a server that cannot start
+ * (port taken, database unusable) exits 1. */
 #include "bench_app/app.h"
 
 #include <errno.h>
@@ -16,8 +17,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_app [options]\n"
-            "php-via's benchmark app (/bench/counter, /_action/*, /_sse, /_health,\n"
-            "/_session/close) served by hammer's engine, one worker.\n"
+            "php-via's benchmark app served by hammer's engine, one worker: /bench/counter,\n"
+            "/bench/cpu, /bench/io, /bench/spreadsheet (action increment) and the live\n"
+            "/examples/spreadsheet (action navigate), with /_action/*, /_sse, /_health\n"
+            "and /_session/close.\n"
             "\n"
             "  --host H               address to listen on (default 127.0.0.1)\n"
             "  --port P               port (default %d); 0 picks a free one and prints it\n"
@@ -28,6 +31,9 @@ static void usage(FILE *f)
             "  --max-header-bytes N   request header limit (default 65536)\n"
             "  --max-body-bytes N     request body limit (default 1048576)\n"
             "  --no-dev-mode          actions without an Origin header get 403\n"
+            "  --db PATH              the spreadsheets' SQLite file, seeded when empty and kept\n"
+            "                         (default: a fresh directory under $TMPDIR or /tmp,\n"
+            "                         removed at exit)\n"
             "  --quiet                no start-up line\n"
             "  --help                 this text\n"
             "  --version              print the version\n",
@@ -64,6 +70,7 @@ enum {
     OPT_MAXHDR,
     OPT_MAXBODY,
     OPT_NODEV,
+    OPT_DB,
     OPT_QUIET,
     OPT_HELP,
     OPT_VERSION,
@@ -81,6 +88,7 @@ int main(int argc, char **argv)
         {"max-header-bytes", required_argument, NULL, OPT_MAXHDR},
         {"max-body-bytes", required_argument, NULL, OPT_MAXBODY},
         {"no-dev-mode", no_argument, NULL, OPT_NODEV},
+        {"db", required_argument, NULL, OPT_DB},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
@@ -134,6 +142,10 @@ int main(int argc, char **argv)
         case OPT_NODEV:
             o.dev_mode = false;
             break;
+        case OPT_DB:
+            if (!optarg[0]) return bad("--db needs a file name%s", "");
+            o.db_path = optarg;
+            break;
         case OPT_QUIET:
             o.quiet = true;
             break;
@@ -160,7 +172,7 @@ int main(int argc, char **argv)
      * with --quiet, so scripts can read it. */
     rc = hm_bench_app_run(&o, o.port == 0 ? STDOUT_FILENO : -1);
     if (rc < 0) {
-        fprintf(stderr, "bench_app: cannot serve on %s:%d: %s\n", o.host, o.port,
+        fprintf(stderr, "bench_app: cannot start on %s:%d: %s\n", o.host, o.port,
                 rc == -ENXIO ? "no such host" : hm_strerror(rc));
         return 1;
     }

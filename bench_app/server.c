@@ -6,7 +6,9 @@
  * hm_http_req_parser; each complete request goes to via.c, whose responses
  * accumulate in c->out. c->out is written in one call whenever the loop
  * needs more input, so pipelined requests answered from one read share a
- * write and a lone request's response is always one write. The idle timeout
+ * write and a lone request's response is always one write. On epoll the
+ * coroutine yields before each read, so a client that always has its next
+ * request ready cannot starve the SSE streams its actions wake. The idle timeout
  * is the deadline of every read (and of writes, so a client that stops
  * reading cannot pin a coroutine). Malformed input answers 400, an oversized
  * header section 431, an oversized body 413, then the connection closes
@@ -295,6 +297,14 @@ static void conn_main(void *arg)
                     break;
                 continue_sent = true;
             }
+            /* epoll reads try the system call first and suspend only on
+             * EAGAIN, so a client that always has its next request in
+             * flight would keep this coroutine running and starve the rest
+             * (an SSE stream woken by our action would fall 50 patches
+             * behind and drop them). Let every ready coroutine run between
+             * reads, as OpenSwoole's reactor does between requests;
+             * io_uring reads always suspend. */
+            if (app->yield_reads) hm_coro_yield();
             ssize_t n = hm_sock_read(c->sock, c->rbuf, sizeof(c->rbuf), hm__ba_deadline(app));
             if (n <= 0) break; /* EOF, idle timeout, reset, or cancelled by the stop */
             len = (size_t)n;
@@ -495,6 +505,7 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
     hm_loop_options lo = {.backend = opt.backend};
     rc = hm_loop_create(&app->loop, &lo);
     if (rc < 0) return rc;
+    app->yield_reads = hm_loop_backend(app->loop) == HM_BACKEND_EPOLL;
     g_running = true;
 
     rc = hm__ba_via_init(app);

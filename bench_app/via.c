@@ -18,9 +18,19 @@
  * their capacity and the stream swaps its own buffer with the slot it pops,
  * so steady-state actions and streams allocate nothing.
  *
+ * Signals: TAB signals are ints or strings (ba_sig_type). Client values are
+ * cast to the signal's type as PHP would ((int) / (string)) and replace the
+ * server's without marking them changed; patches encode them as php-via's
+ * json_encode() does (escaped slashes, \uXXXX for non-ASCII).
+ *
+ * Views: a route's view is static HTML (page tail and sync event built
+ * once) or a render function run for each page GET and each SSE sync, as
+ * php-via re-runs a view on sync().
+ *
  * Memory: contexts, queues and route tables are hm_alloc'd and owned by the
- * app (see internal.h); jansson values are per request and released before
- * the handler returns. */
+ * app (see internal.h); string signal values live in per-context buffers
+ * that keep their capacity; jansson values are per request and released
+ * before the handler returns. */
 #include "bench_app/internal.h"
 
 #include <inttypes.h>
@@ -65,7 +75,8 @@ struct ba_route_rt {
     /* "_" + sanitize(path) + "__": wire id = name + wire_mid + hex */
     char wire_mid[BA_ROUTE_MAX + 4];
     size_t wire_mid_len;
-    ba_buf elements_event; /* the sync's datastar-patch-elements event */
+    ba_buf elements_event; /* the sync's datastar-patch-elements event (static views) */
+    bool has_str;          /* some signal is a BA_SIG_STR */
 };
 
 typedef struct ba_queue {
@@ -91,7 +102,8 @@ struct ba_ctx {
     size_t session_len;
     char session_inline[BA_SESSION_HEX + 8];
     int64_t sig[BA_MAX_SIGNALS];
-    uint32_t changed;    /* bit i: signal i changed since it was last queued */
+    ba_buf *str;      /* routes with string signals: one buffer per signal (BA_SIG_STR ones used) */
+    uint32_t changed; /* bit i: signal i changed since it was last queued */
     bool connected_once; /* an SSE stream has synced it */
     int sse_count;
     int busy; /* actions running (they may block): no cleanup meanwhile */
@@ -400,19 +412,164 @@ void hm__ba_signal_set(ba_ctx *ctx, size_t idx, int64_t v)
     ctx->changed |= 1u << idx; /* setValue() marks changed even when equal */
 }
 
-/* name + "_" + sanitized ctx id, into buf (>= 160 bytes). */
-static size_t wire_id(const ba_ctx *ctx, size_t idx, char *buf, size_t cap)
+const char *hm__ba_signal_str(const ba_ctx *ctx, size_t idx, size_t *len)
+{
+    const ba_buf *b = ctx->str ? &ctx->str[idx] : NULL;
+    *len = b && b->data ? b->len : 0;
+    return b && b->data ? b->data : "";
+}
+
+/* Stores a string value without marking it changed; the buffer keeps its
+ * capacity, so only a longer value than ever before allocates. On -ENOMEM
+ * the old value stays. */
+static int str_store(ba_ctx *ctx, size_t idx, const char *s, size_t n)
+{
+    if (!ctx->str) return -EINVAL;
+    ba_buf *b = &ctx->str[idx];
+    size_t old = b->len;
+    b->len = 0;
+    int rc = hm__ba_buf_reserve(b, n);
+    if (rc) {
+        b->len = old;
+        return rc;
+    }
+    if (n) memcpy(b->data, s, n);
+    b->len = n;
+    b->data[n] = '\0';
+    return 0;
+}
+
+int hm__ba_signal_set_str(ba_ctx *ctx, size_t idx, const char *s, size_t n)
+{
+    int rc = str_store(ctx, idx, s, n);
+    if (rc == 0) ctx->changed |= 1u << idx;
+    return rc;
+}
+
+size_t hm__ba_signal_wire_id(const ba_ctx *ctx, size_t idx, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap, "%s%s%s", ctx->route->def->signals[idx].name, ctx->route->wire_mid,
                      ctx->hex);
-    return n < 0 ? 0 : (size_t)n;
+    return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+ba_app *hm__ba_ctx_app(const ba_ctx *ctx)
+{
+    return ctx->app;
+}
+
+/* Decodes one UTF-8 sequence at s[0..n); returns its length, or 0 when it
+ * is malformed (overlong, surrogate, beyond U+10FFFF, truncated). */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    size_t len;
+    uint32_t v, min;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, v = c & 0x1F, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, v = c & 0x0F, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, v = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        v = v << 6 | (s[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return len;
+}
+
+/* A JSON string as PHP's json_encode() writes it by default: escaped
+ * slashes, non-ASCII as \uXXXX (lowercase hex, surrogate pairs). Bytes that
+ * are not UTF-8 become \ufffd (json_encode would fail outright; client
+ * strings have been through jansson, which accepts only UTF-8). */
+static int json_str_append(ba_buf *b, const char *str, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (n > SIZE_MAX / 16) return -ENOMEM;
+    int rc = hm__ba_buf_reserve(b, 6 * n + 2); /* \u00XX per byte at worst */
+    if (rc) return rc;
+    const unsigned char *s = (const unsigned char *)str;
+    char *d = b->data + b->len;
+    *d++ = '"';
+    for (size_t i = 0; i < n;) {
+        unsigned char ch = s[i];
+        if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\' && ch != '/') {
+            *d++ = (char)ch;
+            i++;
+            continue;
+        }
+        uint32_t cp = ch;
+        size_t len = 1;
+        const char *esc = NULL;
+        switch (ch) {
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '/':
+            esc = "\\/";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        default:
+            if (ch >= 0x80 && !(len = utf8_decode(s + i, n - i, &cp))) {
+                cp = 0xFFFD;
+                len = 1;
+            }
+        }
+        i += len;
+        if (esc) {
+            size_t el = strlen(esc);
+            memcpy(d, esc, el);
+            d += el;
+            continue;
+        }
+        uint32_t units[2] = {cp, 0};
+        int nu = 1;
+        if (cp > 0xFFFF) {
+            cp -= 0x10000;
+            units[0] = 0xD800 | (cp >> 10);
+            units[1] = 0xDC00 | (cp & 0x3FF);
+            nu = 2;
+        }
+        for (int u = 0; u < nu; u++) {
+            *d++ = '\\';
+            *d++ = 'u';
+            for (int sh = 12; sh >= 0; sh -= 4)
+                *d++ = hex[(units[u] >> sh) & 15];
+        }
+    }
+    *d++ = '"';
+    b->len = (size_t)(d - b->data);
+    b->data[b->len] = '\0';
+    return 0;
 }
 
 /* Queues a datastar-patch-signals event holding the signals in mask
  * (php-via's syncSignals() with its changed set); an empty set queues nothing. */
 static int queue_signals(ba_ctx *ctx, uint32_t mask)
 {
-    size_t n = ctx->route->def->n_signals;
+    const ba_route_def *def = ctx->route->def;
     mask &= all_signals(ctx->route);
     if (!mask) return 0;
     ba_queue *q = ctx_queue(ctx);
@@ -420,21 +577,71 @@ static int queue_signals(ba_ctx *ctx, uint32_t mask)
     ba_buf *b = queue_push_begin(q);
     int rc = ba_buf_lit_(b, "event: datastar-patch-signals\ndata: signals {");
     bool first = true;
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    for (size_t i = 0; i < def->n_signals && rc == 0; i++) {
         if (!(mask & (1u << i))) continue;
         /* Wire ids are [A-Za-z0-9_] only, so no JSON escaping is needed. */
-        char item[200];
         char id[160];
-        wire_id(ctx, i, id, sizeof(id));
-        int k =
-            snprintf(item, sizeof(item), "%s\"%s\":%" PRId64, first ? "" : ",", id, ctx->sig[i]);
-        rc = hm__ba_buf_append(b, item, (size_t)k);
+        size_t il = hm__ba_signal_wire_id(ctx, i, id, sizeof(id));
+        if (!first) rc = ba_buf_lit_(b, ",");
+        if (!rc) rc = ba_buf_lit_(b, "\"");
+        if (!rc) rc = hm__ba_buf_append(b, id, il);
+        if (!rc) rc = ba_buf_lit_(b, "\":");
+        if (rc) break;
+        if (def->signals[i].type == BA_SIG_STR) {
+            size_t sl;
+            const char *sv = hm__ba_signal_str(ctx, i, &sl);
+            rc = json_str_append(b, sv, sl);
+        } else {
+            char num[24];
+            int k = snprintf(num, sizeof(num), "%" PRId64, ctx->sig[i]);
+            rc = hm__ba_buf_append(b, num, (size_t)k);
+        }
         first = false;
     }
     if (rc == 0) rc = ba_buf_lit_(b, "}\n\n");
     if (rc < 0) return rc;
     queue_push_commit(q);
     ctx->changed &= ~mask;
+    return 0;
+}
+
+/* datastar-php's patchElements(): event line, optional selector, the HTML
+ * trimmed (PHP trim()) and split on \n, one data line per line. */
+static int append_elements_event(ba_buf *b, const char *selector, const char *html, size_t n)
+{
+    static const char ws[] = " \t\n\r\v";
+    while (n && (memchr(ws, html[n - 1], sizeof(ws) - 1) || html[n - 1] == '\0'))
+        n--;
+    while (n && (memchr(ws, *html, sizeof(ws) - 1) || *html == '\0'))
+        html++, n--;
+    int rc = hm__ba_buf_reserve(b, n + 64); /* most of it, at once */
+    if (!rc) rc = ba_buf_lit_(b, "event: datastar-patch-elements\n");
+    if (!rc && selector) {
+        rc = ba_buf_lit_(b, "data: selector ");
+        if (!rc) rc = ba_buf_lit_(b, selector);
+        if (!rc) rc = ba_buf_lit_(b, "\n");
+    }
+    while (rc == 0) {
+        const char *nl = memchr(html, '\n', n);
+        size_t line = nl ? (size_t)(nl - html) : n;
+        rc = ba_buf_lit_(b, "data: elements ");
+        if (!rc) rc = hm__ba_buf_append(b, html, line);
+        if (!rc) rc = ba_buf_lit_(b, "\n");
+        if (!nl) break;
+        html += line + 1;
+        n -= line + 1;
+    }
+    return rc ? rc : ba_buf_lit_(b, "\n");
+}
+
+int hm__ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, size_t n)
+{
+    ba_queue *q = ctx_queue(ctx);
+    if (!q) return -ENOMEM;
+    ba_buf *b = queue_push_begin(q);
+    int rc = append_elements_event(b, selector, html, n);
+    if (rc < 0) return rc;
+    queue_push_commit(q);
     return 0;
 }
 
@@ -514,17 +721,112 @@ static bool php_falsy(const json_t *v)
     }
 }
 
+/* PHP's (string) of a float: `precision` (14) significant digits, and
+ * zend_gcvt()'s layout: fixed unless the decimal exponent is below -4 or
+ * above 14, else "1.0E+25" style. */
+static size_t php_double_str(double d, char *out)
+{
+    char *o = out;
+    if (signbit(d)) *o++ = '-';
+    if (d == 0) {
+        *o++ = '0';
+        *o = '\0';
+        return (size_t)(o - out);
+    }
+    char tmp[40];
+    snprintf(tmp, sizeof(tmp), "%.13e", fabs(d)); /* d.ddddddddddddde+XX, correctly rounded */
+    char digits[16];
+    size_t nd = 0;
+    digits[nd++] = tmp[0];
+    for (const char *p = tmp + 2; *p && *p != 'e'; p++)
+        digits[nd++] = *p;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = '\0';
+    int decpt = atoi(strchr(tmp, 'e') + 1) + 1;
+    if (decpt < 0 ? decpt < -3 : decpt > 14) {
+        int e = decpt - 1;
+        *o++ = digits[0];
+        *o++ = '.';
+        if (nd == 1) *o++ = '0';
+        for (size_t i = 1; i < nd; i++)
+            *o++ = digits[i];
+        o += sprintf(o, "E%c%d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+    } else if (decpt <= 0) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = decpt; i < 0; i++)
+            *o++ = '0';
+        for (size_t i = 0; i < nd; i++)
+            *o++ = digits[i];
+        *o = '\0';
+    } else {
+        for (int i = 0; i < decpt; i++)
+            *o++ = (size_t)i < nd ? digits[i] : '0';
+        if ((size_t)decpt < nd) {
+            *o++ = '.';
+            for (size_t i = (size_t)decpt; i < nd; i++)
+                *o++ = digits[i];
+        }
+        *o = '\0';
+    }
+    return (size_t)(o - out);
+}
+
+/* Stores PHP's (string) of a decoded JSON value in a string signal; a
+ * value that would not reach a TAB signal at all (as php_int) is ignored. */
+static void inject_str(ba_ctx *ctx, size_t idx, const json_t *v)
+{
+    char num[48];
+    const char *s = num;
+    size_t n;
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        s = json_string_value(v);
+        n = json_string_length(v);
+        break;
+    case JSON_INTEGER:
+        n = (size_t)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        n = php_double_str(json_real_value(v), num);
+        break;
+    case JSON_TRUE:
+        s = "1", n = 1;
+        break;
+    case JSON_FALSE:
+    case JSON_NULL:
+        s = "", n = 0;
+        break;
+    case JSON_OBJECT:
+        if (json_object_size(v) > 0) return; /* flattened away, as in php_int */
+        /* json_decode(..., true) made it an empty array: */
+        __attribute__((fallthrough));
+    case JSON_ARRAY:
+        s = "Array", n = 5; /* PHP's (string) of an array */
+        break;
+    default:
+        return;
+    }
+    str_store(ctx, idx, s, n); /* -ENOMEM keeps the old value */
+}
+
 /* SignalFactory::injectSignals(): the client's TAB values replace ours
- * without marking them changed. */
+ * without marking them changed, cast to the signal's type. */
 static void inject_signals(ba_ctx *ctx, const json_t *root)
 {
     if (!json_is_object(root)) return;
-    for (size_t i = 0; i < ctx->route->def->n_signals; i++) {
+    const ba_route_def *def = ctx->route->def;
+    for (size_t i = 0; i < def->n_signals; i++) {
         char id[160];
-        wire_id(ctx, i, id, sizeof(id));
+        hm__ba_signal_wire_id(ctx, i, id, sizeof(id));
         const json_t *v = json_object_get(root, id);
+        if (!v) continue;
         int64_t val;
-        if (v && php_int(v, &val)) ctx->sig[i] = val;
+        if (def->signals[i].type == BA_SIG_STR)
+            inject_str(ctx, i, v);
+        else if (php_int(v, &val))
+            ctx->sig[i] = val;
     }
 }
 
@@ -598,6 +900,11 @@ static void schedule_cleanup(ba_ctx *ctx)
 static void ctx_free(ba_ctx *ctx)
 {
     queue_unref(ctx->queue);
+    if (ctx->str) {
+        for (size_t i = 0; i < ctx->route->def->n_signals; i++)
+            hm__ba_buf_free(&ctx->str[i]);
+        hm_free(ctx->str);
+    }
     if (ctx->session != ctx->session_inline) hm_free(ctx->session);
     hm_free(ctx);
 }
@@ -643,8 +950,21 @@ static ba_ctx *ctx_create(ba_app *app, const ba_route_rt *rt, const char *sessio
         if (!ctx_lookup(app, ctx->id, ctx->id_len)) break;
     }
     ctx->hash = hash_id(ctx->id, ctx->id_len);
-    for (size_t i = 0; i < rt->def->n_signals; i++)
-        ctx->sig[i] = rt->def->signals[i].initial;
+    if (rt->has_str && !(ctx->str = hm_calloc(rt->def->n_signals, sizeof(*ctx->str)))) {
+        ctx_free(ctx);
+        return NULL;
+    }
+    for (size_t i = 0; i < rt->def->n_signals; i++) {
+        const ba_signal_def *sd = &rt->def->signals[i];
+        ctx->sig[i] = sd->initial;
+        if (sd->type == BA_SIG_STR) {
+            const char *init = sd->initial_str ? sd->initial_str : "";
+            if (str_store(ctx, i, init, strlen(init)) < 0) {
+                ctx_free(ctx);
+                return NULL;
+            }
+        }
+    }
     ctx->changed = all_signals(rt); /* a new Signal starts changed */
     size_t j = ctx->hash & (app->n_buckets - 1);
     ctx->hnext = app->buckets[j];
@@ -755,6 +1075,10 @@ static int handle_page(ba_conn *c, const ba_route_rt *rt)
     if (!rc) rc = hm__ba_buf_append(s, rt->page_b.data, rt->page_b.len);
     if (!rc) rc = hm__ba_buf_append(s, ctx->hex, BA_CTX_HEX);
     if (!rc) rc = hm__ba_buf_append(s, rt->page_c.data, rt->page_c.len);
+    if (!rc && rt->def->render) {
+        rc = rt->def->render(ctx, s);
+        if (!rc) rc = ba_buf_lit_(s, SHELL_BOTTOM);
+    }
     if (rc) return reply(c, 500, "Internal Server Error");
     const hm_http_header h[] = {
         {"Content-Type", "text/html; charset=utf-8"},
@@ -908,9 +1232,17 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
 
     /* sync(): the view, then the TAB signals. First connect: all of them;
      * later: those changed since they were last queued (php-via's flags). */
-    ba_buf *b = queue_push_begin(q);
-    if (hm__ba_buf_append(b, ctx->route->elements_event.data, ctx->route->elements_event.len) == 0)
-        queue_push_commit(q);
+    if (ctx->route->def->render) {
+        /* The view rendered now, as php-via's sync() re-runs the view. */
+        c->scratch.len = 0;
+        if (ctx->route->def->render(ctx, &c->scratch) == 0)
+            hm__ba_patch_elements(ctx, NULL, c->scratch.data, c->scratch.len);
+    } else {
+        ba_buf *b = queue_push_begin(q);
+        if (hm__ba_buf_append(b, ctx->route->elements_event.data, ctx->route->elements_event.len) ==
+            0)
+            queue_push_commit(q);
+    }
     queue_signals(ctx, ctx->connected_once ? ctx->changed : all_signals(ctx->route));
     ctx->connected_once = true;
 
@@ -1048,37 +1380,17 @@ int hm__ba_via_handle(ba_conn *c)
 
 /* ---- set-up and tear-down -------------------------------------------------------------- */
 
-/* The view trimmed (PHP trim()) and split on \n: one data line per line. */
-static int build_elements_event(ba_buf *b, const char *view)
-{
-    static const char ws[] = " \t\n\r\v";
-    size_t n = strlen(view);
-    while (n && (strchr(ws, view[n - 1]) || view[n - 1] == '\0'))
-        n--;
-    while (n && strchr(ws, *view))
-        view++, n--;
-    int rc = ba_buf_lit_(b, "event: datastar-patch-elements\n");
-    while (rc == 0) {
-        const char *nl = memchr(view, '\n', n);
-        size_t line = nl ? (size_t)(nl - view) : n;
-        rc = ba_buf_lit_(b, "data: elements ");
-        if (!rc) rc = hm__ba_buf_append(b, view, line);
-        if (!rc) rc = ba_buf_lit_(b, "\n");
-        if (!nl) break;
-        view += line + 1;
-        n -= line + 1;
-    }
-    return rc ? rc : ba_buf_lit_(b, "\n");
-}
-
 static int build_route(ba_route_rt *rt, const ba_route_def *def)
 {
     rt->def = def;
     rt->path_len = strlen(def->path);
     if (rt->path_len == 0 || rt->path_len >= BA_ROUTE_MAX || def->n_signals > BA_MAX_SIGNALS)
         return -EINVAL;
-    for (size_t i = 0; i < def->n_signals; i++)
+    for (size_t i = 0; i < def->n_signals; i++) {
         if (strlen(def->signals[i].name) > 64) return -EINVAL;
+        if (def->signals[i].type == BA_SIG_STR) rt->has_str = true;
+    }
+    if (!def->view && !def->render) return -EINVAL;
 
     /* SignalFactory's sanitising of "name_" + ctx id, minus the name and hex. */
     size_t k = 0;
@@ -1115,9 +1427,12 @@ static int build_route(ba_route_rt *rt, const ba_route_def *def)
         if (!rc) rc = hm__ba_buf_append(&rt->page_b, def->path, rt->path_len);
         if (!rc) rc = ba_buf_lit_(&rt->page_b, "_/");
         if (!rc) rc = ba_buf_lit_(&rt->page_c, SHELL_AFTER_BEACON);
-        if (!rc) rc = ba_buf_lit_(&rt->page_c, def->view);
-        if (!rc) rc = ba_buf_lit_(&rt->page_c, SHELL_BOTTOM);
-        if (!rc) rc = build_elements_event(&rt->elements_event, def->view);
+        if (!def->render) { /* a static view: the whole page tail, and its sync event */
+            if (!rc) rc = ba_buf_lit_(&rt->page_c, def->view);
+            if (!rc) rc = ba_buf_lit_(&rt->page_c, SHELL_BOTTOM);
+            if (!rc)
+                rc = append_elements_event(&rt->elements_event, NULL, def->view, strlen(def->view));
+        }
     }
     free(js);
     return rc;
@@ -1133,6 +1448,8 @@ static void free_route(ba_route_rt *rt)
 
 int hm__ba_via_init(ba_app *app)
 {
+    int rrc = hm__ba_routes_init(app);
+    if (rrc < 0) return rrc; /* hm__ba_via_free() releases what was made */
     app->routes = hm_calloc(hm__ba_n_routes, sizeof(*app->routes));
     if (!app->routes) return -ENOMEM;
     app->n_routes = hm__ba_n_routes;
@@ -1162,4 +1479,5 @@ void hm__ba_via_free(ba_app *app)
     hm_free(app->routes);
     app->routes = NULL;
     app->n_routes = 0;
+    hm__ba_routes_free(app);
 }

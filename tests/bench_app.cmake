@@ -1,2 +1,4 @@
-# bench_app end to end: a forked server, plain blocking sockets as clients.
-hm_test(bench_app SOURCES test_bench_app.c LIBS hm_benchapp hm_proto TIMEOUT 60)
+# bench_app end to end: a forked server, plain blocking sockets as clients;
+# hm_scenarios for hammer's own table check, SQLite to inspect the database.
+hm_test(bench_app SOURCES test_bench_app.c
+  LIBS hm_benchapp hm_proto hm_scenarios PkgConfig::SQLITE TIMEOUT 60)

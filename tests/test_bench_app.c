@@ -2,26 +2,39 @@
  * to with plain blocking POSIX sockets; responses are read with
  * hm_http_resp_parser. The whole scenario runs once per engine backend
  * (io_uring when available, then epoll). Child A: cleanup 200 ms, SSE wakes
- * on push, idle timeout 1.5 s, devMode. Child B: SSE poll 1000 ms (so a
- * burst of actions lands in the queue between two polls), devMode off.
+ * on push, idle timeout 1.5 s, devMode, the default database (a temporary
+ * directory under the test's own $TMPDIR). Child B: SSE poll 1000 ms (so a
+ * burst of actions lands in the queue between two polls), devMode off, an
+ * explicit db_path.
  * Covers the page, the cookie, every action outcome, SSE sync and patches,
  * client overwrite, the 50-event drop-oldest queue, /_health, cleanup after
  * SSE and after /_session/close (deferred while SSE is open), malformed and
  * oversized requests, pipelining, 100-continue, the idle timeout,
- * EADDRINUSE, and a clean SIGTERM exit with streams open. */
+ * EADDRINUSE, and a clean SIGTERM exit with streams open. The workloads:
+ * /bench/cpu (65451 on every call), /bench/io (50 concurrent actions on 50
+ * connections overlap their 2 ms sleeps), /bench/spreadsheet (count,
+ * viewRow = focusRow = count % 100; the SQLite file: WAL, 26000 seeded
+ * cells, known values; the temporary one removed at exit, an explicit one
+ * kept and not seeded again) and /examples/spreadsheet (the view's table,
+ * navigate's multi-line #sheet patch and signals, string signals). */
 #include "bench_app/app.h"
 #include "hm_test.h"
 #include "proto/http1.h"
+#include "scenarios/workload.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,14 +48,29 @@ static int64_t now_ms(void)
     return hm_now_ns() / 1000000;
 }
 
-/* Children still running; killed if the test fails (exit() runs this). */
-static pid_t g_parent, g_children[4];
+/* Children still running; killed if the test fails (exit() runs this),
+ * and reaped, so none outlives the test. */
+static pid_t g_parent, g_children[8];
+static char g_tmp[256]; /* the test's own directory, removed at exit */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
 
 static void kill_children(void)
 {
     if (getpid() != g_parent) return; /* a forked child inherits this handler */
-    for (size_t i = 0; i < HM_ARRAY_LEN(g_children); i++)
-        if (g_children[i] > 0) kill(g_children[i], SIGKILL);
+    for (size_t i = 0; i < HM_ARRAY_LEN(g_children); i++) {
+        if (g_children[i] > 0) {
+            kill(g_children[i], SIGKILL);
+            waitpid(g_children[i], NULL, 0);
+            g_children[i] = 0;
+        }
+    }
+    if (g_tmp[0]) nftw(g_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void track_child(pid_t pid, bool add)
@@ -109,6 +137,7 @@ static int wait_child(pid_t pid, int timeout_ms)
         if (now_ms() > until) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
+            track_child(pid, false);
             HM_FAIL_("child %d did not exit in %d ms", (int)pid, timeout_ms);
         }
         usleep(5000);
@@ -925,6 +954,446 @@ static void test_queue_drop(int port)
     printf("queue of 50 drops the oldest patches: ok\n");
 }
 
+/* ---- the workloads --------------------------------------------------------------- */
+
+/* GET route: the page's context (route + "_/" + hex) and session. */
+static void get_route(int port, const char *route, const char *cookie_line, page *pg, resp *r)
+{
+    req1(port, "GET", route, cookie_line, NULL, r);
+    ASSERT_EQ(r->status, 200);
+    char meta[256] = "<meta data-signals='{\"via_ctx\":\"";
+    size_t k = strlen(meta);
+    for (const char *p = route; *p && k + 3 < sizeof(meta); p++) {
+        if (*p == '/') meta[k++] = '\\';
+        meta[k++] = *p;
+    }
+    snprintf(meta + k, sizeof(meta) - k, "_\\/");
+    const char *m = strstr(r->body, meta);
+    ASSERT(m);
+    const char *hex = m + strlen(meta);
+    ASSERT(is_hex(hex, 16));
+    memcpy(pg->hex, hex, 16);
+    pg->hex[16] = '\0';
+    snprintf(pg->ctx, sizeof(pg->ctx), "%s_/%s", route, pg->hex);
+    ASSERT_EQ(strncmp(r->cookie, "via_session_id=", 15), 0);
+    const char *v = r->cookie + 15, *semi = strchr(v, ';');
+    ASSERT(semi);
+    copy_str(pg->session, sizeof(pg->session), v, (size_t)(semi - v));
+    snprintf(pg->cookie_hdr, sizeof(pg->cookie_hdr), "Cookie: via_session_id=%s\r\n", pg->session);
+}
+
+/* A TAB signal's wire id: name + "_" + sanitized route + "__" + hex. */
+static void wire_of(const page *pg, const char *name, char *out, size_t cap)
+{
+    size_t k = (size_t)snprintf(out, cap, "%s_", name);
+    for (const char *p = pg->ctx; *p && *p != '_' && k + 1 < cap; p++) /* the route part */
+        out[k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ? *p : '_';
+    snprintf(out + k, cap - k, "__%s", pg->hex);
+}
+
+/* POST /_action/<id> with {"via_ctx":ctx<fields>} on connection c. */
+static void act(conn *c, const char *id, const page *pg, const char *fields, resp *r)
+{
+    char body[1024], target[128], hdrs[512];
+    snprintf(body, sizeof(body), "{\"via_ctx\":\"%s\"%s}", pg->ctx, fields ? fields : "");
+    snprintf(target, sizeof(target), "/_action/%s", id);
+    snprintf(hdrs, sizeof(hdrs), "Content-Type: application/json\r\n%s", pg->cookie_hdr);
+    conn_req(c, "POST", target, hdrs, body, r);
+    ASSERT_EQ(r->status, 200);
+}
+
+/* The signals object of a datastar-patch-signals event (caller decrefs). */
+static json_t *signals_of(const char *ev)
+{
+    static const char pfx[] = "event: datastar-patch-signals\ndata: signals ";
+    ASSERT_EQ(strncmp(ev, pfx, strlen(pfx)), 0);
+    json_error_t err;
+    json_t *j = json_loads(ev + strlen(pfx), 0, &err);
+    ASSERT(json_is_object(j));
+    return j;
+}
+
+static long long int_of(json_t *sig, const page *pg, const char *name)
+{
+    char w[160];
+    wire_of(pg, name, w, sizeof(w));
+    json_t *v = json_object_get(sig, w);
+    if (!json_is_integer(v)) HM_FAIL_("signal %s is not an integer in the patch", name);
+    return json_integer_value(v);
+}
+
+/* A datastar-patch-elements event's "elements" lines joined with \n into
+ * out; returns the number of those lines. *selector gets the selector line
+ * ("" when none). */
+static int elements_of(const char *ev, char *out, size_t cap, char *selector, size_t scap)
+{
+    static const char pfx[] = "event: datastar-patch-elements\n";
+    ASSERT_EQ(strncmp(ev, pfx, strlen(pfx)), 0);
+    size_t k = 0;
+    int lines = 0;
+    selector[0] = '\0';
+    for (const char *p = ev + strlen(pfx); *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n >= 15 && strncmp(p, "data: elements ", 15) == 0) {
+            ASSERT_LT(k + n, cap);
+            if (lines++) out[k++] = '\n';
+            memcpy(out + k, p + 15, n - 15);
+            k += n - 15;
+        } else if (n >= 15 && strncmp(p, "data: selector ", 15) == 0) {
+            copy_str(selector, scap, p + 15, n - 15);
+        } else {
+            HM_FAIL_("unexpected line in an elements event: %.*s", (int)n, p);
+        }
+        p += n + (nl ? 1 : 0);
+    }
+    out[k] = '\0';
+    return lines;
+}
+
+/* The row label (1-based) of the table line holding the focus outline. */
+static int focus_row_label(const char *html)
+{
+    static const char mark[] = "<td style=\"outline:2px solid #4f8ef7\">";
+    const char *o = strstr(html, mark);
+    ASSERT(o);
+    ASSERT(!strstr(o + sizeof(mark) - 1, "outline:")); /* exactly one focused cell */
+    const char *line = o;
+    while (line > html && line[-1] != '\n')
+        line--;
+    ASSERT_EQ(strncmp(line, "<tr><th>", 8), 0);
+    return atoi(line + 8);
+}
+
+/* The table inside <div id="sheet">…</div> must pass hammer's own check. */
+static void check_sheet_div(const char *html)
+{
+    const char *d = strstr(html, "<div id=\"sheet\"");
+    ASSERT(d);
+    const char *e = strstr(d, "</div>");
+    ASSERT(e);
+    ASSERT(hm_table_well_formed(d, (size_t)(e - d)));
+    ASSERT(strstr(d, "@post('/_action/navigate')"));
+}
+
+static void test_cpu(int port)
+{
+    static resp r;
+    page pg;
+    get_route(port, "/bench/cpu", NULL, &pg, &r);
+    ASSERT(strstr(r.body, "@post('/_action/increment')"));
+    char ev[4096];
+    sse *s = sse_open(port, pg.ctx, pg.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    sse_event(s, 1, ev, sizeof(ev));
+    json_t *j = signals_of(ev);
+    ASSERT_EQ(int_of(j, &pg, "count"), 0);
+    json_decref(j);
+    conn *c = conn_open(port);
+    for (size_t i = 0; i < 2; i++) { /* the value never changes, the patch still comes */
+        act(c, "increment", &pg, NULL, &r);
+        ASSERT_EQ(sse_wait(s, 3 + i, IO_TIMEOUT_MS), 3 + i);
+        sse_event(s, 2 + i, ev, sizeof(ev));
+        j = signals_of(ev);
+        ASSERT_EQ(int_of(j, &pg, "count"), 65451);
+        ASSERT_EQ(json_object_size(j), 1);
+        json_decref(j);
+    }
+    conn_close(c);
+    sse_close(s);
+    printf("/bench/cpu: 65451 on the 1st and the 2nd call: ok\n");
+}
+
+static void test_io(int port)
+{
+    enum { N = 50 };
+    static resp r;
+    page pg;
+    get_route(port, "/bench/io", NULL, &pg, &r);
+    char ev[4096];
+    sse *s = sse_open(port, pg.ctx, pg.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    conn *cs[N];
+    static char req[N][1024];
+    size_t len[N];
+    for (int i = 0; i < N; i++) {
+        cs[i] = conn_open(port);
+        char body[256];
+        int bl = snprintf(body, sizeof(body), "{\"via_ctx\":\"%s\"}", pg.ctx);
+        len[i] =
+            (size_t)snprintf(req[i], sizeof(req[i]),
+                             "POST /_action/increment HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                             "Content-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s",
+                             port, pg.cookie_hdr, bl, body);
+    }
+    int64_t t0 = hm_now_ns();
+    for (int i = 0; i < N; i++)
+        send_all(cs[i]->fd, req[i], len[i]);
+    for (int i = 0; i < N; i++) {
+        read_resp(cs[i], false, &r);
+        ASSERT_EQ(r.status, 200);
+    }
+    int64_t us = (hm_now_ns() - t0) / 1000;
+    for (int i = 0; i < N; i++)
+        conn_close(cs[i]);
+    /* One after another they would take at least N x 2 ms = 100 ms. */
+    ASSERT_LT(us, N * 2000 / 2);
+    ASSERT_EQ(sse_wait(s, 2 + N, IO_TIMEOUT_MS), 2 + N);
+    for (int i = 0; i < N; i++) {
+        sse_event(s, 2 + (size_t)i, ev, sizeof(ev));
+        json_t *j = signals_of(ev);
+        ASSERT_EQ(int_of(j, &pg, "count"), i + 1);
+        json_decref(j);
+    }
+    ASSERT_EQ(sse_wait(s, 3 + N, 100), 2 + N);
+    sse_close(s);
+    printf("/bench/io: %d concurrent actions in %lld us (sleeps overlap), count +%d: ok\n", N,
+           (long long)us, N);
+}
+
+/* The seeded database at path: WAL, 26000 cells, known values. */
+static void check_db(const char *path, const char *cell00)
+{
+    struct stat st;
+    ASSERT_EQ(stat(path, &st), 0);
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 2000);
+    sqlite3_stmt *q;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &q, NULL), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "wal");
+    sqlite3_finalize(q);
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM cells", -1, &q, NULL), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    ASSERT_EQ(sqlite3_column_int(q, 0), 26000);
+    sqlite3_finalize(q);
+    static const struct {
+        int row, col;
+        const char *value;
+    } known[] = {
+        {0, 0, NULL},       {0, 1, "2"},        {0, 3, "\"D1\" & co"},
+        {0, 7, "'H1' > 0"}, {1, 4, "E2 < F2"},  {3, 9, "'J4' > 0"},
+        {999, 24, "25000"}, {999, 25, "26000"}, {500, 10, "K501 < L501"},
+    };
+    ASSERT_EQ(
+        sqlite3_prepare_v2(db, "SELECT value FROM cells WHERE row = ?1 AND col = ?2", -1, &q, NULL),
+        SQLITE_OK);
+    for (size_t i = 0; i < HM_ARRAY_LEN(known); i++) {
+        sqlite3_bind_int(q, 1, known[i].row);
+        sqlite3_bind_int(q, 2, known[i].col);
+        ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 0),
+                     known[i].value ? known[i].value : cell00);
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+static void test_sheet(int port, const char *db_path)
+{
+    enum { K = 105 };
+    static resp r;
+    page pg;
+    get_route(port, "/bench/spreadsheet", NULL, &pg, &r);
+    ASSERT(strstr(r.body, "@post('/_action/increment')"));
+    char ev[4096];
+    sse *s = sse_open(port, pg.ctx, pg.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    sse_event(s, 1, ev, sizeof(ev));
+    json_t *j = signals_of(ev);
+    ASSERT_EQ(json_object_size(j), 5);
+    static const char *const names[] = {"count", "viewRow", "viewCol", "focusRow", "focusCol"};
+    for (size_t i = 0; i < HM_ARRAY_LEN(names); i++)
+        ASSERT_EQ(int_of(j, &pg, names[i]), 0);
+    json_decref(j);
+
+    conn *c = conn_open(port);
+    for (int k = 1; k <= K; k++)
+        act(c, "increment", &pg, NULL, &r);
+    ASSERT_EQ(sse_wait(s, 2 + K, IO_TIMEOUT_MS), 2 + K);
+    for (int k = 1; k <= K; k++) {
+        sse_event(s, 1 + (size_t)k, ev, sizeof(ev));
+        j = signals_of(ev);
+        ASSERT_EQ(json_object_size(j), 3); /* the changed ones: count, viewRow, focusRow */
+        ASSERT_EQ(int_of(j, &pg, "count"), k);
+        ASSERT_EQ(int_of(j, &pg, "viewRow"), k % 100);
+        ASSERT_EQ(int_of(j, &pg, "focusRow"), k % 100);
+        json_decref(j);
+    }
+    /* The client's viewRow replaces the server's before the action. */
+    char w[160], f[256];
+    wire_of(&pg, "viewRow", w, sizeof(w));
+    snprintf(f, sizeof(f), ",\"%s\":250", w);
+    act(c, "increment", &pg, f, &r);
+    ASSERT_EQ(sse_wait(s, 3 + K, IO_TIMEOUT_MS), 3 + K);
+    sse_event(s, 2 + K, ev, sizeof(ev));
+    j = signals_of(ev);
+    ASSERT_EQ(int_of(j, &pg, "count"), K + 1);
+    ASSERT_EQ(int_of(j, &pg, "viewRow"), 51);
+    ASSERT_EQ(int_of(j, &pg, "focusRow"), 51);
+    json_decref(j);
+    conn_close(c);
+    sse_close(s);
+
+    char wal[700];
+    snprintf(wal, sizeof(wal), "%s-wal", db_path);
+    struct stat st;
+    ASSERT_EQ(stat(wal, &st), 0);
+    check_db(db_path, "A1 < B1");
+    printf("/bench/spreadsheet: count = k, viewRow = focusRow = k %% 100, client overwrite; "
+           "SQLite WAL file with 26000 seeded cells: ok\n");
+}
+
+static void test_live(int port)
+{
+    static resp r;
+    static char ev[65536], html[65536];
+    char sel[64];
+    page pg;
+    get_route(port, "/examples/spreadsheet", NULL, &pg, &r);
+    check_sheet_div(r.body);
+    ASSERT(strstr(r.body, "<td style=\"outline:2px solid #4f8ef7\">A1 &lt; B1</td>"));
+    ASSERT(strstr(r.body, "<td>&quot;D1&quot; &amp; co</td>"));
+    ASSERT(strstr(r.body, "<td>&#039;H1&#039; &gt; 0</td>"));
+    ASSERT_EQ(focus_row_label(r.body), 1);
+
+    sse *s = sse_open(port, pg.ctx, pg.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    sse_event(s, 0, ev, sizeof(ev));
+    ASSERT_GE(elements_of(ev, html, sizeof(html), sel, sizeof(sel)), 22);
+    ASSERT_STREQ(sel, "");
+    check_sheet_div(html);
+    sse_event(s, 1, ev, sizeof(ev));
+    json_t *j = signals_of(ev);
+    ASSERT_EQ(json_object_size(j), 6);
+    char dir[160];
+    wire_of(&pg, "direction", dir, sizeof(dir));
+    ASSERT_STREQ(json_string_value(json_object_get(j, dir)), "");
+    ASSERT_EQ(int_of(j, &pg, "focusRow"), 0);
+    ASSERT_EQ(int_of(j, &pg, "count"), 0);
+    json_decref(j);
+
+    /* Each navigate: an elements event for #sheet spanning many data lines,
+     * then the signals it set. */
+    static const struct {
+        const char *direction; /* a JSON value */
+        int focus_row, focus_col, view_row, label;
+    } steps[] = {
+        {"\"ArrowDown\"", 1, 0, 0, 2},
+        {"\"Sideways\"", 1, 0, 0, 2}, /* unknown: no move */
+        {"5", 1, 0, 0, 2},            /* cast to "5": no move */
+        {"\"PageDown\"", 21, 0, 2, 22},
+        {"\"ArrowLeft\"", 21, 0, 2, 22}, /* clamped at col 0 */
+        {"\"ArrowRight\"", 21, 1, 2, 22},
+        {"\"ArrowUp\"", 20, 1, 2, 21},
+    };
+    conn *c = conn_open(port);
+    size_t seen = 2;
+    for (size_t i = 0; i < HM_ARRAY_LEN(steps); i++) {
+        char f[256];
+        snprintf(f, sizeof(f), ",\"%s\":%s", dir, steps[i].direction);
+        act(c, "navigate", &pg, f, &r);
+        ASSERT_EQ(sse_wait(s, seen + 2, IO_TIMEOUT_MS), seen + 2);
+        sse_event(s, seen, ev, sizeof(ev));
+        ASSERT_GE(elements_of(ev, html, sizeof(html), sel, sizeof(sel)), 22);
+        ASSERT_STREQ(sel, "#sheet");
+        ASSERT(hm_table_well_formed(html, strlen(html)));
+        check_sheet_div(html);
+        ASSERT_EQ(focus_row_label(html), steps[i].label);
+        char first[32];
+        snprintf(first, sizeof(first), "\n<tr><th>%d</th>", steps[i].view_row + 1);
+        ASSERT(strstr(html, first)); /* the view's first row */
+        sse_event(s, seen + 1, ev, sizeof(ev));
+        j = signals_of(ev);
+        ASSERT_EQ(json_object_size(j), 5); /* focus, view, count; not direction */
+        ASSERT_EQ(int_of(j, &pg, "focusRow"), steps[i].focus_row);
+        ASSERT_EQ(int_of(j, &pg, "focusCol"), steps[i].focus_col);
+        ASSERT_EQ(int_of(j, &pg, "viewRow"), steps[i].view_row);
+        ASSERT_EQ(int_of(j, &pg, "viewCol"), 0);
+        ASSERT_EQ(int_of(j, &pg, "count"), (long long)i + 1);
+        json_decref(j);
+        seen += 2;
+    }
+    conn_close(c);
+
+    /* Client values reach the string signal as PHP's (string) casts them;
+     * a first SSE connect sends every signal, in json_encode()'s escaping. */
+    static const struct {
+        const char *sent, *sync;
+    } casts[] = {
+        {"1e25", "\"1.0E+25\""},
+        {"0.1", "\"0.1\""},
+        {"-0.0", "\"-0\""},
+        {"0.00001", "\"1.0E-5\""},
+        {"123456.5", "\"123456.5\""},
+        {"true", "\"1\""},
+        {"null", "\"\""},
+        {"[1,2]", "\"Array\""},
+        {"42", "\"42\""},
+        {"\"a/b\\\"\\u00e9\\ud83d\\ude00\\n\"", "\"a\\/b\\\"\\u00e9\\ud83d\\ude00\\n\""},
+    };
+    for (size_t i = 0; i < HM_ARRAY_LEN(casts); i++) {
+        page pc;
+        get_route(port, "/examples/spreadsheet", NULL, &pc, &r);
+        char cdir[160], f[256], want[400];
+        wire_of(&pc, "direction", cdir, sizeof(cdir));
+        snprintf(f, sizeof(f), ",\"%s\":%s", cdir, casts[i].sent);
+        conn *cc = conn_open(port);
+        act(cc, "navigate", &pc, f, &r);
+        conn_close(cc);
+        sse *sc = sse_open(port, pc.ctx, pc.cookie_hdr);
+        ASSERT_EQ(sse_wait(sc, 2, IO_TIMEOUT_MS), 2);
+        sse_event(sc, 1, ev, sizeof(ev));
+        snprintf(want, sizeof(want), "\"%s\":%s,", cdir, casts[i].sync);
+        if (!strstr(ev, want)) HM_FAIL_("sent %s, expected %s in: %s", casts[i].sent, want, ev);
+        sse_close(sc);
+    }
+
+    /* A new stream re-renders the view with the current focus. */
+    sse *s2 = sse_open(port, pg.ctx, pg.cookie_hdr);
+    ASSERT_EQ(sse_wait(s2, 1, IO_TIMEOUT_MS), 1);
+    sse_event(s2, 0, ev, sizeof(ev));
+    elements_of(ev, html, sizeof(html), sel, sizeof(sel));
+    check_sheet_div(html);
+    ASSERT_EQ(focus_row_label(html), 21);
+    sse_close(s2);
+    sse_close(s);
+    printf("/examples/spreadsheet: view table, navigate patches (#sheet on many lines, then "
+           "signals), moves, clamping, unknown direction, string signal casts and escaping, "
+           "re-rendered view on reconnect: ok\n");
+}
+
+/* The one bench_app.* directory the default database made under dir. */
+static void find_tmp_db(const char *dir, char *out, size_t cap)
+{
+    DIR *d = opendir(dir);
+    ASSERT(d);
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        ASSERT_EQ(strncmp(e->d_name, "bench_app.", 10), 0);
+        snprintf(out, cap, "%s/%s/spreadsheet.db", dir, e->d_name);
+        found++;
+    }
+    closedir(d);
+    ASSERT_EQ(found, 1);
+}
+
+static bool dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ASSERT(d);
+    struct dirent *e;
+    bool empty = true;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = false;
+    closedir(d);
+    return empty;
+}
+
 /* The whole scenario against servers on one engine backend. */
 static void run_suite(hm_backend_kind backend)
 {
@@ -937,6 +1406,12 @@ static void run_suite(hm_backend_kind backend)
     oa.idle_timeout_ms = 1500;
     oa.quiet = true;
     oa.backend = backend;
+    /* A's database goes to the default place: a directory under $TMPDIR. */
+    char tmp_a[300], db_a[600], db_b[300];
+    snprintf(tmp_a, sizeof(tmp_a), "%s/%s-tmp", g_tmp, hm_backend_name(backend));
+    snprintf(db_b, sizeof(db_b), "%s/%s-b.db", g_tmp, hm_backend_name(backend));
+    ASSERT_EQ(mkdir(tmp_a, 0700), 0);
+    ASSERT_EQ(setenv("TMPDIR", tmp_a, 1), 0);
     int port_a, port_b;
     pid_t a = start_child(&oa, &port_a);
     ASSERT_GT(port_a, 0);
@@ -944,6 +1419,7 @@ static void run_suite(hm_backend_kind backend)
     ob.sse_poll_ms = 1000;
     ob.dev_mode = false;
     ob.idle_timeout_ms = 60000;
+    ob.db_path = db_b;
     pid_t b = start_child(&ob, &port_b);
     ASSERT_GT(port_b, 0);
     printf("[%s] children listening on %d and %d\n", hm_backend_name(backend), port_a, port_b);
@@ -955,6 +1431,7 @@ static void run_suite(hm_backend_kind backend)
     pid_t cpid = start_child(&oc, &port_c);
     ASSERT_EQ(port_c, -1);
     ASSERT_EQ(wait_child(cpid, 5000), 10);
+    find_tmp_db(tmp_a, db_a, sizeof(db_a)); /* A's only: C removed its own */
     printf("EADDRINUSE: ok\n");
 
     int idle_fd = tcp_connect(port_a); /* never sends: closed after 1.5 s */
@@ -966,6 +1443,11 @@ static void run_suite(hm_backend_kind backend)
     test_sse(port_a, &p1);
     test_session_close(port_a, &p2);
     test_http(port_a);
+    test_cpu(port_a);
+    test_io(port_a);
+    test_sheet(port_a, db_a);
+    test_live(port_a);
+    check_db(db_b, "A1 < B1");
     test_queue_drop(port_b);
 
     char b1[8];
@@ -994,6 +1476,38 @@ static void run_suite(hm_backend_kind backend)
     sse_close(s);
     conn_close(kc);
     printf("SIGTERM: both exit 0, streams closed: ok\n");
+    ASSERT(dir_empty(tmp_a)); /* the default database's directory is gone */
+    struct stat st;
+    ASSERT_EQ(stat(db_b, &st), 0); /* an explicit one stays */
+    printf("temporary database removed at exit, --db file kept: ok\n");
+}
+
+/* A non-empty --db file is used as it is, not seeded again. */
+static void test_db_reuse(const char *path)
+{
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 2000);
+    ASSERT_EQ(sqlite3_exec(db, "UPDATE cells SET value = 'changed <x>' WHERE row = 0 AND col = 0",
+                           NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+    hm_bench_app_options o;
+    hm_bench_app_defaults(&o);
+    o.port = 0;
+    o.quiet = true;
+    o.db_path = path;
+    int port;
+    pid_t pid = start_child(&o, &port);
+    ASSERT_GT(port, 0);
+    static resp r;
+    page pg;
+    get_route(port, "/examples/spreadsheet", NULL, &pg, &r);
+    ASSERT(strstr(r.body, ">changed &lt;x&gt;</td>"));
+    check_db(path, "changed <x>");
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    printf("an existing --db file is not seeded again: ok\n");
 }
 
 int main(void)
@@ -1001,6 +1515,9 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
     g_parent = getpid();
+    const char *t = getenv("TMPDIR");
+    snprintf(g_tmp, sizeof(g_tmp), "%s/test_bench_app.XXXXXX", t && *t ? t : "/tmp");
+    ASSERT(mkdtemp(g_tmp));
     atexit(kill_children);
     const char *why = NULL;
     if (hm_io_uring_probe(&why) == 0)
@@ -1008,5 +1525,8 @@ int main(void)
     else
         printf("io_uring unavailable here (%s): epoll only\n", why ? why : "?");
     run_suite(HM_BACKEND_EPOLL);
+    char db[300];
+    snprintf(db, sizeof(db), "%s/%s-b.db", g_tmp, hm_backend_name(HM_BACKEND_EPOLL));
+    test_db_reuse(db);
     return 0;
 }
