@@ -7,7 +7,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define HM__RBUF_SIZE (16 * 1024)
+/* The read buffer starts small, because each idle connection keeps its
+ * touched pages resident, and grows once a read fills it. */
+#define HM__RBUF_MIN 2048
+#define HM__RBUF_MAX (64 * 1024)
 /* A keep-alive connection idle for longer than this is checked for a
  * server-side close before reuse, so a request is not written into a
  * connection the server already dropped. */
@@ -79,9 +82,9 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
         hm_http_conn_close(c); /* EOF, error or unsolicited bytes: start fresh */
     }
     if (!c->rbuf) {
-        c->rbuf = hm_alloc(HM__RBUF_SIZE);
+        c->rbuf = hm_alloc(HM__RBUF_MIN);
         if (!c->rbuf) return -ENOMEM;
-        c->rcap = HM__RBUF_SIZE;
+        c->rcap = HM__RBUF_MIN;
     }
     int64_t t0 = hm_now_ns();
     int rc = hm_sock_connect(&c->sock, (const struct sockaddr *)&c->target->addr,
@@ -112,8 +115,18 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
 /* The transport: plain socket or TLS over it. */
 static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
 {
-    if (c->tls) return hm_tls_read(c->tls, c->sock, c->rbuf, c->rcap, deadline);
-    return hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
+    ssize_t n = c->tls ? hm_tls_read(c->tls, c->sock, c->rbuf, c->rcap, deadline)
+                       : hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
+    /* A full buffer means more was waiting: read bigger pieces next time.
+     * The bytes just read are the caller's to feed, so grow by copying. */
+    if (n == (ssize_t)c->rcap && c->rcap < HM__RBUF_MAX) {
+        char *bigger = hm_realloc(c->rbuf, c->rcap * 4);
+        if (bigger) {
+            c->rbuf = bigger;
+            c->rcap *= 4;
+        }
+    }
+    return n;
 }
 
 static ssize_t conn_write(hm_http_conn *c, const char *buf, size_t len, int64_t deadline,
