@@ -11,7 +11,7 @@ N=${N:-200000}
 CONNS=${CONNS:-200}
 SCENARIO=${SCENARIO:-counter}
 dir=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))  # below the ephemeral range
 taskset -c 1 "$APP" --port "$port" --quiet &
 app=$!
 trap 'kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT

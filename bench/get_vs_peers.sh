@@ -15,7 +15,7 @@ for t in nginx wrk h2load /usr/bin/time taskset; do
 done
 dir=$(mktemp -d)
 trap 'kill $(cat "$dir/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))  # below the ephemeral range
 cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 daemon on;

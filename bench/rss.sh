@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Memory per connection and per virtual user (peak RSS from /usr/bin/time).
+#  1. get at CONNS keep-alive connections against nginx: hammer, wrk, h2load.
+#  2. browser VUs holding an open SSE stream (one action each, then a long
+#     think) at 1000 and VUS virtual users against bench_app.
+# Reported: peak RSS / connections, and the marginal cost between two sizes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HAMMER=${HAMMER:-build/bin/hammer}
+APP=${APP:-build/bin/bench_app}
+CONNS=${CONNS:-10000}
+VUS=${VUS:-5000}
+dir=$(mktemp -d)
+port=$((20000 + RANDOM % 12000))  # below the ephemeral range
+cat > "$dir/nginx.conf" <<CONF
+worker_processes 1;
+daemon on;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+worker_rlimit_nofile 20000;
+events { worker_connections 19000; }
+http { access_log off; keepalive_requests 100000000; keepalive_timeout 300s;
+       server { listen 127.0.0.1:$port backlog=8192; location / { return 200 "Hello, world!"; } } }
+CONF
+ulimit -n 20000
+taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
+trap 'kill $(cat "$dir/nginx.pid") 2>/dev/null || true; kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT
+app=
+sleep 0.5
+url="http://127.0.0.1:$port/"
+peak() { /usr/bin/time -f "%M" -o "$dir/rss" "$@" >"$dir/out" 2>&1 || true; cat "$dir/rss" | tail -1; }
+
+echo "== get, peak RSS in KiB at N keep-alive connections (one client thread)"
+for n in 1000 "$CONNS"; do
+    h=$(peak "$HAMMER" -q -t 1 -c "$n" -d 5s --timeout 20s --url "$url" scenario get)
+    w=$(peak wrk -t1 -c "$n" -d5s "$url")
+    g=$(peak h2load --h1 -t1 -c "$n" -D 5 "$url")
+    echo "$n $h $w $g" >>"$dir/get"
+    awk -v n="$n" -v h="$h" -v w="$w" -v g="$g" 'BEGIN {
+        printf "  %6d conns: hammer %7d KiB (%.2f KiB/conn)  wrk %7d KiB (%.2f)  h2load %7d KiB (%.2f)\n",
+               n, h, h / n, w, w / n, g, g / n }'
+done
+awk 'NR == 1 { n1 = $1; h1 = $2; w1 = $3; g1 = $4 } NR == 2 {
+    d = $1 - n1
+    printf "  marginal per connection: hammer %.2f KiB, wrk %.2f KiB, h2load %.2f KiB\n",
+           ($2 - h1) / d, ($3 - w1) / d, ($4 - g1) / d }' "$dir/get"
+
+echo "== browser VUs holding an open SSE stream, peak RSS of hammer"
+aport=$((port + 1))
+"$APP" --port "$aport" --quiet &
+app=$!
+sleep 0.3
+for n in 1000 "$VUS"; do
+    r=$(peak "$HAMMER" -q -t 1 --mode browser -c "$n" -n "$n" --think 3s --timeout 30s \
+        --url "http://127.0.0.1:$aport" scenario counter)
+    echo "$n $r" >>"$dir/vu"
+    awk -v n="$n" -v r="$r" 'BEGIN { printf "  %6d VUs: %8d KiB (%.2f KiB/VU)\n", n, r, r / n }'
+done
+awk 'NR == 1 { n1 = $1; r1 = $2 } NR == 2 { printf "  marginal per VU: %.2f KiB\n", ($2 - r1) / ($1 - n1) }' "$dir/vu"
