@@ -1,0 +1,90 @@
+/* Scale inside the 20,000 open-file limit, on both engines: 10,000
+ * concurrent keep-alive connections in `get`, and 5,000 browser VUs with
+ * open SSE streams; and a -c that cannot fit is refused before starting.
+ * argv: HAMMER BENCH_APP */
+#include "engine/engine.h"
+#include "run_util.h"
+
+#include <sys/resource.h>
+
+static const char *hammer, *bench_app;
+static char json_path[256];
+
+static void start_app(proc *app, int port)
+{
+    char port_s[16];
+    snprintf(port_s, sizeof(port_s), "%d", port);
+    char *argv[] = {(char *)bench_app, "--port", port_s, NULL};
+    proc_start(app, argv);
+    for (int i = 0; i < 100 && !strstr(app->out, "listening"); i++) proc_read(app, 50);
+    ASSERT(strstr(app->out, "listening"));
+}
+
+static void run_and_check(char **argv, long long ok, long long established_at_least)
+{
+    proc p;
+    unlink(json_path);
+    int rc = proc_run(&p, argv, 240);
+    if (rc != 0) fprintf(stderr, "%s\n", p.out);
+    ASSERT_EQ(rc, 0);
+    json_t *j = load_json(json_path);
+    ASSERT_EQ(json_int_at(j, "actions.ok"), ok);
+    ASSERT_EQ(json_int_at(j, "actions.failed"), 0);
+    ASSERT_GE(json_int_at(j, "connections.established"), established_at_least);
+    json_decref(j);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) HM_FAIL_("usage: %s HAMMER BENCH_APP", argv[0]);
+    hammer = argv[1];
+    bench_app = argv[2];
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_max < 20000)
+        HM_SKIP("the hard open-file limit is %llu; this test needs 20000",
+                (unsigned long long)rl.rlim_max);
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl); /* bench_app inherits it */
+    snprintf(json_path, sizeof(json_path), "/tmp/hammer-scale-%d.json", (int)getpid());
+
+    proc p;
+    char *too_many[] = {(char *)hammer, "-c", "50000", "--url", "http://127.0.0.1:1/", "scenario",
+                        "get", NULL};
+    ASSERT_EQ(proc_run(&p, too_many, 20), 2);
+    ASSERT(strstr(p.out, "open files"));
+    printf("-c 50000: refused before starting: %.*s\n", (int)strcspn(p.out, "\n"), p.out);
+
+    const char *engines[] = {"io_uring", "epoll"};
+    for (int e = 0; e < 2; e++) {
+        const char *why = NULL;
+        if (e == 0 && hm_io_uring_probe(&why) < 0) {
+            printf("io_uring runs skipped: %s\n", why);
+            continue;
+        }
+        proc app;
+        int port = free_port();
+        start_app(&app, port);
+        char url[64];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/_health", port);
+        char *get[] = {(char *)hammer, "--engine", (char *)engines[e], "-c", "10000", "-n",
+                       "30000", "--timeout", "30s", "--url", url, "--json", json_path, "scenario",
+                       "get", NULL};
+        run_and_check(get, 30000, 10000);
+        printf("%s: 10,000 keep-alive connections in get: ok\n", engines[e]);
+
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+        char *vus[] = {(char *)hammer, "--engine", (char *)engines[e], "--mode", "browser", "-c",
+                       "5000", "-n", "5000", "--timeout", "30s", "--url", url, "--json",
+                       json_path, "scenario", "counter", NULL};
+        run_and_check(vus, 5000, 10000);
+        json_t *j = load_json(json_path);
+        ASSERT_EQ(json_int_at(j, "patches.observers_connected"), 5000);
+        json_decref(j);
+        printf("%s: 5,000 browser VUs with open SSE streams: ok\n", engines[e]);
+        kill(app.pid, SIGTERM);
+        ASSERT_EQ(proc_wait(&app, 30), 0);
+    }
+    unlink(json_path);
+    return 0;
+}
