@@ -1,5 +1,5 @@
 /* app.h — bench_app, hammer's stand-in for php-via's benchmark app
- * (php-via tests/Load/bench_app.php): one worker, served by our own engine.
+ * (php-via tests/Load/bench_app.php), served by our own engine.
  *
  * It speaks php-via's wire protocol (docs: /work/shared/docs/php-via-protocol.md):
  * page GETs create contexts bound to the via_session_id cookie, POST
@@ -16,9 +16,36 @@
  * carry the 20x10 viewport table. The spreadsheets read a SQLite database
  * (db_path below) that a first start seeds with 1000 x 26 cells.
  *
- * Use: the bench_app executable (main.c), or embedded: hammer forks a child
- * that calls hm_bench_app_run(). Only one run at a time per process (the run
- * keeps its state in one static instance, so a signal handler can reach it).
+ * Workers (php-via's worker_num, protocol doc section 4): with workers = 1
+ * (the default) one loop on the calling thread listens and serves. With
+ * workers = N > 1 the run is N workers with fully isolated state (contexts,
+ * sessions, patch queues, SQLite handles; the database file is shared, as
+ * php-via's is), each an engine loop on its own thread, as OpenSwoole's
+ * worker processes are, behind a reactor on the calling thread that owns
+ * the client connections and hands each REQUEST to the worker `dispatch`
+ * picks, over a loopback link (an SSE response keeps its link for the
+ * stream's life):
+ *   "stream"  (default) what php-via's dispatch_mode 7 really does: the
+ *             least busy worker (fewest requests forwarded and not yet
+ *             answered, open SSE streams not counted), ties round-robin;
+ *   "fd"      OpenSwoole's mode 2: the connection's id (1, 2, ... in
+ *             accept order) % N;
+ *   "session" php-via's dispatch_func: crc32 of the first
+ *             __Host-via_session_id= or else via_session_id= hex value in
+ *             the request's first 8 KiB, % N; no such value: as "fd".
+ * Every response carries `X-Via-Worker: <id>` (a bench_app extension, for
+ * diagnosis): worker_id + the worker's index. /_health's "connections" are
+ * the answering worker's own (as php-via's), "worker" is its id, and
+ * "workers" lists every worker of the run: [{"id","contexts","sse",
+ * "requests"}, ...] (requests: requests that worker has handled). The
+ * reactor answers malformed requests itself (400/413/431), naming the
+ * worker "fd" dispatch would have picked.
+ *
+ * Use: the bench_app executable (main.c; its --processes runs N of these
+ * in child processes), or embedded: hammer forks a child that calls
+ * hm_bench_app_run(), which takes workers and dispatch as the command line
+ * does. Only one run at a time per process (the stop flag is static, so a
+ * signal handler can reach it).
  *
  * Signals: hm_bench_app_run() installs no signal handlers. A program that
  * wants SIGTERM/SIGINT to stop the server calls
@@ -50,6 +77,9 @@ typedef struct hm_bench_app_options {
      * mkdtemp() directory under $TMPDIR (else /tmp), removed when the run
      * returns. */
     const char *db_path;
+    int workers;          /* worker_num, default 1 (0 counts as 1); at most 64 */
+    const char *dispatch; /* "stream" (NULL = default), "fd" or "session" */
+    int worker_id;        /* X-Via-Worker of the first worker, default 0 */
 } hm_bench_app_options;
 
 #define HM_BENCH_APP_DEFAULT_PORT 3099
@@ -61,6 +91,8 @@ void hm_bench_app_defaults(hm_bench_app_options *o);
  * hm_bench_app_request_stop() is called. Once listening, writes "<port>\n"
  * to ready_fd when ready_fd >= 0 and, unless quiet, prints
  * "bench_app listening on http://HOST:PORT" to stdout. o NULL = defaults.
+ * With workers > 1 the worker threads are started and listening (on
+ * loopback ports of their own) before the port is announced.
  * Returns 0 after a requested stop, -EINVAL for bad options, -EBUSY when a
  * run is already under way in this process, or the negative errno that
  * stopped it from starting (e.g. -EADDRINUSE, -EADDRNOTAVAIL; a database

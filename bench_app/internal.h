@@ -12,17 +12,24 @@
  *             as bench_app.php declares them, plus the live spreadsheet.
  *   sheet.c   the spreadsheet's SQLite database (open, seed, the prepared
  *             viewport query) and its 20x10 viewport table.
+ *   reactor.c --workers N > 1: the reactor's request handler, which picks a
+ *             worker for each request (--dispatch) and proxies the request
+ *             and its response over a loopback link to that worker.
  *
  * Naming: hm__ba_* for functions shared between these files, ba_* for the
  * types below, static for everything else.
  *
- * Ownership: one ba_app per run (server.c's static instance) owns every
- * context, queue, connection record and route table, and the spreadsheet
- * database (routes.c); contexts own their session string, their string
- * signal buffers, and one reference on their current patch queue; each SSE
- * stream holds another on the queue it reads. Connection records
- * (parser, buffers) are pooled and reused across connections. Nothing here
- * is thread-safe: everything runs on the run's one loop thread. */
+ * Ownership: a run has one ba_app per worker (with --workers 1 the only
+ * one, which also listens; with more, each on its own thread behind a
+ * reactor ba_app on the calling thread). A worker's ba_app owns every
+ * context, queue, connection record and route table, and its own handle on
+ * the spreadsheet database (routes.c); contexts own their session string,
+ * their string signal buffers, and one reference on their current patch
+ * queue; each SSE stream holds another on the queue it reads. Connection
+ * records (parser, buffers) are pooled and reused across connections.
+ * Nothing in a ba_app is thread-safe: it is used only by its own loop
+ * thread. The ba_run (server.c) is what threads share: the per-worker
+ * counters /_health lists (atomics), the stop flag, start-up hand-shake. */
 #ifndef HM_BENCH_APP_INTERNAL_H
 #define HM_BENCH_APP_INTERNAL_H
 
@@ -30,6 +37,7 @@
 #include "engine/engine.h"
 #include "proto/http1.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,6 +51,7 @@
 #define BA_CTX_ID_MAX (BA_ROUTE_MAX + 2 + BA_CTX_HEX + 1)
 #define BA_RBUF 16384      /* per-connection read buffer */
 #define BA_COOKIE_MAX 4096 /* OpenSwoole drops cookie values this long or longer */
+#define BA_MAX_WORKERS 64  /* --workers and --processes: at most this many */
 #define BA_JSON_MAX_DEPTH                                                                          \
     64 /* deeper client JSON counts as invalid (keeps jansson's                                    \
         * recursion well inside a 64 KiB coroutine stack) */
@@ -155,6 +164,8 @@ typedef struct ba_sheet ba_sheet;
  * errno; on failure *out is NULL and a line on stderr says why. */
 int hm__ba_sheet_open(const char *path, ba_sheet **out);
 void hm__ba_sheet_close(ba_sheet *sh);
+/* The database file's path (valid until close). */
+const char *hm__ba_sheet_path(const ba_sheet *sh);
 
 /* Runs the viewport query for rows [vr, vr+20) and columns [vc, vc+10) and
  * appends the table to out: values HTML-escaped, an outline style on the
@@ -166,10 +177,14 @@ int hm__ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t
 
 /* ---- connections and the app (server.c) ------------------------------- */
 
+typedef struct ba_proxy ba_proxy;
+
 typedef struct ba_conn {
     ba_app *app;
     struct ba_conn *prev, *next; /* in app->conns, or next in the pool */
     hm_sock *sock;
+    uint64_t id;     /* the app's connection counter (OpenSwoole's session_id), from 1 */
+    char via_id[12]; /* X-Via-Worker of the responses written on this connection */
     hm_coro *co;     /* the connection's coroutine */
     hm_coro *reader; /* SSE: coroutine watching for the peer's EOF, or NULL */
     hm_waitgroup reader_wg;
@@ -181,6 +196,8 @@ typedef struct ba_conn {
     ba_buf out;     /* responses not yet written */
     ba_buf scratch; /* per-request temporary text (decoded params, page body) */
     ba_buf ev;      /* SSE: the event being written (swapped with queue slots) */
+    ba_buf raw;     /* reactor: the current request's bytes as received */
+    ba_proxy *px;   /* reactor: response parser and buffer (reactor.c), or NULL */
     char rbuf[BA_RBUF];
 } ba_conn;
 
@@ -193,8 +210,40 @@ enum {
 
 typedef struct ba_route_rt ba_route_rt;
 
+/* One worker's counters, written by its thread, read by any (/_health). */
+typedef struct ba_wstats {
+    _Atomic int64_t contexts, sse, requests;
+} ba_wstats;
+
+typedef enum ba_dispatch {
+    BA_DISPATCH_STREAM = 0, /* OpenSwoole's mode 7: the least busy worker */
+    BA_DISPATCH_FD,         /* mode 2: connection id % workers */
+    BA_DISPATCH_SESSION,    /* php-via's dispatch_func: crc32(session) % workers */
+} ba_dispatch;
+
+/* What the threads of one run share (server.c). */
+typedef struct ba_run {
+    int n_workers;
+    int first_id;     /* X-Via-Worker of worker 0 (options.worker_id) */
+    ba_wstats *stats; /* n_workers */
+    atomic_int abort; /* stop every loop of the run (start-up failed, reactor ended) */
+} ba_run;
+
+typedef struct ba_reactor ba_reactor;
+
 struct ba_app {
     hm_bench_app_options opt;
+    ba_run *run;
+    int worker;      /* index in run->stats; -1 for the reactor */
+    ba_wstats *ws;   /* this worker's counters; NULL for the reactor */
+    char via_id[12]; /* X-Via-Worker of this worker's responses */
+    bool internal;   /* a worker behind the reactor: loopback links, no deadlines */
+    bool keep_raw;   /* the reactor: keep each request's bytes in c->raw */
+    /* Handles the request just parsed into c->req: hm__ba_via_handle, or
+     * the reactor's hm__ba_reactor_handle. */
+    int (*handle)(ba_conn *c);
+    ba_reactor *rx;    /* the reactor's state (reactor.c), else NULL */
+    uint64_t conn_seq; /* connections accepted so far */
     hm_loop *loop;
     hm_sock *listener;
     hm_coro *acceptor;
@@ -226,7 +275,8 @@ struct ba_app {
     char cookie_expires[40];
 };
 
-/* Absolute deadline for the next socket operation (idle timeout). */
+/* Absolute deadline for the next socket operation (idle timeout); 0 (none)
+ * on a worker's loopback links, whose lifetime the reactor governs. */
 int64_t hm__ba_deadline(const ba_app *app);
 
 /* Appends a complete response to c->out: status line (reason NULL = the
@@ -249,5 +299,23 @@ void hm__ba_via_free(ba_app *app);
 int hm__ba_via_handle(ba_conn *c);
 /* Runs due context cleanups; called by the ticker. */
 void hm__ba_via_tick(ba_app *app, int64_t now);
+
+/* ---- reactor.c ---------------------------------------------------------- */
+
+/* Sets up the reactor's state for a run of run->n_workers workers that
+ * listen on 127.0.0.1:ports[i]; 0 or -ENOMEM. */
+int hm__ba_reactor_init(ba_app *app, const int *ports, ba_dispatch mode);
+/* Closes the idle links and frees the reactor's state. */
+void hm__ba_reactor_free(ba_app *app);
+/* A new client connection: sets c->id's fallback worker as c->via_id (the
+ * id on the reactor's own answers, e.g. 400 for a malformed request). */
+void hm__ba_reactor_conn_start(ba_conn *c);
+/* Frees c->px (connection record going away). */
+void hm__ba_reactor_conn_free(ba_conn *c);
+/* Forwards c->raw to the chosen worker and copies its response to c->out
+ * (and to the client as it arrives, for streams); BA_NEXT/CLOSE/DROP. */
+int hm__ba_reactor_handle(ba_conn *c);
+/* Parses "stream", "fd" or "session"; NULL means stream. 0 or -EINVAL. */
+int hm__ba_dispatch_parse(const char *s, ba_dispatch *out);
 
 #endif

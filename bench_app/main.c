@@ -2,28 +2,53 @@
  * hm_bench_app_options, installs SIGTERM/SIGINT handlers and runs the server
  * until one arrives (exit 0; a default temporary database is removed then).
  * Bad options exit 2 with a one-line reason; a server that cannot start
- * (port taken, database unusable) exits 1. */
+ * (port taken, database unusable) exits 1.
+ *
+ * --processes N: N independent servers (each with --workers workers) in
+ * child processes, on ports P .. P+N-1; process i's workers answer
+ * X-Via-Worker i*workers + w. The parent forwards SIGTERM/SIGINT to them
+ * and exits 0 once all have stopped; if one stops (or fails to start) on
+ * its own, the parent stops the others and exits 1. The children get
+ * SIGTERM if the parent dies. */
 #include "bench_app/app.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_app [options]\n"
-            "php-via's benchmark app served by hammer's engine, one worker: /bench/counter,\n"
-            "/bench/cpu, /bench/io, /bench/spreadsheet (action increment) and the live\n"
+            "php-via's benchmark app served by hammer's engine: /bench/counter, /bench/cpu,\n"
+            "/bench/io, /bench/spreadsheet (action increment) and the live\n"
             "/examples/spreadsheet (action navigate), with /_action/*, /_sse, /_health\n"
-            "and /_session/close.\n"
+            "and /_session/close. Every response has an X-Via-Worker: <id> header.\n"
             "\n"
             "  --host H               address to listen on (default 127.0.0.1)\n"
             "  --port P               port (default %d); 0 picks a free one and prints it\n"
+            "  --workers N            php-via's worker_num (default 1, at most 64): N workers\n"
+            "                         with isolated state (contexts, sessions, queues) on\n"
+            "                         threads; a reactor hands each request to one of them\n"
+            "  --dispatch MODE        which worker takes a request (with --workers > 1):\n"
+            "                         stream  (default) the least busy one, whatever the\n"
+            "                                 cookie or connection: what php-via's\n"
+            "                                 dispatch_mode 7 really does in OpenSwoole\n"
+            "                         fd      connection id %% N (OpenSwoole's mode 2)\n"
+            "                         session crc32(via_session_id cookie) %% N, no cookie:\n"
+            "                                 as fd (php-via's intended dispatch_func)\n"
+            "  --processes N          N independent servers in child processes on ports\n"
+            "                         P..P+N-1 (X-Via-Worker 0..N-1 with one worker each),\n"
+            "                         e.g. behind a sticky load balancer; needs a fixed\n"
+            "                         --port; SIGTERM/SIGINT stop them all\n"
+            "  --worker-id N          X-Via-Worker of the first worker (default 0)\n"
             "  --engine E             auto | io_uring | epoll (default auto)\n"
             "  --cleanup-delay-ms N   context cleanup delay (default 5000)\n"
             "  --sse-poll-ms N        SSE poll interval when idle (default 100; 0 = wake on push)\n"
@@ -33,7 +58,7 @@ static void usage(FILE *f)
             "  --no-dev-mode          actions without an Origin header get 403\n"
             "  --db PATH              the spreadsheets' SQLite file, seeded when empty and kept\n"
             "                         (default: a fresh directory under $TMPDIR or /tmp,\n"
-            "                         removed at exit)\n"
+            "                         removed at exit; one per process, shared by its workers)\n"
             "  --quiet                no start-up line\n"
             "  --help                 this text\n"
             "  --version              print the version\n",
@@ -60,6 +85,110 @@ static bool parse_num(const char *s, long long lo, long long hi, long long *out)
     return true;
 }
 
+static void start_failed(const hm_bench_app_options *o, int rc)
+{
+    fprintf(stderr, "bench_app: cannot start on %s:%d: %s\n", o->host, o->port,
+            rc == -ENXIO ? "no such host" : hm_strerror(rc));
+}
+
+/* ---- --processes ---------------------------------------------------------- */
+
+static volatile sig_atomic_t g_stop_sig;
+
+static void on_parent_signal(int sig)
+{
+    if (sig != SIGCHLD) g_stop_sig = sig;
+}
+
+static void stop_children(const pid_t *pids, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (pids[i] > 0) kill(pids[i], SIGTERM);
+}
+
+/* Forks one server per process and waits for them (see the top comment). */
+static int run_processes(const hm_bench_app_options *base, int n)
+{
+    /* Signals stay blocked outside sigsuspend(), so none is missed between
+     * a check and the wait; the children unblock them once their own
+     * handlers are in place. */
+    sigset_t block, orig;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &orig);
+    sigset_t waitmask = orig; /* what sigsuspend() lets through: these three */
+    sigdelset(&waitmask, SIGTERM);
+    sigdelset(&waitmask, SIGINT);
+    sigdelset(&waitmask, SIGCHLD);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_parent_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGCHLD, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+
+    pid_t pids[64] = {0};
+    pid_t parent = getpid();
+    int alive = 0, failed = 0;
+    bool stopping = false;
+    fflush(NULL);
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "bench_app: fork: %s\n", strerror(errno));
+            failed = 1;
+            stopping = true;
+            stop_children(pids, n);
+            break;
+        }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent) _exit(1); /* the parent is gone already */
+            hm_bench_app_options o = *base;
+            o.port = base->port + i;
+            o.worker_id = base->worker_id + i * (base->workers > 0 ? base->workers : 1);
+            int rc = hm_bench_app_install_signal_handlers();
+            sigprocmask(SIG_SETMASK, &orig, NULL);
+            if (rc == 0) rc = hm_bench_app_run(&o, -1);
+            if (rc < 0) start_failed(&o, rc);
+            fflush(NULL);
+            _exit(rc < 0 ? 1 : 0);
+        }
+        pids[i] = pid;
+        alive++;
+    }
+    while (alive > 0) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            for (int i = 0; i < n; i++)
+                if (pids[i] == pid) pids[i] = 0;
+            alive--;
+            bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            if (!stopping || !ok) {
+                /* One stopped by itself (or failed to start): stop the rest. */
+                if (!stopping) failed = 1;
+                if (!ok) failed = 1;
+                stopping = true;
+                stop_children(pids, n);
+            }
+            continue;
+        }
+        if (pid < 0 && errno != EINTR) break; /* no children left */
+        if (g_stop_sig && !stopping) {
+            stopping = true;
+            stop_children(pids, n);
+        }
+        sigsuspend(&waitmask);
+    }
+    return failed;
+}
+
 enum {
     OPT_HOST = 1000,
     OPT_PORT,
@@ -72,6 +201,10 @@ enum {
     OPT_NODEV,
     OPT_DB,
     OPT_QUIET,
+    OPT_WORKERS,
+    OPT_DISPATCH,
+    OPT_PROCESSES,
+    OPT_WORKER_ID,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -90,6 +223,10 @@ int main(int argc, char **argv)
         {"no-dev-mode", no_argument, NULL, OPT_NODEV},
         {"db", required_argument, NULL, OPT_DB},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"workers", required_argument, NULL, OPT_WORKERS},
+        {"dispatch", required_argument, NULL, OPT_DISPATCH},
+        {"processes", required_argument, NULL, OPT_PROCESSES},
+        {"worker-id", required_argument, NULL, OPT_WORKER_ID},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -97,6 +234,7 @@ int main(int argc, char **argv)
     hm_bench_app_options o;
     hm_bench_app_defaults(&o);
     const long long max_ms = 10LL * 1000 * 1000 * 1000;
+    int processes = 0;
     opterr = 0; /* our own one-line messages */
     int opt;
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -149,6 +287,24 @@ int main(int argc, char **argv)
         case OPT_QUIET:
             o.quiet = true;
             break;
+        case OPT_WORKERS:
+            if (!parse_num(optarg, 1, 64, &v)) return bad("bad --workers '%s' (1..64)", optarg);
+            o.workers = (int)v;
+            break;
+        case OPT_DISPATCH:
+            if (strcmp(optarg, "stream") && strcmp(optarg, "fd") && strcmp(optarg, "session"))
+                return bad("bad --dispatch '%s' (stream, fd or session)", optarg);
+            o.dispatch = optarg;
+            break;
+        case OPT_PROCESSES:
+            if (!parse_num(optarg, 1, 64, &v)) return bad("bad --processes '%s' (1..64)", optarg);
+            processes = (int)v;
+            break;
+        case OPT_WORKER_ID:
+            if (!parse_num(optarg, 0, 1 << 20, &v))
+                return bad("bad --worker-id '%s' (0..1048576)", optarg);
+            o.worker_id = (int)v;
+            break;
         case OPT_HELP:
             usage(stdout);
             return 0;
@@ -162,6 +318,12 @@ int main(int argc, char **argv)
         }
     }
     if (optind < argc) return bad("unexpected argument '%s'", argv[optind]);
+    if (processes > 0) {
+        if (o.port == 0) return bad("--processes needs a fixed --port%s, not 0", "");
+        if (o.port + processes - 1 > 65535)
+            return bad("--processes %s: the ports would pass 65535", argv[optind - 1]);
+        return run_processes(&o, processes);
+    }
 
     int rc = hm_bench_app_install_signal_handlers();
     if (rc < 0) {
@@ -172,8 +334,7 @@ int main(int argc, char **argv)
      * with --quiet, so scripts can read it. */
     rc = hm_bench_app_run(&o, o.port == 0 ? STDOUT_FILENO : -1);
     if (rc < 0) {
-        fprintf(stderr, "bench_app: cannot start on %s:%d: %s\n", o.host, o.port,
-                rc == -ENXIO ? "no such host" : hm_strerror(rc));
+        start_failed(&o, rc);
         return 1;
     }
     return 0;

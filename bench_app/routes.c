@@ -1,5 +1,8 @@
 /* routes.c — the pages of php-via's tests/Load/bench_app.php, in TAB scope
- * (one worker), and the php-via website's live spreadsheet.
+ * (bench_app.php's one-worker form, kept with --workers N too, where
+ * bench_app.php switches to ROUTE scope: the failure a wrong worker gives,
+ * 400 Invalid context, comes before any scope matters), and the php-via
+ * website's live spreadsheet.
  *
  *   /bench/counter      count+1
  *   /bench/cpu          count = the Mandelbrot sum (65451), every call

@@ -1,6 +1,7 @@
 /* server.c — bench_app's HTTP/1.1 plumbing on the engine: the listener, an
- * accept coroutine, one coroutine per connection, response writing, and the
- * ticker that runs context cleanup and stops the loop.
+ * accept coroutine, one coroutine per connection, response writing, the
+ * ticker that runs context cleanup and stops the loop, and the run: one
+ * loop, or worker threads behind a reactor (--workers N).
  *
  * A connection coroutine reads into its record's 16 KiB buffer and feeds
  * hm_http_req_parser; each complete request goes to via.c, whose responses
@@ -15,19 +16,36 @@
  * after a short lingering drain (so the peer reads the answer rather than a
  * reset).
  *
- * Stopping: hm_bench_app_request_stop() only sets an atomic flag. The ticker
- * (every 20 ms) notices it, marks the app stopping and cancels the acceptor
- * and every connection coroutine (again each tick, for any that were not
- * suspended in a cancellable operation at that moment); each checks the
- * stopping flag before blocking again, so all of them finish and
- * hm_loop_run() returns.
+ * Every response head written here carries X-Via-Worker: the worker's id
+ * (on the reactor's own answers, the connection's fallback worker).
  *
- * Memory: the run's state is the static g_app (a signal handler must reach
- * the stop flag; one run per process). Connection records are hm_alloc'd,
- * recycled through a pool of up to 256, and all freed when the run ends. */
+ * Workers: with workers = 1 the one ba_app listens on the public port and
+ * serves on the calling thread. With N > 1 each worker is a ba_app with its
+ * own loop on its own thread, listening on 127.0.0.1:0 (an "internal" app:
+ * no idle timeout, no 100 Continue, no announcement); once all of them
+ * listen, a reactor ba_app on the calling thread listens on the public port
+ * and hands each parsed request, as raw bytes, to a worker (reactor.c). The
+ * spreadsheet database is opened (and seeded) once by the run before the
+ * workers start; each worker then opens its own handle on that file.
+ *
+ * Stopping: hm_bench_app_request_stop() only sets an atomic flag. Each
+ * loop's ticker (every 20 ms) notices it (or the run's abort flag), marks
+ * its app stopping and cancels the acceptor and every connection coroutine
+ * (again each tick, for any that were not suspended in a cancellable
+ * operation at that moment); each checks the stopping flag before blocking
+ * again, so all of them finish and hm_loop_run() returns. The reactor's
+ * end sets the abort flag, so the workers end too, and the run joins them.
+ *
+ * Memory: the ba_apps are hm_alloc'd per run (the stop flag is static: a
+ * signal handler must reach it; one run per process). Connection records
+ * are hm_alloc'd, recycled through a pool of up to 256 per app, and all
+ * freed when the run ends; each app is created and freed on its own
+ * thread. */
 #include "bench_app/internal.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,9 +62,15 @@
 #define BA_LINGER_NS (500 * 1000000LL)
 #define BA_LINGER_BYTES ((size_t)1 << 20)
 
-static ba_app g_app;
 static atomic_int g_stop;
 static bool g_running;
+
+/* Start-up hand-shake of a multi-worker run: each worker reports its
+ * loopback port (> 0) or why it could not start (< 0) into g_ports. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int *g_ports;
+static int g_reported;
 
 /* ---- buffers ------------------------------------------------------------ */
 
@@ -93,6 +117,7 @@ void hm_bench_app_defaults(hm_bench_app_options *o)
         .sse_poll_ms = 100,
         .idle_timeout_ms = 60000,
         .dev_mode = true,
+        .workers = 1,
     };
 }
 
@@ -121,7 +146,13 @@ int hm_bench_app_install_signal_handlers(void)
 
 int64_t hm__ba_deadline(const ba_app *app)
 {
-    return hm_now_ns() + app->idle_ns;
+    return app->internal ? 0 : hm_now_ns() + app->idle_ns;
+}
+
+static bool stop_requested(const ba_app *app)
+{
+    return atomic_load_explicit(&g_stop, memory_order_relaxed) ||
+           atomic_load_explicit(&app->run->abort, memory_order_relaxed);
 }
 
 /* ---- responses ------------------------------------------------------------ */
@@ -133,8 +164,9 @@ static int write_head(ba_conn *c, int status, const hm_http_header *h, size_t n,
                       long long content_length)
 {
     hm_http_header all[16];
-    if (n + 1 > HM_ARRAY_LEN(all)) return -EINVAL;
+    if (n + 2 > HM_ARRAY_LEN(all)) return -EINVAL;
     memcpy(all, h, n * sizeof(*h));
+    all[n++] = (hm_http_header){"X-Via-Worker", c->via_id};
     if (c->keep_alive) all[n++] = (hm_http_header){"Connection", "keep-alive"};
     size_t want = 512;
     for (;;) {
@@ -191,9 +223,11 @@ static ba_conn *conn_get(ba_app *app)
     c->app = app;
     c->prev = c->next = NULL;
     c->sock = NULL;
+    c->id = ++app->conn_seq;
+    memcpy(c->via_id, app->via_id, sizeof(c->via_id));
     c->co = c->reader = NULL;
     c->reader_stop = c->peer_gone = c->keep_alive = c->fat = false;
-    c->out.len = c->scratch.len = c->ev.len = 0;
+    c->out.len = c->scratch.len = c->ev.len = c->raw.len = 0;
     return c;
 }
 
@@ -203,13 +237,15 @@ static void conn_free(ba_conn *c)
     hm__ba_buf_free(&c->out);
     hm__ba_buf_free(&c->scratch);
     hm__ba_buf_free(&c->ev);
+    hm__ba_buf_free(&c->raw);
+    hm__ba_reactor_conn_free(c);
     hm_free(c);
 }
 
 static void conn_put(ba_app *app, ba_conn *c)
 {
     if (c->fat || app->pool_len >= BA_POOL_MAX || c->out.cap > BA_FAT_BYTES ||
-        c->scratch.cap > BA_FAT_BYTES || c->ev.cap > BA_FAT_BYTES) {
+        c->scratch.cap > BA_FAT_BYTES || c->ev.cap > BA_FAT_BYTES || c->raw.cap > BA_FAT_BYTES) {
         conn_free(c);
         return;
     }
@@ -291,7 +327,9 @@ static void conn_main(void *arg)
         if (off == len) {
             off = len = 0;
             if (hm__ba_flush(c) < 0 || app->stopping) break;
-            if (partial && !continue_sent && wants_continue(c)) {
+            /* A worker behind the reactor never sends one: the reactor
+             * did, and forwards only whole requests. */
+            if (partial && !continue_sent && !app->internal && wants_continue(c)) {
                 static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
                 if (hm_sock_write(c->sock, cont, sizeof(cont) - 1, hm__ba_deadline(app), NULL) < 0)
                     break;
@@ -311,6 +349,9 @@ static void conn_main(void *arg)
         }
         size_t consumed = 0;
         int rc = hm_http_req_feed(&c->req, c->rbuf + off, len - off, &consumed);
+        /* The reactor forwards the request's bytes as they came. */
+        if (rc >= 0 && app->keep_raw && hm__ba_buf_append(&c->raw, c->rbuf + off, consumed) < 0)
+            rc = -ENOMEM;
         if (rc == HM_HTTP_NEED_MORE) {
             off = len;
             partial = true;
@@ -325,7 +366,9 @@ static void conn_main(void *arg)
         /* After an upgrade request the bytes that follow are not HTTP. */
         c->keep_alive = c->req.keep_alive && !c->req.upgrade && !app->stopping;
         if (c->req.body_len > BA_FAT_BYTES) c->fat = true;
-        end = hm__ba_via_handle(c);
+        if (app->ws) atomic_fetch_add_explicit(&app->ws->requests, 1, memory_order_relaxed);
+        end = app->handle(c);
+        c->raw.len = 0;
         if (end != BA_NEXT) break;
         if (!c->keep_alive) {
             end = BA_CLOSE;
@@ -370,6 +413,7 @@ static void accept_main(void *arg)
             continue;
         }
         c->sock = s;
+        if (app->rx) hm__ba_reactor_conn_start(c);
         conn_link(app, c);
         if (hm_coro_spawn(app->loop, conn_main, c, &c->co) < 0) {
             conn_unlink(app, c);
@@ -387,10 +431,9 @@ static void ticker_main(void *arg)
     ba_app *app = arg;
     for (;;) {
         hm_coro_sleep(BA_TICK_NS);
-        if (!app->stopping && atomic_load_explicit(&g_stop, memory_order_relaxed))
-            app->stopping = true;
+        if (!app->stopping && stop_requested(app)) app->stopping = true;
         if (!app->stopping) {
-            hm__ba_via_tick(app, hm_now_ns());
+            if (app->worker >= 0) hm__ba_via_tick(app, hm_now_ns());
             continue;
         }
         /* -ESRCH (not suspended in an operation) is fine: that coroutine is
@@ -454,6 +497,10 @@ static int announce(const ba_app *app, int ready_fd)
 static int check_options(const hm_bench_app_options *o)
 {
     if (o->port < 0 || o->port > 65535) return -EINVAL;
+    if (o->workers < 1 || o->workers > BA_MAX_WORKERS) return -EINVAL;
+    if (o->worker_id < 0 || o->worker_id > (1 << 20)) return -EINVAL;
+    ba_dispatch d;
+    if (hm__ba_dispatch_parse(o->dispatch, &d) < 0) return -EINVAL;
     if (o->cleanup_delay_ms < 0 || o->sse_poll_ms < 0 || o->idle_timeout_ms <= 0) return -EINVAL;
     /* Keep the nanosecond arithmetic far from overflow (~ 100 days). */
     const int64_t max_ms = 10LL * 1000 * 1000 * 1000;
@@ -475,46 +522,53 @@ static void free_pool(ba_app *app)
     app->pool_len = 0;
 }
 
-int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
+/* A ba_app for worker index `worker` (-1: the reactor) of the run. */
+static void app_prepare(ba_app *app, const hm_bench_app_options *opt, ba_run *run, int worker)
 {
-    if (g_running) return -EBUSY;
-    hm_bench_app_options opt;
-    if (o)
-        opt = *o;
-    else
-        hm_bench_app_defaults(&opt);
-    if (!opt.host || !opt.host[0]) opt.host = "127.0.0.1";
-    int rc = check_options(&opt);
-    if (rc < 0) return rc;
-
-    struct sockaddr_storage ss;
-    socklen_t sslen = 0;
-    rc = resolve(opt.host, opt.port, &ss, &sslen);
-    if (rc < 0) return rc;
-
-    ba_app *app = &g_app;
     memset(app, 0, sizeof(*app));
-    app->opt = opt;
+    app->opt = *opt;
+    app->run = run;
+    app->worker = worker;
+    if (worker >= 0) {
+        app->ws = &run->stats[worker];
+        snprintf(app->via_id, sizeof(app->via_id), "%d", run->first_id + worker);
+        app->handle = hm__ba_via_handle;
+    } else {
+        app->keep_raw = true;
+        app->handle = hm__ba_reactor_handle;
+    }
     app->rnd_pos = sizeof(app->rnd); /* empty: the first id refills it */
-    app->idle_ns = opt.idle_timeout_ms * 1000000;
-    app->poll_ns = opt.sse_poll_ms * 1000000;
-    app->cleanup_ns = opt.cleanup_delay_ms * 1000000;
-    app->limits.max_header_bytes = opt.max_header_bytes ? opt.max_header_bytes : (64 << 10);
-    app->limits.max_body_bytes = opt.max_body_bytes ? opt.max_body_bytes : (1 << 20);
+    app->idle_ns = opt->idle_timeout_ms * 1000000;
+    app->poll_ns = opt->sse_poll_ms * 1000000;
+    app->cleanup_ns = opt->cleanup_delay_ms * 1000000;
+    app->limits.max_header_bytes = opt->max_header_bytes ? opt->max_header_bytes : (64 << 10);
+    app->limits.max_body_bytes = opt->max_body_bytes ? opt->max_body_bytes : (1 << 20);
+}
 
-    hm_loop_options lo = {.backend = opt.backend};
-    rc = hm_loop_create(&app->loop, &lo);
-    if (rc < 0) return rc;
+/* On the app's own thread: its loop, a worker's php-via state, the
+ * listener. 0 or a negative errno; app_finish() undoes a partial start. */
+static int app_start(ba_app *app, const struct sockaddr *sa, socklen_t len)
+{
+    hm_loop_options lo = {.backend = app->opt.backend};
+    int rc = hm_loop_create(&app->loop, &lo);
+    if (rc < 0) {
+        app->loop = NULL;
+        return rc;
+    }
     app->yield_reads = hm_loop_backend(app->loop) == HM_BACKEND_EPOLL;
-    g_running = true;
-
-    rc = hm__ba_via_init(app);
-    if (rc == 0) rc = hm_sock_listen(&app->listener, (struct sockaddr *)&ss, sslen, 4096);
+    if (app->worker >= 0) rc = hm__ba_via_init(app);
+    if (rc == 0) rc = hm_sock_listen(&app->listener, sa, len, 4096);
     if (rc == 0) {
         app->port = hm_sock_local_port(app->listener);
-        rc = app->port < 0 ? app->port : announce(app, ready_fd);
+        if (app->port < 0) rc = app->port;
     }
-    if (rc == 0) rc = hm_coro_spawn(app->loop, accept_main, app, &app->acceptor);
+    return rc;
+}
+
+/* Spawns the acceptor and the ticker and runs the loop until it stops. */
+static int app_serve(ba_app *app)
+{
+    int rc = hm_coro_spawn(app->loop, accept_main, app, &app->acceptor);
     if (rc == 0) {
         rc = hm_coro_spawn(app->loop, ticker_main, app, NULL);
         if (rc < 0) {
@@ -525,10 +579,13 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
     if (rc == 0 || app->acceptor) {
         int run_rc = hm_loop_run(app->loop);
         if (rc == 0) rc = run_rc;
-    } else if (app->listener) {
-        hm_sock_close(app->listener);
     }
+    return rc;
+}
 
+/* Releases what app_start() and app_serve() made, on the app's thread. */
+static void app_finish(ba_app *app)
+{
     /* Only after a failed hm_loop_run() can records still be live. */
     while (app->conns) {
         ba_conn *c = app->conns;
@@ -536,10 +593,162 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
         hm_sock_close(c->sock);
         conn_free(c);
     }
-    hm__ba_via_free(app);
+    if (app->listener) { /* the acceptor never ran */
+        hm_sock_close(app->listener);
+        app->listener = NULL;
+    }
+    if (app->worker >= 0)
+        hm__ba_via_free(app);
+    else
+        hm__ba_reactor_free(app);
     free_pool(app);
-    hm_loop_destroy(app->loop);
+    if (app->loop) hm_loop_destroy(app->loop);
     app->loop = NULL;
+}
+
+/* Runs one ba_app that listens on the public address (workers = 1). */
+static int run_single(ba_app *app, const struct sockaddr *sa, socklen_t len, int ready_fd)
+{
+    int rc = app_start(app, sa, len);
+    if (rc == 0) rc = announce(app, ready_fd);
+    if (rc == 0) rc = app_serve(app);
+    app_finish(app);
+    return rc;
+}
+
+typedef struct worker_thread {
+    ba_app *app;
+    pthread_t tid;
+    int rc;
+} worker_thread;
+
+static void report_port(int worker, int port_or_err)
+{
+    pthread_mutex_lock(&g_mu);
+    g_ports[worker] = port_or_err;
+    g_reported++;
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* A worker's thread: listens on 127.0.0.1:0, reports, serves. */
+static void *worker_main(void *arg)
+{
+    worker_thread *t = arg;
+    ba_app *app = t->app;
+    struct sockaddr_in lo = {.sin_family = AF_INET};
+    lo.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int rc = app_start(app, (struct sockaddr *)&lo, sizeof(lo));
+    report_port(app->worker, rc < 0 ? rc : app->port);
+    if (rc == 0) rc = app_serve(app);
+    app_finish(app);
+    t->rc = rc;
+    return NULL;
+}
+
+/* workers > 1: the worker threads, then the reactor on this thread. */
+static int run_multi(ba_app *apps, ba_run *run, const hm_bench_app_options *opt,
+                     const struct sockaddr *sa, socklen_t len, int ready_fd)
+{
+    int n = run->n_workers;
+    ba_dispatch mode;
+    hm__ba_dispatch_parse(opt->dispatch, &mode); /* checked already */
+    worker_thread *ts = hm_calloc((size_t)n, sizeof(*ts));
+    int *ports = hm_calloc((size_t)n, sizeof(*ports));
+    if (!ts || !ports) {
+        hm_free(ts);
+        hm_free(ports);
+        return -ENOMEM;
+    }
+    /* The database once, seeded before any worker opens it; the workers
+     * share the file, as php-via's workers share the handle. */
+    ba_sheet *master = NULL;
+    int rc = hm__ba_sheet_open(opt->db_path, &master);
+    hm_bench_app_options wopt = *opt;
+    if (rc == 0) wopt.db_path = hm__ba_sheet_path(master);
+
+    pthread_mutex_lock(&g_mu);
+    g_ports = ports;
+    g_reported = 0;
+    pthread_mutex_unlock(&g_mu);
+    int started = 0;
+    for (int w = 0; w < n && rc == 0; w++) {
+        app_prepare(&apps[w], &wopt, run, w);
+        apps[w].internal = true;
+        ts[w].app = &apps[w];
+        int e = pthread_create(&ts[w].tid, NULL, worker_main, &ts[w]);
+        if (e) {
+            rc = -e;
+            break;
+        }
+        started++;
+    }
+    pthread_mutex_lock(&g_mu);
+    while (g_reported < started)
+        pthread_cond_wait(&g_cv, &g_mu);
+    for (int w = 0; w < started && rc == 0; w++)
+        if (ports[w] < 0) rc = ports[w];
+    pthread_mutex_unlock(&g_mu);
+
+    if (rc == 0) {
+        ba_app *rx = &apps[n];
+        app_prepare(rx, opt, run, -1);
+        rc = hm__ba_reactor_init(rx, ports, mode);
+        if (rc == 0)
+            rc = run_single(rx, sa, len, ready_fd);
+        else
+            app_finish(rx);
+    }
+    atomic_store(&run->abort, 1); /* the workers end with the reactor */
+    for (int w = 0; w < started; w++) {
+        pthread_join(ts[w].tid, NULL);
+        if (rc == 0 && ts[w].rc < 0) rc = ts[w].rc;
+    }
+    pthread_mutex_lock(&g_mu);
+    g_ports = NULL;
+    pthread_mutex_unlock(&g_mu);
+    hm__ba_sheet_close(master); /* the last handle: a temporary database goes now */
+    hm_free(ports);
+    hm_free(ts);
+    return rc;
+}
+
+int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
+{
+    if (g_running) return -EBUSY;
+    hm_bench_app_options opt;
+    if (o)
+        opt = *o;
+    else
+        hm_bench_app_defaults(&opt);
+    if (!opt.host || !opt.host[0]) opt.host = "127.0.0.1";
+    if (opt.workers == 0) opt.workers = 1;
+    int rc = check_options(&opt);
+    if (rc < 0) return rc;
+
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    rc = resolve(opt.host, opt.port, &ss, &sslen);
+    if (rc < 0) return rc;
+
+    int n = opt.workers;
+    ba_run run = {.n_workers = n, .first_id = opt.worker_id};
+    run.stats = hm_calloc((size_t)n, sizeof(*run.stats));
+    ba_app *apps = hm_calloc((size_t)n + 1, sizeof(*apps));
+    if (!run.stats || !apps) {
+        hm_free(run.stats);
+        hm_free(apps);
+        return -ENOMEM;
+    }
+    g_running = true;
+    if (n == 1) {
+        app_prepare(&apps[0], &opt, &run, 0);
+        rc = run_single(&apps[0], (struct sockaddr *)&ss, sslen, ready_fd);
+    } else {
+        rc = run_multi(apps, &run, &opt, (struct sockaddr *)&ss, sslen, ready_fd);
+    }
+    hm_free(apps);
+    hm_free(run.stats);
     atomic_store_explicit(&g_stop, 0, memory_order_relaxed);
     g_running = false;
     return rc;

@@ -13,6 +13,10 @@
  * (that would stop WAL checkpoints). SQLite calls block the loop, as the
  * PHP SQLite3 calls block php-via's worker; they never yield.
  *
+ * Workers: each worker opens its own ba_sheet (connection and prepared
+ * statement) on the file the run opened first; a connection is used only
+ * by its worker's thread.
+ *
  * Memory: the ba_sheet and its path strings are hm_alloc'd; SQLite uses its
  * own allocator. Tables are appended to the caller's buffer. */
 #include "bench_app/internal.h"
@@ -225,6 +229,11 @@ void hm__ba_sheet_close(ba_sheet *sh)
     }
     hm_free(sh->path);
     hm_free(sh);
+}
+
+const char *hm__ba_sheet_path(const ba_sheet *sh)
+{
+    return sh->path;
 }
 
 /* ---- the viewport table ------------------------------------------------- */

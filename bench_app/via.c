@@ -1,4 +1,4 @@
-/* via.c — php-via's semantics for bench_app (v0.12.0, one worker): request
+/* via.c — php-via's semantics for bench_app (v0.12.0, per worker): request
  * routing, contexts and sessions, TAB signals, page rendering, actions, SSE
  * streams with per-context patch queues, context cleanup, /_health and
  * /_session/close. Each behaviour names the php-via source it follows; see
@@ -26,6 +26,11 @@
  * Views: a route's view is static HTML (page tail and sync event built
  * once) or a render function run for each page GET and each SSE sync, as
  * php-via re-runs a view on sync().
+ *
+ * Workers: everything here belongs to one worker's ba_app and runs on its
+ * thread; the only shared things are the worker's counters in app->ws
+ * (published whenever they change) and the other workers' counters, read
+ * by /_health.
  *
  * Memory: contexts, queues and route tables are hm_alloc'd and owned by the
  * app (see internal.h); string signal values live in per-context buffers
@@ -872,6 +877,13 @@ static int map_grow(ba_app *app)
     return 0;
 }
 
+/* Publishes the worker's context and stream counts for /_health. */
+static void publish(ba_app *app)
+{
+    atomic_store_explicit(&app->ws->contexts, (int64_t)app->n_ctx, memory_order_relaxed);
+    atomic_store_explicit(&app->ws->sse, app->sse_total, memory_order_relaxed);
+}
+
 static void pending_unlink(ba_ctx *ctx)
 {
     if (!ctx->pending) return;
@@ -918,6 +930,7 @@ static void ctx_destroy(ba_ctx *ctx)
         pp = &(*pp)->hnext;
     *pp = ctx->hnext;
     app->n_ctx--;
+    publish(app);
     ctx_free(ctx);
 }
 
@@ -970,6 +983,7 @@ static ba_ctx *ctx_create(ba_app *app, const ba_route_rt *rt, const char *sessio
     ctx->hnext = app->buckets[j];
     app->buckets[j] = ctx;
     app->n_ctx++;
+    publish(app);
     return ctx;
 }
 
@@ -1229,6 +1243,7 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
     q->refs++; /* the stream's reference */
     ctx->sse_count++;
     app->sse_total++;
+    publish(app);
 
     /* sync(): the view, then the TAB signals. First connect: all of them;
      * later: those changed since they were last queued (php-via's flags). */
@@ -1274,6 +1289,7 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
     sse_stop_reader(c);
     ctx->sse_count--;
     app->sse_total--;
+    publish(app);
     if (ctx->sse_count == 0) schedule_cleanup(ctx);
     queue_unref(q);
     return BA_DROP;
@@ -1323,13 +1339,38 @@ static int handle_session_close(ba_conn *c)
     return reply(c, 200, "");
 }
 
+/* RequestHandler::handleHealth(): "connections" counts the answering
+ * worker's contexts and streams, as php-via's; bench_app adds "worker" (its
+ * id) and "workers", every worker of the run with its counts. */
+static json_t *workers_json(const ba_app *app)
+{
+    json_t *a = json_array();
+    const ba_run *run = app->run;
+    for (int w = 0; a && w < run->n_workers; w++) {
+        const ba_wstats *ws = &run->stats[w];
+        json_t *o =
+            json_pack("{s:i, s:I, s:I, s:I}", "id", run->first_id + w, "contexts",
+                      (json_int_t)atomic_load_explicit(&ws->contexts, memory_order_relaxed), "sse",
+                      (json_int_t)atomic_load_explicit(&ws->sse, memory_order_relaxed), "requests",
+                      (json_int_t)atomic_load_explicit(&ws->requests, memory_order_relaxed));
+        if (!o || json_array_append_new(a, o) < 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 static int handle_health(ba_conn *c)
 {
     ba_app *app = c->app;
-    json_t *j = json_pack("{s:s, s:s, s:{s:s, s:b}, s:{s:I, s:I}, s:i}", "status", "ok", "version",
-                          HM_VERSION "-bench_app", "broker", "driver", "InMemoryBroker",
-                          "connected", 1, "connections", "contexts", (json_int_t)app->n_ctx, "sse",
-                          (json_int_t)app->sse_total, "worker", 0);
+    json_t *ws = workers_json(app);
+    json_t *j = ws ? json_pack("{s:s, s:s, s:{s:s, s:b}, s:{s:I, s:I}, s:i, s:o}", "status", "ok",
+                               "version", HM_VERSION "-bench_app", "broker", "driver",
+                               "InMemoryBroker", "connected", 1, "connections", "contexts",
+                               (json_int_t)app->n_ctx, "sse", (json_int_t)app->sse_total, "worker",
+                               app->run->first_id + app->worker, "workers", ws)
+                   : NULL;
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     if (!s) return reply(c, 500, "Internal Server Error");

@@ -1,4 +1,6 @@
 # bench_app end to end: a forked server, plain blocking sockets as clients;
-# hm_scenarios for hammer's own table check, SQLite to inspect the database.
+# hm_scenarios for hammer's own table check, SQLite to inspect the database,
+# zlib for session dispatch's crc32; the executable for --processes.
 hm_test(bench_app SOURCES test_bench_app.c
-  LIBS hm_benchapp hm_proto hm_scenarios PkgConfig::SQLITE TIMEOUT 60)
+  LIBS hm_benchapp hm_proto hm_scenarios PkgConfig::SQLITE PkgConfig::ZLIB
+  ARGS $<TARGET_FILE:bench_app> TIMEOUT 60)

@@ -16,7 +16,18 @@
  * viewRow = focusRow = count % 100; the SQLite file: WAL, 26000 seeded
  * cells, known values; the temporary one removed at exit, an explicit one
  * kept and not seeded again) and /examples/spreadsheet (the view's table,
- * navigate's multi-line #sheet patch and signals, string signals). */
+ * navigate's multi-line #sheet patch and signals, string signals).
+ *
+ * Multi-worker (once, on the default backend): --workers 4 with dispatch
+ * session (the page and every action with a chosen cookie reach worker
+ * crc32(id) % 4, X-Via-Worker says so, SSE streams through the reactor and
+ * its end reaches the worker; no cookie: connection id % 4; __Host- first;
+ * /_health lists 4 workers; the reactor's malformed/431/413/pipelining/
+ * 100-continue handling), dispatch stream (sequential actions rotate over
+ * all 4 workers, 3 in 4 get 400 Invalid context), dispatch fd (actions on
+ * the page's keep-alive connection all succeed), SIGTERM with a stream
+ * open; and the executable's --processes 2 (argv[1]: X-Via-Worker 0 and 1
+ * on two ports, a clean stop on SIGTERM, --port 0 refused). */
 #include "bench_app/app.h"
 #include "hm_test.h"
 #include "proto/http1.h"
@@ -38,6 +49,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define IO_TIMEOUT_MS 5000
 
@@ -1510,7 +1522,377 @@ static void test_db_reuse(const char *path)
     printf("an existing --db file is not seeded again: ok\n");
 }
 
-int main(void)
+/* ---- multi-worker ---------------------------------------------------------------- */
+
+/* The X-Via-Worker value of a response (-1 if none). */
+static int via_worker(const char *head)
+{
+    const char *h = strstr(head, "\r\nX-Via-Worker: ");
+    return h ? atoi(h + 16) : -1;
+}
+
+static int crc_worker(const char *sid, int n)
+{
+    return (int)(crc32(0L, (const Bytef *)sid, (uInt)strlen(sid)) % (uLong)n);
+}
+
+static json_t *health_with(int port, const char *cookie_line, int *worker)
+{
+    resp r;
+    req1(port, "GET", "/_health", cookie_line, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+    *worker = via_worker(r.head);
+    json_error_t err;
+    json_t *j = json_loads(r.body, 0, &err);
+    ASSERT(j);
+    ASSERT_EQ(json_integer_value(json_object_get(j, "worker")), *worker);
+    return j;
+}
+
+/* workers[i].what from /_health. */
+static long long worker_count(json_t *h, int i, const char *what)
+{
+    json_t *ws = json_object_get(h, "workers");
+    ASSERT(json_is_array(ws));
+    json_t *w = json_array_get(ws, (size_t)i);
+    ASSERT_EQ(json_integer_value(json_object_get(w, "id")), i);
+    json_t *v = json_object_get(w, what);
+    ASSERT(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+static pid_t start_workers(const char *dispatch, int *port)
+{
+    hm_bench_app_options o;
+    hm_bench_app_defaults(&o);
+    o.port = 0;
+    o.quiet = true;
+    o.workers = 4;
+    o.dispatch = dispatch;
+    o.cleanup_delay_ms = 200;
+    o.sse_poll_ms = 0;
+    pid_t pid = start_child(&o, port);
+    ASSERT_GT(*port, 0);
+    return pid;
+}
+
+static void test_dispatch_session(void)
+{
+    int port;
+    pid_t pid = start_workers("session", &port);
+    /* No cookie: connection id % 4; this server's first connection is 1. */
+    page pg;
+    resp r;
+    get_route(port, "/bench/counter", NULL, &pg, &r);
+    ASSERT_EQ(via_worker(r.head), 1);
+    get_route(port, "/bench/counter", NULL, &pg, &r);
+    ASSERT_EQ(via_worker(r.head), 2);
+
+    /* A chosen session id for each worker: the page and all its actions
+     * (each on a new connection) reach worker crc32(id) % 4. */
+    page owned[4];
+    bool seen[4] = {false};
+    for (int k = 0, found = 0; found < 4; k++) {
+        ASSERT_LT(k, 1000);
+        char sid[40], cookie[128];
+        snprintf(sid, sizeof(sid), "%032x", 0xabc0 + k);
+        int w = crc_worker(sid, 4);
+        if (seen[w]) continue;
+        seen[w] = true;
+        found++;
+        snprintf(cookie, sizeof(cookie), "Cookie: via_session_id=%s\r\n", sid);
+        get_route(port, "/bench/counter", cookie, &owned[w], &r);
+        ASSERT_STREQ(owned[w].session, sid);
+        ASSERT_EQ(via_worker(r.head), w);
+        for (int i = 0; i < 5; i++) {
+            action(port, "increment", &owned[w], NULL, -1, &r);
+            ASSERT_EQ(r.status, 200);
+            ASSERT_EQ(via_worker(r.head), w);
+        }
+    }
+    /* __Host-via_session_id wins over via_session_id, wherever it is. */
+    char both[512];
+    snprintf(both, sizeof(both), "Cookie: via_session_id=%s; __Host-via_session_id=%s\r\n",
+             owned[0].session, owned[3].session);
+    req1(port, "GET", "/nope", both, NULL, &r);
+    ASSERT_EQ(r.status, 404);
+    ASSERT_EQ(via_worker(r.head), 3);
+
+    /* /_health: the answering worker's own counts, and all four workers. */
+    int hw;
+    json_t *h = health_with(port, owned[2].cookie_hdr, &hw);
+    ASSERT_EQ(hw, 2);
+    ASSERT_EQ(json_array_size(json_object_get(h, "workers")), 4);
+    long long total = 0;
+    for (int i = 0; i < 4; i++) {
+        total += worker_count(h, i, "contexts");
+        ASSERT_GE(worker_count(h, i, "requests"), 6);
+    }
+    ASSERT_EQ(total, 6);
+    ASSERT_EQ(json_integer_value(json_object_get(json_object_get(h, "connections"), "contexts")),
+              worker_count(h, 2, "contexts"));
+    json_decref(h);
+
+    /* SSE through the reactor: streamed patches, and the client's close
+     * reaches the worker (its stream count drops, its cleanup runs). */
+    page *p1 = &owned[1];
+    char wire[128], ev[4096];
+    wire_id(p1, wire, sizeof(wire));
+    sse *s = sse_open(port, p1->ctx, p1->cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    ASSERT_EQ(status_of(s), 200);
+    ASSERT(sse_has_header(s, "X-Via-Worker: 1"));
+    sse_event(s, 1, ev, sizeof(ev));
+    ASSERT_EQ(signal_in(ev, wire), 5);
+    conn *kc = conn_open(port);
+    for (int i = 0; i < 3; i++) {
+        action_on(kc, "increment", p1, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
+        ASSERT_EQ(via_worker(r.head), 1);
+        ASSERT_EQ(sse_wait(s, 3 + (size_t)i, IO_TIMEOUT_MS), 3 + (size_t)i);
+        sse_event(s, 2 + (size_t)i, ev, sizeof(ev));
+        ASSERT_EQ(signal_in(ev, wire), 6 + i);
+    }
+    conn_close(kc);
+    h = health_with(port, p1->cookie_hdr, &hw);
+    ASSERT_EQ(worker_count(h, 1, "sse"), 1);
+    json_decref(h);
+    sse_close(s);
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    for (;;) {
+        h = health_with(port, NULL, &hw);
+        long long n = worker_count(h, 1, "sse");
+        json_decref(h);
+        if (n == 0) break;
+        ASSERT_LT(now_ms(), until);
+        usleep(10000);
+    }
+    usleep(400 * 1000); /* cleanup_delay_ms 200 */
+    action(port, "increment", p1, NULL, -1, &r);
+    ASSERT_EQ(r.status, 400);
+    ASSERT_EQ(via_worker(r.head), 1);
+    printf("dispatch session: cookie -> worker crc32(id) %% 4, no cookie -> connection %% 4, "
+           "__Host- first, /_health workers, SSE through the reactor: ok\n");
+
+    /* The reactor's HTTP handling: malformed 400, 431, 413, pipelining,
+     * 100-continue (the worker never sends a second one). */
+    test_http(port);
+    conn *c = conn_open(port);
+    send_all(c->fd, "GARBAGE\r\n\r\n", 11);
+    read_resp(c, false, &r);
+    ASSERT_EQ(r.status, 400);
+    ASSERT_GE(via_worker(r.head), 0);
+    conn_close(c);
+
+    /* SIGTERM with a stream open: every thread stops, the stream ends. */
+    s = sse_open(port, owned[0].ctx, owned[0].cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    until = now_ms() + IO_TIMEOUT_MS;
+    while (!s->ended && now_ms() < until)
+        sse_pump(s, until);
+    ASSERT(s->ended);
+    sse_close(s);
+    printf("reactor: malformed, limits, pipelining, 100-continue; SIGTERM: ok\n");
+}
+
+static void test_dispatch_stream(void)
+{
+    int port;
+    pid_t pid = start_workers("stream", &port);
+    page pg;
+    resp r;
+    get_route(port, "/bench/counter", "Cookie: via_session_id=0123456789abcdef0123456789abcdef\r\n",
+              &pg, &r);
+    int owner = via_worker(r.head);
+    ASSERT(owner >= 0 && owner < 4);
+    /* One request at a time: every worker is free, so the ties rotate. */
+    int per[4] = {0}, ok = 0, invalid = 0;
+    for (int i = 0; i < 40; i++) {
+        action(port, "increment", &pg, NULL, -1, &r);
+        int w = via_worker(r.head);
+        ASSERT(w >= 0 && w < 4);
+        per[w]++;
+        if (r.status == 200) {
+            ASSERT_EQ(w, owner);
+            ok++;
+        } else {
+            ASSERT_EQ(r.status, 400);
+            ASSERT_STREQ(r.body, "Invalid context");
+            ASSERT_NE(w, owner);
+            invalid++;
+        }
+    }
+    for (int w = 0; w < 4; w++)
+        ASSERT_EQ(per[w], 10);
+    ASSERT_EQ(invalid, 30);
+    /* The same on one keep-alive connection: the connection does not count. */
+    conn *c = conn_open(port);
+    int seen = 0;
+    for (int i = 0; i < 8; i++) {
+        action_on(c, "increment", &pg, NULL, -1, &r);
+        seen |= 1 << via_worker(r.head);
+        ASSERT(r.status == 200 || r.status == 400);
+    }
+    conn_close(c);
+    ASSERT_EQ(seen, 15);
+    int hw;
+    json_t *h = health_with(port, NULL, &hw);
+    ASSERT_EQ(json_array_size(json_object_get(h, "workers")), 4);
+    json_decref(h);
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    printf("dispatch stream: actions spread over all 4 workers, %d/40 reach the owner, %d get "
+           "400 Invalid context: ok\n",
+           ok, invalid);
+}
+
+static void test_dispatch_fd(void)
+{
+    int port;
+    pid_t pid = start_workers("fd", &port);
+    conn *c = conn_open(port); /* the server's first connection: worker 1 */
+    resp r;
+    conn_req(c, "GET", "/bench/counter", NULL, NULL, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(via_worker(r.head), 1);
+    page pg;
+    const char *m = strstr(r.body, "_\\/");
+    ASSERT(m && is_hex(m + 3, 16));
+    memcpy(pg.hex, m + 3, 16);
+    pg.hex[16] = '\0';
+    snprintf(pg.ctx, sizeof(pg.ctx), "/bench/counter_/%s", pg.hex);
+    const char *v = r.cookie + strlen("via_session_id="), *semi = strchr(v, ';');
+    ASSERT(semi);
+    copy_str(pg.session, sizeof(pg.session), v, (size_t)(semi - v));
+    snprintf(pg.cookie_hdr, sizeof(pg.cookie_hdr), "Cookie: via_session_id=%s\r\n", pg.session);
+    for (int i = 0; i < 20; i++) {
+        action_on(c, "increment", &pg, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
+        ASSERT_EQ(via_worker(r.head), 1);
+    }
+    conn_close(c);
+    /* New connections 2, 3, 4, 5: only connection 5 reaches worker 1. */
+    int ok = 0;
+    for (int i = 0; i < 4; i++) {
+        action(port, "increment", &pg, NULL, -1, &r);
+        ASSERT_EQ(via_worker(r.head), (2 + i) % 4);
+        ok += r.status == 200;
+    }
+    ASSERT_EQ(ok, 1);
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    printf("dispatch fd: the page's keep-alive connection 20/20, new connections by id %% 4: "
+           "ok\n");
+}
+
+/* Bad library options are refused before anything starts. */
+static void test_worker_options(void)
+{
+    hm_bench_app_options o;
+    hm_bench_app_defaults(&o);
+    ASSERT_EQ(o.workers, 1);
+    ASSERT(o.dispatch == NULL);
+    o.port = 0;
+    o.quiet = true;
+    o.workers = 65;
+    ASSERT_EQ(hm_bench_app_run(&o, -1), -EINVAL);
+    o.workers = 2;
+    o.dispatch = "roundrobin";
+    ASSERT_EQ(hm_bench_app_run(&o, -1), -EINVAL);
+    printf("bad workers / dispatch options: -EINVAL: ok\n");
+}
+
+static bool port_open(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* Two consecutive free ports, below the ephemeral range (bench_app
+ * listens with SO_REUSEADDR, so the probe does too). */
+static int free_port_pair(void)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        int base = 20000 + (int)((unsigned)(getpid() * 7919 + tries * 104729) % 12000);
+        bool ok = true;
+        for (int i = 0; i < 2 && ok; i++) {
+            int fd = socket(AF_INET, SOCK_STREAM, 0);
+            ASSERT(fd >= 0);
+            int one = 1;
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+            struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(base + i))};
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+            close(fd);
+        }
+        if (ok) return base;
+    }
+    HM_FAIL_("no two consecutive free ports");
+}
+
+static pid_t spawn(char *const argv[])
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* its own children get SIGTERM then */
+        if (getppid() != g_parent) _exit(3);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    track_child(pid, true);
+    return pid;
+}
+
+static void test_processes(const char *exe)
+{
+    char *bad[] = {(char *)exe, "--port", "0", "--processes", "2", "--quiet", NULL};
+    ASSERT_EQ(wait_child(spawn(bad), 5000), 2);
+
+    int base = free_port_pair();
+    char port_s[16];
+    snprintf(port_s, sizeof(port_s), "%d", base);
+    char *argv[] = {(char *)exe, "--port", port_s, "--processes", "2", "--quiet", NULL};
+    pid_t pid = spawn(argv);
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (!port_open(base) || !port_open(base + 1)) {
+        ASSERT_LT(now_ms(), until);
+        usleep(10000);
+    }
+    for (int i = 0; i < 2; i++) {
+        page pg;
+        resp r;
+        get_route(base + i, "/bench/counter", NULL, &pg, &r);
+        ASSERT_EQ(via_worker(r.head), i);
+        action(base + i, "increment", &pg, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
+        ASSERT_EQ(via_worker(r.head), i);
+        /* Independent servers: the other one does not know the context. */
+        action(base + 1 - i, "increment", &pg, NULL, -1, &r);
+        ASSERT_EQ(r.status, 400);
+        ASSERT_EQ(via_worker(r.head), 1 - i);
+        int hw;
+        json_t *h = health_with(base + i, NULL, &hw);
+        ASSERT_EQ(hw, i);
+        ASSERT_EQ(json_array_size(json_object_get(h, "workers")), 1);
+        json_decref(h);
+    }
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    ASSERT(!port_open(base) && !port_open(base + 1));
+    printf("--processes 2: X-Via-Worker 0 and 1 on two ports, SIGTERM stops both, exit 0; "
+           "--port 0 refused: ok\n");
+}
+
+int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1528,5 +1910,14 @@ int main(void)
     char db[300];
     snprintf(db, sizeof(db), "%s/%s-b.db", g_tmp, hm_backend_name(HM_BACKEND_EPOLL));
     test_db_reuse(db);
+
+    test_worker_options();
+    test_dispatch_session();
+    test_dispatch_stream();
+    test_dispatch_fd();
+    if (argc > 1)
+        test_processes(argv[1]);
+    else
+        printf("no bench_app executable given: --processes not tested\n");
     return 0;
 }

@@ -107,7 +107,7 @@ static void on_signal(int sig)
 static pid_t app_pid = -1;
 
 /* Forks a child running bench_app on a free loopback port; returns the port. */
-static int start_embedded(hm_backend_kind backend, char *why, size_t whylen)
+static int start_embedded(hm_backend_kind backend, bool multi_worker, char *why, size_t whylen)
 {
     int fds[2];
     if (pipe(fds) < 0) return -errno;
@@ -125,6 +125,10 @@ static int start_embedded(hm_backend_kind backend, char *why, size_t whylen)
         ao.port = 0;
         ao.quiet = true;
         ao.backend = backend;
+        if (multi_worker) { /* sticky: php-via's intended affinity, 4 workers */
+            ao.workers = 4;
+            ao.dispatch = "session";
+        }
         int rc = hm_bench_app_run(&ao, fds[1]);
         _exit(rc < 0 ? 1 : 0);
     }
@@ -404,7 +408,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     char url_buf[128];
     if (!o.url) {
-        int port = start_embedded(o.backend, why, sizeof(why));
+        int port = start_embedded(o.backend, !strcmp(sc->name, "sticky"), why, sizeof(why));
         if (port < 0) {
             fprintf(stderr, "hammer: %s\n", why);
             stop_embedded();

@@ -35,25 +35,13 @@ static void getter_coro(void *p)
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
         if (o->actions && atomic_fetch_add(&run->next_seq, 1) >= o->actions) break;
-        int64_t t0 = hm_now_ns();
-        if (t0 >= end) break;
-        hm_http_xopts xo = {.idempotent = true, .deadline = t0 + o->timeout_ns};
-        int rc = hm_http_conn_exchange(&c, run->req, run->req_len, &xo);
-        int64_t t1 = hm_now_ns();
-        hm_thread_stats_note_conn(st, &c);
-        if (rc == 0) {
-            hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
-            hm_thread_stats_count(st, c.resp.status, HM_FAIL_NONE);
-            hm_liveness_report(&run->live, t1, true, HM_FAIL_NONE, o->timeout_ns);
-        } else {
-            hm_thread_stats_count(st, 0, c.fail);
-            if (hm_liveness_report(&run->live, t1, false, c.fail, o->timeout_ns)) break;
-            if (c.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
-        }
+        if (hm_now_ns() >= end) break;
+        int status;
+        if (hm_request_counted(&c, run->req, run->req_len, true, o->timeout_ns, st, &run->live,
+                               &status))
+            break;
     }
-    st->connects += c.connects;
-    st->reconnects += c.reconnects;
-    st->retries += c.retries;
+    hm_thread_stats_add_conn(st, &c);
     hm_http_conn_free(&c);
     if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
     hm_free(g);

@@ -71,6 +71,28 @@ const hm_scenario_def *hm_scenario_find(const char *name)
     return NULL;
 }
 
+bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+                        int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status)
+{
+    int64_t t0 = hm_now_ns();
+    hm_http_xopts xo = {.idempotent = idempotent, .deadline = t0 + timeout_ns};
+    int rc = hm_http_conn_exchange(c, req, len, &xo);
+    int64_t t1 = hm_now_ns();
+    hm_thread_stats_note_conn(st, c);
+    if (rc == 0) {
+        *status = c->resp.status;
+        hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
+        hm_thread_stats_count(st, c->resp.status, HM_FAIL_NONE);
+        hm_liveness_report(live, t1, true, HM_FAIL_NONE, timeout_ns);
+        return false;
+    }
+    *status = 0;
+    hm_thread_stats_count(st, 0, c->fail);
+    if (hm_liveness_report(live, t1, false, c->fail, timeout_ns)) return true;
+    if (c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+    return false;
+}
+
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg)
 {
     hm_loop_options lo = {.backend = backend};

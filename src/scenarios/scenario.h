@@ -106,6 +106,22 @@ static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_f
     return atomic_load_explicit(&l->dead, memory_order_relaxed);
 }
 
+/* Sends one complete request on c and accounts for it in st: latency when a
+ * response came, its status or the failure kind, connect and TLS timings,
+ * and liveness; a refused connect is paced (10 ms) so a dead server is
+ * reported rather than spun on. *status gets the HTTP status (0 when the
+ * request failed). Returns true when the run should stop. */
+bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+                        int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status);
+
+/* Adds a finished connection's counters to st. */
+static inline void hm_thread_stats_add_conn(hm_thread_stats *st, const hm_http_conn *c)
+{
+    st->connects += c->connects;
+    st->reconnects += c->reconnects;
+    st->retries += c->retries;
+}
+
 #define HM_TARGET_DEAD_MSG "target stopped answering: connects failing and no success within --timeout"
 
 /* Runs fn(arg) as the only coroutine of a temporary loop on the calling

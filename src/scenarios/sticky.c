@@ -137,25 +137,16 @@ static void sticky_vu_coro(void *p)
     while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead) &&
            atomic_fetch_add(&run->claimed, 1) < o->actions) {
         if (run->v == V_LEGACY) hm_http_conn_close(c); /* a new connection per action */
-        hm_http_xopts xo = {.deadline = hm_now_ns() + o->timeout_ns};
-        int64_t a0 = hm_now_ns();
-        rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
-        int64_t a1 = hm_now_ns();
-        hm_thread_stats_note_conn(&t->st, c);
-        bool ok = rc == 0 && c->resp.status >= 200 && c->resp.status < 300;
-        if (rc == 0) {
-            hm_hdr_record(&t->st.action_us, (a1 - a0) / 1000);
-            hm_thread_stats_count(&t->st, c->resp.status, HM_FAIL_NONE);
-            count_worker(t, c);
-        } else {
-            hm_thread_stats_count(&t->st, 0, c->fail);
-        }
-        if (hm_liveness_report(&run->live, a1, ok, c->fail, o->timeout_ns)) break;
+        int status;
+        bool stop = hm_request_counted(c, req, (size_t)len, false, o->timeout_ns, &t->st,
+                                       &run->live, &status);
+        if (status) count_worker(t, c);
+        if (stop) break;
     }
     hm_via_close_session(&page, pg.ctx, cookie, hm_now_ns() + o->timeout_ns);
 out:
-    t->st.connects += page.connects + act.connects;
-    t->st.reconnects += page.reconnects + act.reconnects;
+    hm_thread_stats_add_conn(&t->st, &page);
+    hm_thread_stats_add_conn(&t->st, &act);
     hm_http_conn_free(&page);
     hm_http_conn_free(&act);
     hm_via_page_free(&pg);

@@ -231,28 +231,14 @@ static void sender_coro(void *p)
         if (atomic_load(&hm_stop_requested)) break;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
         if (seq >= o->actions) break;
-        int64_t t0 = hm_now_ns();
-        __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], t0, __ATOMIC_RELAXED);
-        hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
-        int rc = hm_http_conn_exchange(&c, req, (size_t)req_len, &xo);
-        int64_t t1 = hm_now_ns();
-        hm_thread_stats_note_conn(st, &c);
-        if (rc == 0) {
-            hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
-            hm_thread_stats_count(st, c.resp.status, HM_FAIL_NONE);
-            if (c.resp.status >= 200 && c.resp.status < 300) atomic_fetch_add(&run->ok_total, 1);
-            hm_liveness_report(&run->live, t1, true, HM_FAIL_NONE, o->timeout_ns);
-        } else {
-            hm_thread_stats_count(st, 0, c.fail);
-            if (hm_liveness_report(&run->live, t1, false, c.fail, o->timeout_ns)) break;
-            /* A refused connect fails in microseconds; pace retries so a dead
-             * server is reported, not spun on. */
-            if (c.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
-        }
+        __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], hm_now_ns(), __ATOMIC_RELAXED);
+        int status;
+        bool stop = hm_request_counted(&c, req, (size_t)req_len, false, o->timeout_ns, st,
+                                       &run->live, &status);
+        if (status >= 200 && status < 300) atomic_fetch_add(&run->ok_total, 1);
+        if (stop) break;
     }
-    st->connects += c.connects;
-    st->reconnects += c.reconnects;
-    st->retries += c.retries;
+    hm_thread_stats_add_conn(st, &c);
     hm_http_conn_free(&c);
     hm_free(req);
     if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();

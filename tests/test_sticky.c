@@ -1,0 +1,288 @@
+/* The sticky scenario against bench_app's dispatch modes, and through real
+ * load balancers (Caddy with lb_policy cookie, HAProxy with cookie insert)
+ * in front of `bench_app --processes 4`.
+ * argv: HAMMER BENCH_APP */
+#include "run_util.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+
+static const char *hammer, *bench_app;
+static char json_path[256], tmpdir[256];
+
+static double variant_pct(json_t *j, const char *variant)
+{
+    json_t *v = json_object_get(json_object_get(json_object_get(j, "variants"), variant), "ok_pct");
+    if (!json_is_number(v)) HM_FAIL_("no variants.%s.ok_pct in the JSON", variant);
+    return json_number_value(v);
+}
+
+static long long variant_workers(json_t *j, const char *variant)
+{
+    json_t *w = json_object_get(json_object_get(json_object_get(j, "variants"), variant), "workers");
+    return (long long)json_object_size(w);
+}
+
+/* Runs hammer sticky with extra args; returns the parsed JSON and exit code. */
+static json_t *sticky(int *exit_code, const char *url, bool no_cookies, const char *extra_a,
+                      const char *extra_b)
+{
+    char *argv[24];
+    int n = 0;
+    argv[n++] = (char *)hammer;
+    argv[n++] = "-c";
+    argv[n++] = "40";
+    argv[n++] = "-n";
+    argv[n++] = "2000";
+    argv[n++] = "--json";
+    argv[n++] = json_path;
+    if (url) {
+        argv[n++] = "--url";
+        argv[n++] = (char *)url;
+    }
+    if (no_cookies) argv[n++] = "--no-cookies";
+    if (extra_a) argv[n++] = (char *)extra_a;
+    if (extra_b) argv[n++] = (char *)extra_b;
+    argv[n++] = "scenario";
+    argv[n++] = "sticky";
+    argv[n] = NULL;
+    proc p;
+    unlink(json_path);
+    *exit_code = proc_run(&p, argv, 180);
+    printf("%s", strstr(p.out, "variant ") ? strstr(p.out, "variant ") : p.out);
+    return load_json(json_path);
+}
+
+static pid_t started[8];
+static int n_started;
+
+/* Never leave servers behind, also when an assertion ends the test. */
+static void kill_started(void)
+{
+    for (int i = 0; i < n_started; i++)
+        if (started[i] > 0) kill(started[i], SIGKILL);
+}
+
+static void track(pid_t pid)
+{
+    if (n_started < 8) started[n_started++] = pid;
+}
+
+static void untrack(pid_t pid)
+{
+    for (int i = 0; i < n_started; i++)
+        if (started[i] == pid) started[i] = 0;
+}
+
+/* Starts bench_app on `port` (with extra options) and waits until
+ * ready_port answers. */
+static pid_t start_app_ready(int port, int ready_port, const char *extra[], proc *app)
+{
+    char port_s[16];
+    snprintf(port_s, sizeof(port_s), "%d", port);
+    char *argv[16] = {(char *)bench_app, "--port", port_s, "--quiet"};
+    int n = 4;
+    for (int i = 0; extra && extra[i]; i++) argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
+    proc_start(app, argv);
+    track(app->pid);
+    /* Ready when the last port answers a TCP connect. */
+    for (int i = 0; i < 200; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)ready_port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        close(fd);
+        if (ok) return app->pid;
+        usleep(20000);
+    }
+    HM_FAIL_("bench_app on port %d did not start", ready_port);
+}
+
+static pid_t start_app(int port, const char *extra[], proc *app)
+{
+    return start_app_ready(port, port, extra, app);
+}
+
+static void stop(proc *p)
+{
+    kill(p->pid, SIGTERM);
+    proc_wait(p, 20);
+    untrack(p->pid);
+}
+
+static void dispatch_modes(void)
+{
+    int port, rc;
+    proc app;
+    char url[64];
+    /* stream: whichever worker is free; the cookie is ignored, so both fail. */
+    port = free_port();
+    const char *stream[] = {"--workers", "4", "--dispatch", "stream", NULL};
+    start_app(port, stream, &app);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    json_t *j = sticky(&rc, url, false, NULL, NULL);
+    ASSERT_EQ(rc, 1);
+    ASSERT_LT(variant_pct(j, "legacy"), 60);
+    ASSERT_LT(variant_pct(j, "cookie"), 60);
+    ASSERT_EQ(variant_workers(j, "cookie"), 4);
+    json_decref(j);
+    stop(&app);
+    printf("dispatch stream: legacy and cookie both fail, as php-via's mode 7 does\n");
+
+    port = free_port();
+    const char *session[] = {"--workers", "4", "--dispatch", "session", NULL};
+    start_app(port, session, &app);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    j = sticky(&rc, url, false, NULL, NULL);
+    ASSERT_EQ(rc, 0);
+    ASSERT_DBL_NEAR(variant_pct(j, "cookie"), 100.0, 1e-9);
+    ASSERT_LT(variant_pct(j, "legacy"), 60);
+    json_decref(j);
+    stop(&app);
+    printf("dispatch session: cookie 100%%, legacy fails\n");
+
+    port = free_port();
+    const char *fd[] = {"--workers", "4", "--dispatch", "fd", NULL};
+    start_app(port, fd, &app);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    j = sticky(&rc, url, false, NULL, NULL);
+    ASSERT_DBL_NEAR(variant_pct(j, "keepalive"), 100.0, 1e-9);
+    ASSERT_LT(variant_pct(j, "legacy"), 60);
+    json_decref(j);
+    stop(&app);
+    printf("dispatch fd: actions on the page's connection 100%%, a connection per action fails\n");
+
+    /* No --url: the embedded bench_app runs --workers 4 --dispatch session. */
+    j = sticky(&rc, NULL, false, NULL, NULL);
+    ASSERT_EQ(rc, 0);
+    ASSERT_DBL_NEAR(variant_pct(j, "cookie"), 100.0, 1e-9);
+    ASSERT_LE(variant_pct(j, "legacy"), 40);
+    json_decref(j);
+    printf("embedded: cookie 100%%, legacy <= 40%%\n");
+}
+
+static bool have(const char *tool)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+    return system(cmd) == 0;
+}
+
+static void write_file(const char *path, const char *fmt, ...)
+{
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+}
+
+/* Four consecutive free ports for bench_app --processes 4. */
+static int free_port_run(int n)
+{
+    for (int tries = 0; tries < 50; tries++) {
+        int base = 20000 + (int)((unsigned)rand() % 12000); /* below the ephemeral range */
+        bool ok = true;
+        for (int i = 0; i < n && ok; i++) {
+            int fd = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(base + i))};
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+            close(fd);
+        }
+        if (ok) return base;
+    }
+    HM_FAIL_("no run of %d free ports", n);
+}
+
+static void through_balancer(const char *name)
+{
+    if (!have(name)) {
+        printf("SKIP %s: not installed and scripts/deps.sh could not install it\n", name);
+        return;
+    }
+    int base = free_port_run(4), lb = free_port();
+    proc app, bal;
+    const char *procs[] = {"--processes", "4", NULL};
+    start_app_ready(base, base + 3, procs, &app); /* ready when the last process listens */
+    char conf[512];
+    if (!strcmp(name, "caddy")) {
+        snprintf(conf, sizeof(conf), "%s/Caddyfile", tmpdir);
+        write_file(conf,
+                   "{\n  admin off\n  auto_https off\n}\n"
+                   "http://127.0.0.1:%d {\n  reverse_proxy 127.0.0.1:%d 127.0.0.1:%d "
+                   "127.0.0.1:%d 127.0.0.1:%d {\n    lb_policy cookie via_lb\n"
+                   "    flush_interval -1\n  }\n}\n",
+                   lb, base, base + 1, base + 2, base + 3);
+        char *argv[] = {"/usr/bin/caddy", "run", "--config", conf, "--adapter", "caddyfile", NULL};
+        proc_start(&bal, argv);
+        track(bal.pid);
+    } else {
+        snprintf(conf, sizeof(conf), "%s/haproxy.cfg", tmpdir);
+        write_file(conf,
+                   "global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 5s\n"
+                   "  timeout client 60s\n  timeout server 60s\n"
+                   "frontend fe\n  bind 127.0.0.1:%d\n  default_backend be\n"
+                   "backend be\n  balance roundrobin\n  cookie SRV insert indirect nocache\n"
+                   "  server w0 127.0.0.1:%d cookie w0\n  server w1 127.0.0.1:%d cookie w1\n"
+                   "  server w2 127.0.0.1:%d cookie w2\n  server w3 127.0.0.1:%d cookie w3\n",
+                   lb, base, base + 1, base + 2, base + 3);
+        char *argv[] = {"/usr/sbin/haproxy", "-db", "-f", conf, NULL};
+        proc_start(&bal, argv);
+        track(bal.pid);
+    }
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", lb);
+    for (int i = 0; i < 100; i++) { /* wait for the balancer to listen */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)lb)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        close(fd);
+        if (ok) break;
+        usleep(50000);
+    }
+    int rc;
+    json_t *j = sticky(&rc, url, false, NULL, NULL);
+    ASSERT_EQ(rc, 0);
+    ASSERT_DBL_NEAR(variant_pct(j, "cookie"), 100.0, 1e-9);
+    ASSERT_EQ(variant_workers(j, "cookie"), 4); /* the VUs spread over all four */
+    json_decref(j);
+    j = sticky(&rc, url, true, NULL, NULL);
+    ASSERT_EQ(rc, 1);
+    double pct = variant_pct(j, "cookie");
+    ASSERT_LT(pct, 60);
+    json_decref(j);
+    printf("%s: sticky cookie honoured 100%%; cookies ignored %.1f%%\n", name, pct);
+    /* Servers first: a balancer waits for the SSE streams it proxies. */
+    stop(&app);
+    kill(bal.pid, SIGTERM);
+    proc_wait(&bal, 20);
+    untrack(bal.pid);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) HM_FAIL_("usage: %s HAMMER BENCH_APP", argv[0]);
+    hammer = argv[1];
+    bench_app = argv[2];
+    srand((unsigned)getpid());
+    atexit(kill_started);
+    snprintf(json_path, sizeof(json_path), "/tmp/hammer-sticky-%d.json", (int)getpid());
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/hammer-lb-XXXXXX");
+    ASSERT(mkdtemp(tmpdir));
+    dispatch_modes();
+    bool skipped_all = !have("caddy") && !have("haproxy");
+    through_balancer("caddy");
+    through_balancer("haproxy");
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    unlink(json_path);
+    if (skipped_all) HM_SKIP("neither caddy nor haproxy could be installed");
+    return 0;
+}
