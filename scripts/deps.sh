@@ -3,7 +3,7 @@
 # for what is missing, so a prepared machine pays nothing.
 set -eu
 
-REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev \
+REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev openssl \
 libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev"
 # The real load balancers of the sticky-routing tests: their tests skip, with
 # the reason, when these cannot be installed.

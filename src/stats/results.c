@@ -172,9 +172,10 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (r->has_check)
         fprintf(f, "Check             %s: %s%s%s\n", r->check_name, r->check_passed ? "PASS" : "FAIL",
                 r->check_detail[0] ? " — " : "", r->check_detail);
-    fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects\n",
+    fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects, %llu failed\n",
             (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
-            (unsigned long long)t->reconnects);
+            (unsigned long long)t->reconnects,
+            (unsigned long long)(t->by_fail[HM_FAIL_CONNECT] + t->by_fail[HM_FAIL_TLS]));
     if (r->tls)
         fprintf(f, "TLS               %llu full + %llu resumed handshakes%s\n",
                 (unsigned long long)t->tls_full, (unsigned long long)t->tls_resumed,
@@ -270,6 +271,8 @@ int hm_report_write_json(const char *path, const hm_results *r)
     json_object_set_new(conns, "established", json_integer((json_int_t)t->connects));
     json_object_set_new(conns, "reconnects", json_integer((json_int_t)t->reconnects));
     json_object_set_new(conns, "retries", json_integer((json_int_t)t->retries));
+    json_object_set_new(conns, "failed", json_integer((json_int_t)(t->by_fail[HM_FAIL_CONNECT] +
+                                                                  t->by_fail[HM_FAIL_TLS])));
     json_object_set_new(root, "connections", conns);
     json_t *tls = json_object();
     json_object_set_new(tls, "enabled", json_boolean(r->tls));
