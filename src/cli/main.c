@@ -30,7 +30,7 @@ static void usage(FILE *f)
             "options:\n"
             "  -c, --concurrency N   connections / actions in flight (200)\n"
             "  -n, --actions N       actions (or requests) in total (5000)\n"
-            "  -d, --duration T      run for T (e.g. 10s, 2m) instead of -n (get only)\n"
+            "  -d, --duration T      run for T (e.g. 30s, 10m, 2h) instead of -n\n"
             "  -t, --threads N       engine threads (CPU count)\n"
             "      --url URL         target server (default: embedded bench_app)\n"
             "      --route PATH      page to load (scenario default, e.g. /bench/counter)\n"
@@ -52,6 +52,8 @@ static void usage(FILE *f)
             "                        them sees)\n"
             "      --plugin FILE.so  load scenarios from a plugin (include/hammer/scenario.h)\n"
             "      --opt KEY=VALUE   an option for a plugin scenario (repeatable)\n"
+            "      --threshold EXPR  fail the run (exit 1) unless EXPR holds: p99<50ms,\n"
+            "                        patch_p99<200ms, max<1s, ok>=100%%, rps>=1000 (repeatable)\n"
             "  -q, --quiet           no summary on stdout\n"
             "  -h, --help            this help\n"
             "  -V, --version         version and compiled-in engines\n"
@@ -223,7 +225,9 @@ int main(int argc, char **argv)
 
     enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
            OPT_OBSERVERS, OPT_TIMEOUT, OPT_ENGINE, OPT_JSON, OPT_MODE, OPT_THINK, OPT_PLUGIN,
-           OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES, OPT_CACERT };
+           OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES, OPT_CACERT, OPT_THRESHOLD };
+    static hm_threshold thresholds[HM_MAX_THRESHOLDS];
+    int n_thresholds = 0;
     bool insecure = false;
     const char *cafile = NULL;
     const char *workload_name = NULL;
@@ -248,7 +252,8 @@ int main(int argc, char **argv)
         {"workload", required_argument, 0, OPT_WORKLOAD},
         {"no-cookies", no_argument, 0, OPT_NO_COOKIES},
         {"insecure", no_argument, 0, 'k'},
-        {"cacert", required_argument, 0, OPT_CACERT},   {"quiet", no_argument, 0, 'q'},
+        {"cacert", required_argument, 0, OPT_CACERT},
+        {"threshold", required_argument, 0, OPT_THRESHOLD},   {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int ch;
@@ -300,6 +305,16 @@ int main(int argc, char **argv)
         case OPT_NO_COOKIES: o.no_cookies = true; break;
         case 'k': insecure = true; break;
         case OPT_CACERT: cafile = optarg; break;
+        case OPT_THRESHOLD: {
+            char why[256];
+            if (n_thresholds == HM_MAX_THRESHOLDS) goto bad_value;
+            if (hm_threshold_parse(optarg, &thresholds[n_thresholds], why, sizeof(why)) < 0) {
+                fprintf(stderr, "hammer: %s\n", why);
+                return EXIT_USAGE;
+            }
+            n_thresholds++;
+            break;
+        }
         case OPT_OPT:
             if (!strchr(optarg, '=') || o.n_plugin_opts == (int)HM_ARRAY_LEN(plugin_opts))
                 goto bad_value;
@@ -373,8 +388,8 @@ int main(int argc, char **argv)
         o.browser = true;
     }
     if (o.duration_ns && !actions_given) o.actions = 0;
-    if (o.duration_ns && sc->route) {
-        fprintf(stderr, "hammer: -d is supported by the get scenario only so far; use -n\n");
+    if (o.duration_ns && !strcmp(sc->name, "sticky")) {
+        fprintf(stderr, "hammer: sticky compares variants by -n; -d is not supported there\n");
         return EXIT_USAGE;
     }
     if (!sc->route && !o.url) {
@@ -475,6 +490,9 @@ int main(int argc, char **argv)
         rc = o.browser ? hm_via_browser_run(&o, &r) : hm_via_hammer_run(&o, &r);
     }
     r.interrupted = atomic_load(&hm_stop_requested);
+    memcpy(r.thresholds, thresholds, sizeof(thresholds));
+    r.n_thresholds = n_thresholds;
+    hm_thresholds_evaluate(&r);
     stop_embedded();
 
     if (!o.quiet) hm_report_print(stdout, &r);

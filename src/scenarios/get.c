@@ -31,11 +31,9 @@ static void getter_coro(void *p)
     hm_thread_stats *st = &run->stats[g->thread];
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
-    int64_t end = o->duration_ns ? run->t_start + o->duration_ns : INT64_MAX;
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
-        if (o->actions && atomic_fetch_add(&run->next_seq, 1) >= o->actions) break;
-        if (hm_now_ns() >= end) break;
+        if (!hm_budget_allows(o, atomic_fetch_add(&run->next_seq, 1), run->t_start)) break;
         int status;
         if (hm_request_counted(&c, run->req, run->req_len, true, o->timeout_ns, st, &run->live,
                                &status))

@@ -124,6 +124,16 @@ static inline void hm_thread_stats_add_conn(hm_thread_stats *st, const hm_http_c
 
 #define HM_TARGET_DEAD_MSG "target stopped answering: connects failing and no success within --timeout"
 
+/* True while the run may start another action: the claimed sequence number
+ * is below -n (when -n is set) and -d has not elapsed since start_ns (when
+ * -d is set). */
+static inline bool hm_budget_allows(const hm_options *o, int64_t seq, int64_t start_ns)
+{
+    if (o->actions && seq >= o->actions) return false;
+    if (o->duration_ns && hm_now_ns() - start_ns >= o->duration_ns) return false;
+    return true;
+}
+
 /* Runs fn(arg) as the only coroutine of a temporary loop on the calling
  * thread (for set-up and tear-down steps). Returns the loop's error. */
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg);

@@ -128,7 +128,7 @@ bool hammer_vu_next(hammer_vu *v)
     browser_run *run = v->run;
     if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) return false;
     if (atomic_load_explicit(&run->live.dead, memory_order_relaxed)) return false;
-    return atomic_fetch_add(&run->claimed, 1) < run->o->actions;
+    return hm_budget_allows(run->o, atomic_fetch_add(&run->claimed, 1), run->t_start);
 }
 
 void hammer_vu_fail(hammer_vu *v, const char *why)

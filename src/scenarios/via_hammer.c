@@ -41,6 +41,7 @@ typedef struct counter_run {
     atomic_bool go;    /* baseline taken (or given up): start firing */
     int64_t *send_ns;  /* SEND_RING slots, by action sequence */
     int64_t t_start, t_end;
+    _Atomic int64_t t_go; /* when the senders were released (for -d) */
     hm_liveness live;
 
     observer *obs;     /* thread 0 only */
@@ -119,6 +120,7 @@ static void start_senders(counter_run *run, json_t *signals)
     if (!run->body && hm_workload_body(o->workload, run->page.ctx, o->signals_json, signals,
                                        false, &run->body) < 0)
         snprintf(run->fatal, sizeof(run->fatal), "--signals is not a JSON object");
+    atomic_store(&run->t_go, hm_now_ns());
     atomic_store(&run->go, true);
 }
 
@@ -200,8 +202,14 @@ static void finisher_coro(void *p)
         if (watch_caught_up(&main_ob->watch, atomic_load(&run->ok_total))) break;
         hm_coro_sleep(2000000);
     }
-    for (int i = 0; i < o->observers; i++)
-        if (run->obs[i].co) hm_coro_cancel(run->obs[i].co);
+    /* A stream that is runnable right now cannot be cancelled (-ESRCH):
+     * keep asking until every observer has ended. */
+    for (int i = 0; i < o->observers; i++) {
+        while (run->obs[i].co) {
+            hm_coro_cancel(run->obs[i].co);
+            hm_coro_sleep(1000000);
+        }
+    }
 }
 
 /* ---- senders ---------------------------------------------------------------- */
@@ -230,7 +238,7 @@ static void sender_coro(void *p)
     for (; req_len > 0;) {
         if (atomic_load(&hm_stop_requested)) break;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
-        if (seq >= o->actions) break;
+        if (!hm_budget_allows(o, seq, run->t_go)) break;
         __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], hm_now_ns(), __ATOMIC_RELAXED);
         int status;
         bool stop = hm_request_counted(&c, req, (size_t)req_len, false, o->timeout_ns, st,

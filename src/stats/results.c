@@ -2,6 +2,8 @@
 #include "stats/results.h"
 
 #include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,8 +69,84 @@ void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
     else s->by_fail[fail ? fail : HM_FAIL_OTHER]++;
 }
 
+static double pct(uint64_t a, uint64_t b);
+
+int hm_threshold_parse(const char *text, hm_threshold *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof(*out));
+    out->text = text;
+    size_t m = strspn(text, "abcdefghijklmnopqrstuvwxyz_0123456789");
+    if (m == 0 || m >= sizeof(out->metric)) goto bad;
+    memcpy(out->metric, text, m);
+    const char *p = text + m;
+    size_t oplen = strspn(p, "<>=");
+    if (oplen == 0 || oplen > 2) goto bad;
+    memcpy(out->op, p, oplen);
+    if (strcmp(out->op, "<") && strcmp(out->op, "<=") && strcmp(out->op, ">") &&
+        strcmp(out->op, ">="))
+        goto bad;
+    p += oplen;
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p) goto bad;
+    bool latency = !strcmp(out->metric, "max") || !strcmp(out->metric, "mean") ||
+                   (out->metric[0] == 'p' && strspn(out->metric + 1, "0123456789") ==
+                                                 strlen(out->metric + 1)) ||
+                   !strncmp(out->metric, "patch_", 6);
+    if (latency) {
+        if (!strcmp(end, "ms")) v *= 1000;
+        else if (!strcmp(end, "s")) v *= 1e6;
+        else if (strcmp(end, "us")) goto bad;
+    } else if (!strcmp(out->metric, "ok")) {
+        if (strcmp(end, "%")) goto bad;
+    } else if (!strcmp(out->metric, "rps")) {
+        if (*end) goto bad;
+    } else {
+        goto bad;
+    }
+    out->limit = v;
+    return 0;
+bad:
+    snprintf(why, whylen,
+             "bad --threshold '%s' (e.g. p99<50ms, patch_p99<200ms, max<1s, mean<5ms, "
+             "ok>=100%%, rps>=1000)",
+             text);
+    return -EINVAL;
+}
+
+static double latency_metric(const hm_hdr *h, const char *m)
+{
+    if (!strcmp(m, "max")) return (double)hm_hdr_max(h);
+    if (!strcmp(m, "mean")) return hm_hdr_mean(h);
+    /* pNN: p50, p90, p99, p999 (99.9), p9999 (99.99) */
+    const char *d = m + 1;
+    double pct = strlen(d) <= 2 ? atof(d) : atof(d) / pow(10, (double)strlen(d) - 2);
+    return (double)hm_hdr_value_at_percentile(h, pct);
+}
+
+void hm_thresholds_evaluate(hm_results *r)
+{
+    const hm_thread_stats *t = &r->total;
+    for (int i = 0; i < r->n_thresholds; i++) {
+        hm_threshold *th = &r->thresholds[i];
+        const char *m = th->metric;
+        if (!strcmp(m, "ok")) th->value = pct(t->ok, t->sent);
+        else if (!strcmp(m, "rps"))
+            th->value = r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0;
+        else if (!strncmp(m, "patch_", 6)) th->value = latency_metric(&t->patch_us, m + 6);
+        else th->value = latency_metric(&t->action_us, m);
+        double v = th->value, l = th->limit;
+        th->passed = !strcmp(th->op, "<")    ? v < l
+                     : !strcmp(th->op, "<=") ? v <= l
+                     : !strcmp(th->op, ">")  ? v > l
+                                             : v >= l;
+    }
+}
+
 bool hm_results_passed(const hm_results *r)
 {
+    for (int i = 0; i < r->n_thresholds; i++)
+        if (!r->thresholds[i].passed) return false;
     if (r->fatal || r->interrupted) return false;
     if (r->total.sent == 0) return false;
     if (r->total.failed > 0 && !r->total_is_informational) return false;
@@ -77,7 +155,10 @@ bool hm_results_passed(const hm_results *r)
     return true;
 }
 
-static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+static double pct(uint64_t a, uint64_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0.0;
+}
 
 static void print_latency_row(FILE *f, const char *name, const hm_hdr *h)
 {
@@ -191,6 +272,13 @@ void hm_report_print(FILE *f, const hm_results *r)
     print_latency_row(f, "connect", &t->connect_us);
     if (r->tls) print_latency_row(f, "TLS handshake", &t->tls_us);
     if (r->n_variants) print_variants(f, r);
+    for (int i = 0; i < r->n_thresholds; i++) {
+        const hm_threshold *th = &r->thresholds[i];
+        bool lat = strcmp(th->metric, "ok") && strcmp(th->metric, "rps");
+        fprintf(f, "Threshold         %-20s %s (measured %.3f%s)\n", th->text,
+                th->passed ? "PASS" : "FAIL", lat ? th->value / 1000.0 : th->value,
+                lat ? " ms" : !strcmp(th->metric, "ok") ? "%" : "/s");
+    }
     fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
 }
 
@@ -312,6 +400,15 @@ int hm_report_write_json(const char *path, const hm_results *r)
         }
         json_object_set_new(root, "variants", vars);
     }
+    json_t *ths = json_array();
+    for (int i = 0; i < r->n_thresholds; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "threshold", json_string(r->thresholds[i].text));
+        json_object_set_new(o, "passed", json_boolean(r->thresholds[i].passed));
+        json_object_set_new(o, "value", json_real(r->thresholds[i].value));
+        json_array_append_new(ths, o);
+    }
+    json_object_set_new(root, "thresholds", ths);
     json_object_set_new(root, "wall_seconds", json_real(r->wall_seconds));
     json_object_set_new(root, "throughput_rps",
                         json_real(r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0));

@@ -50,6 +50,22 @@ typedef struct hm_variant_result {
     double wall_seconds;
 } hm_variant_result;
 
+/* A pass/fail condition on the results, e.g. "p99<50ms", "ok>=100%",
+ * "rps>=1000", "patch_p99<200ms". */
+typedef struct hm_threshold {
+    const char *text;
+    char metric[16];
+    char op[3];
+    double limit;   /* µs for latencies, percent for ok, per second for rps */
+    double value;   /* measured, after evaluation */
+    bool passed;
+} hm_threshold;
+
+/* Parses text (kept by pointer); -EINVAL with a reason when malformed. */
+int hm_threshold_parse(const char *text, hm_threshold *out, char *why, size_t whylen);
+
+#define HM_MAX_THRESHOLDS 16
+
 /* The run as a whole: the merged stats plus what the scenario checked. */
 typedef struct hm_results {
     hm_thread_stats total;
@@ -84,6 +100,8 @@ typedef struct hm_results {
     int n_variants;
     bool total_is_informational; /* failures in the totals are expected */
     bool tls, tls_insecure;
+    hm_threshold thresholds[HM_MAX_THRESHOLDS];
+    int n_thresholds;
     /* Why the run failed before or outside the requests, or NULL. */
     const char *fatal;
     char fatal_buf[512]; /* storage fatal may point to */
@@ -94,6 +112,8 @@ void hm_report_print(FILE *f, const hm_results *r);
 /* Writes the JSON document (see docs/output.md) to path atomically
  * (temporary file, then rename). Returns 0 or a negative errno. */
 int hm_report_write_json(const char *path, const hm_results *r);
+/* Measures every threshold against the results (sets value and passed). */
+void hm_thresholds_evaluate(hm_results *r);
 /* True when every request succeeded and every check held. */
 bool hm_results_passed(const hm_results *r);
 
