@@ -11,6 +11,7 @@
 struct hm_tls_config {
     SSL_CTX *ctx;
     bool insecure;
+    bool server; /* made by hm_tls_server_config_create */
 };
 
 struct hm_tls {
@@ -91,6 +92,100 @@ void hm_tls_config_free(hm_tls_config *cfg)
 }
 
 bool hm_tls_config_insecure(const hm_tls_config *cfg) { return cfg->insecure; }
+
+/* ---- server side ------------------------------------------------------- */
+
+/* ALPN: http/1.1 when the client offers it; an offer without it is fatal
+ * (RFC 7301 3.2), no offer at all is simply not acknowledged. */
+static int on_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                          const unsigned char *in, unsigned int inlen, void *arg)
+{
+    (void)ssl, (void)arg;
+    static const unsigned char ours[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    unsigned char *sel = NULL;
+    if (SSL_select_next_proto(&sel, outlen, ours, sizeof(ours), in, inlen) !=
+        OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    *out = sel;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* The most specific OpenSSL reason queued, or fallback; clears the queue. */
+static void queue_reason(char *buf, size_t cap, const char *fallback)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *r = e ? ERR_reason_error_string(e) : NULL;
+    snprintf(buf, cap, "%s", r ? r : fallback);
+    ERR_clear_error();
+}
+
+/* Whether path can be opened for reading; on failure names why. */
+static bool readable(const char *path, char *why, size_t whylen, const char *what)
+{
+    FILE *f = fopen(path, "r");
+    if (f) {
+        fclose(f);
+        return true;
+    }
+    snprintf(why, whylen, "cannot read the %s %s: %s", what, path, strerror(errno));
+    return false;
+}
+
+int hm_tls_server_config_create(hm_tls_config **out, const char *cert_file, const char *key_file,
+                                char *why, size_t whylen)
+{
+    *out = NULL;
+    if (!cert_file || !cert_file[0] || !key_file || !key_file[0]) {
+        snprintf(why, whylen, "a TLS server needs both a certificate and a key file");
+        return -EINVAL;
+    }
+    if (!readable(cert_file, why, whylen, "TLS certificate") ||
+        !readable(key_file, why, whylen, "TLS key"))
+        return -EINVAL;
+    hm_tls_config *cfg = hm_calloc(1, sizeof(*cfg));
+    if (!cfg) return -ENOMEM;
+    cfg->server = true;
+    ERR_clear_error();
+    cfg->ctx = SSL_CTX_new(TLS_server_method());
+    if (!cfg->ctx) {
+        snprintf(why, whylen, "cannot create an OpenSSL context");
+        hm_tls_config_free(cfg);
+        return -ENOMEM;
+    }
+    char r[160];
+    if (SSL_CTX_use_certificate_chain_file(cfg->ctx, cert_file) != 1) {
+        queue_reason(r, sizeof(r), "unusable");
+        snprintf(why, whylen, "cannot load the TLS certificate %s: %s", cert_file, r);
+        goto bad;
+    }
+    if (SSL_CTX_use_PrivateKey_file(cfg->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+        queue_reason(r, sizeof(r), "unusable");
+        snprintf(why, whylen, "cannot load the TLS key %s: %s", key_file, r);
+        goto bad;
+    }
+    if (SSL_CTX_check_private_key(cfg->ctx) != 1) {
+        ERR_clear_error();
+        snprintf(why, whylen, "the TLS key %s does not match the certificate %s", key_file,
+                 cert_file);
+        goto bad;
+    }
+    SSL_CTX_set_min_proto_version(cfg->ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(cfg->ctx, SSL_OP_NO_RENEGOTIATION);
+    /* Idle connections (SSE streams) give their read and write buffers back. */
+    SSL_CTX_set_mode(cfg->ctx, SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_alpn_select_cb(cfg->ctx, on_alpn_select, NULL);
+    /* Resumption: TLS 1.2 session ids from the server cache, and stateless
+     * tickets (TLS 1.2 and 1.3, on by default) sealed with this context's
+     * keys. */
+    static const unsigned char sid_ctx[] = "hammer";
+    SSL_CTX_set_session_id_context(cfg->ctx, sid_ctx, sizeof(sid_ctx) - 1);
+    SSL_CTX_set_session_cache_mode(cfg->ctx, SSL_SESS_CACHE_SERVER);
+    *out = cfg;
+    return 0;
+bad:
+    hm_tls_config_free(cfg);
+    return -EINVAL;
+}
 
 int hm_tls_create(hm_tls **out, hm_tls_config *cfg, const char *server_name)
 {
@@ -211,7 +306,9 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
     return 0;
 }
 
-ssize_t hm_tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline)
+/* hm_tls_read, and with quiet set hm_tls_read_quiet: what SSL_read wants
+ * to send is left in `out` for the writer. */
+static ssize_t tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline, bool quiet)
 {
     if (!t->ssl) return -ENOTCONN;
     for (;;) {
@@ -219,8 +316,10 @@ ssize_t hm_tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadli
         if (n > 0) return n;
         int err = SSL_get_error(t->ssl, n);
         /* TLS 1.3 tickets and key updates may want to write. */
-        int fl = flush_out(t, s, deadline);
-        if (fl < 0) return fl;
+        if (!quiet) {
+            int fl = flush_out(t, s, deadline);
+            if (fl < 0) return fl;
+        }
         if (err == SSL_ERROR_ZERO_RETURN) return 0;
         if (err == SSL_ERROR_WANT_READ) {
             ssize_t r = fill_in(t, s, deadline);
@@ -235,6 +334,16 @@ ssize_t hm_tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadli
         set_reason_from_queue(t, "TLS read failed");
         return -HM_ETLS;
     }
+}
+
+ssize_t hm_tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline)
+{
+    return tls_read(t, s, buf, len, deadline, false);
+}
+
+ssize_t hm_tls_read_quiet(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline)
+{
+    return tls_read(t, s, buf, len, deadline, true);
 }
 
 ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t deadline,
@@ -254,6 +363,64 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
     if (sent) *sent = len;
     int fl = flush_out(t, s, deadline);
     return fl < 0 ? fl : (ssize_t)len;
+}
+
+int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    hm_tls_reset(t);
+    t->fail = HM_TLS_OK;
+    t->reason[0] = 0;
+    t->resumed = false;
+    t->ssl = SSL_new(t->cfg->ctx);
+    t->in = BIO_new(BIO_s_mem());
+    t->out = BIO_new(BIO_s_mem());
+    if (!t->ssl || !t->in || !t->out) {
+        SSL_free(t->ssl);
+        BIO_free(t->in);
+        BIO_free(t->out);
+        t->ssl = NULL;
+        t->in = t->out = NULL;
+        return -ENOMEM;
+    }
+    BIO_set_mem_eof_return(t->in, -1);
+    SSL_set_bio(t->ssl, t->in, t->out);
+    SSL_set_app_data(t->ssl, t);
+    SSL_set_accept_state(t->ssl);
+    for (;;) {
+        int rc = SSL_do_handshake(t->ssl);
+        /* Also sends the alert of a failed handshake, best effort. */
+        int fl = flush_out(t, s, deadline);
+        if (rc == 1 && fl == 0) break;
+        if (fl < 0) {
+            t->fail = HM_TLS_HANDSHAKE;
+            snprintf(t->reason, sizeof(t->reason), "handshake: %s", hm_strerror(fl));
+            ERR_clear_error();
+            return fl;
+        }
+        int err = SSL_get_error(t->ssl, rc);
+        if (err == SSL_ERROR_WANT_READ) {
+            ssize_t n = fill_in(t, s, deadline);
+            if (n > 0) continue;
+            t->fail = n == 0 ? HM_TLS_EOF : HM_TLS_HANDSHAKE;
+            snprintf(t->reason, sizeof(t->reason), "handshake: %s",
+                     n == 0 ? "the client closed the connection" : hm_strerror((int)n));
+            ERR_clear_error();
+            return n == 0 ? -HM_ETLS : (int)n;
+        }
+        t->fail = HM_TLS_HANDSHAKE;
+        set_reason_from_queue(t, "handshake failed");
+        return -HM_ETLS;
+    }
+    t->resumed = SSL_session_reused(t->ssl);
+    return 0;
+}
+
+int hm_tls_close_notify(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    if (!t->ssl || !SSL_is_init_finished(t->ssl)) return 0;
+    if (!(SSL_get_shutdown(t->ssl) & SSL_SENT_SHUTDOWN)) SSL_shutdown(t->ssl);
+    ERR_clear_error();
+    return flush_out(t, s, deadline);
 }
 
 bool hm_tls_resumed(const hm_tls *t) { return t->resumed; }

@@ -1,13 +1,23 @@
-/* tls.h — TLS for client connections through OpenSSL memory BIOs, so the
- * engine (io_uring or epoll) keeps doing every byte of socket I/O: OpenSSL
- * only transforms bytes between two in-memory BIOs, and these functions
- * move them to and from the hm_sock.
+/* tls.h — TLS for client connections (and, for bench_app, the server
+ * side) through OpenSSL memory BIOs, so the engine (io_uring or epoll)
+ * keeps doing every byte of socket I/O: OpenSSL only transforms bytes
+ * between two in-memory BIOs, and these functions move them to and from
+ * the hm_sock.
  *
  * Ownership: a hm_tls_config (one per run, shared by every thread; OpenSSL's
  * SSL_CTX is thread-safe for creating sessions) is created by
  * hm_tls_config_create and freed by hm_tls_config_free after all threads
  * end. A hm_tls (one per connection) is owned by its connection; it keeps
- * the last session for resumption across reconnects until hm_tls_free. */
+ * the last session for resumption across reconnects until hm_tls_free.
+ *
+ * Server side: hm_tls_server_config_create loads a certificate chain and
+ * its key into a server context (TLS 1.2+, ALPN http/1.1, a session cache
+ * and session tickets, so clients resume); a hm_tls made from it with
+ * hm_tls_create(&t, cfg, NULL) runs hm_tls_accept on each accepted socket
+ * and then hm_tls_read / hm_tls_write as a client's does; hm_tls_reset
+ * when the socket closes (the record, with its hm_tls, may be reused).
+ * Only one coroutine may write through a hm_tls; another may read at the
+ * same time with hm_tls_read_quiet (which never writes to the socket). */
 #ifndef HM_PROTO_TLS_H
 #define HM_PROTO_TLS_H
 
@@ -51,6 +61,34 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
 void hm_tls_reset(hm_tls *t);
 
 bool hm_tls_resumed(const hm_tls *t);
+
+/* ---- server side ------------------------------------------------------- */
+
+/* A server context: the PEM certificate chain in cert_file (leaf first)
+ * and the PEM private key in key_file, which must match. TLS 1.2 and 1.3;
+ * ALPN: http/1.1 is selected when offered (a client that offers only other
+ * protocols gets a no_application_protocol alert; one that offers none is
+ * served HTTP/1.1); client-initiated renegotiation refused; resumption
+ * through a server session cache (TLS 1.2 session ids) and stateless
+ * tickets (TLS 1.2 and 1.3) whose keys live as long as the config. On
+ * failure -EINVAL (-ENOMEM) and a one-line reason naming the file in why. */
+int hm_tls_server_config_create(hm_tls_config **out, const char *cert_file, const char *key_file,
+                                char *why, size_t whylen);
+/* Runs the server side of the handshake on a freshly accepted socket, the
+ * whole of it before the deadline. 0, or a negative error (-HM_ETLS: the
+ * peer is no TLS client, or its hello is unacceptable; hm_tls_last_reason
+ * says why) after which the caller closes the socket. hm_tls_resumed tells
+ * whether the client resumed a session. */
+int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline);
+/* As hm_tls_read, for a coroutine that watches the peer while another one
+ * may be writing through the same hm_tls: what OpenSSL wants to send in
+ * reply (a key update, an alert) stays buffered for the writer's next
+ * hm_tls_write instead of being written here, so the two never interleave
+ * bytes on the socket. */
+ssize_t hm_tls_read_quiet(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline);
+/* Sends close_notify (after a complete handshake; otherwise does nothing).
+ * 0 or a negative errno from the write. */
+int hm_tls_close_notify(hm_tls *t, hm_sock *s, int64_t deadline);
 hm_tls_fail hm_tls_last_fail(const hm_tls *t);
 const char *hm_tls_last_reason(const hm_tls *t);
 const char *hm_tls_fail_name(hm_tls_fail f);

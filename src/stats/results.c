@@ -33,6 +33,13 @@ void hm_thread_stats_destroy(hm_thread_stats *s)
 
 void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
 {
+    if (c->fail == HM_FAIL_TLS && c->tls) {
+        hm_tls_fail k = hm_tls_last_fail(c->tls);
+        s->tls_fail[(unsigned)k < HM_ARRAY_LEN(s->tls_fail) ? k : HM_TLS_PROTOCOL]++;
+        if (!s->tls_first_reason[0])
+            snprintf(s->tls_first_reason, sizeof(s->tls_first_reason), "%s",
+                     hm_tls_last_reason(c->tls));
+    }
     if (c->connect_ns) hm_hdr_record(&s->connect_us, c->connect_ns / 1000);
     if (c->tls_ns) {
         hm_hdr_record(&s->tls_us, c->tls_ns / 1000);
@@ -50,6 +57,9 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     hm_hdr_add(&dst->tls_us, &src->tls_us);
     dst->tls_full += src->tls_full;
     dst->tls_resumed += src->tls_resumed;
+    for (size_t i = 0; i < HM_ARRAY_LEN(dst->tls_fail); i++) dst->tls_fail[i] += src->tls_fail[i];
+    if (!dst->tls_first_reason[0])
+        memcpy(dst->tls_first_reason, src->tls_first_reason, sizeof(dst->tls_first_reason));
     dst->sent += src->sent;
     dst->ok += src->ok;
     dst->failed += src->failed;
@@ -261,6 +271,18 @@ void hm_report_print(FILE *f, const hm_results *r)
         fprintf(f, "TLS               %llu full + %llu resumed handshakes%s\n",
                 (unsigned long long)t->tls_full, (unsigned long long)t->tls_resumed,
                 r->tls_insecure ? "; certificate NOT verified (-k)" : "; certificate verified");
+    if (r->tls) {
+        uint64_t nf = 0;
+        for (size_t i = 1; i < HM_ARRAY_LEN(t->tls_fail); i++) nf += t->tls_fail[i];
+        if (nf) {
+            fprintf(f, "TLS failures      %llu:", (unsigned long long)nf);
+            for (int k = 1; k < (int)HM_ARRAY_LEN(t->tls_fail); k++)
+                if (t->tls_fail[k])
+                    fprintf(f, " %s ×%llu", hm_tls_fail_name((hm_tls_fail)k),
+                            (unsigned long long)t->tls_fail[k]);
+            fprintf(f, " (first: %s)\n", t->tls_first_reason);
+        }
+    }
     fprintf(f, "Wall time         %.3f s\n", r->wall_seconds);
     fprintf(f, "Throughput        %.1f %s/s\n",
             r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0.0, unit);
@@ -367,6 +389,13 @@ int hm_report_write_json(const char *path, const hm_results *r)
     json_object_set_new(tls, "verified", json_boolean(r->tls && !r->tls_insecure));
     json_object_set_new(tls, "full_handshakes", json_integer((json_int_t)t->tls_full));
     json_object_set_new(tls, "resumed_handshakes", json_integer((json_int_t)t->tls_resumed));
+    json_t *tf = json_object();
+    for (int k = 1; k < (int)HM_ARRAY_LEN(t->tls_fail); k++)
+        json_object_set_new(tf, hm_tls_fail_name((hm_tls_fail)k),
+                            json_integer((json_int_t)t->tls_fail[k]));
+    json_object_set_new(tls, "failures", tf);
+    json_object_set_new(tls, "first_failure",
+                        t->tls_first_reason[0] ? json_string(t->tls_first_reason) : json_null());
     json_object_set_new(root, "tls", tls);
 
     if (r->n_variants) {

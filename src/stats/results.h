@@ -22,6 +22,8 @@ typedef struct hm_thread_stats {
     hm_hdr page_us;    /* page load (GET of the route) */
     hm_hdr tls_us;     /* TLS handshake */
     uint64_t tls_full, tls_resumed;
+    uint64_t tls_fail[5];       /* by hm_tls_fail */
+    char tls_first_reason[160]; /* OpenSSL's words for the first failure */
     uint64_t sent, ok, failed;
     uint64_t by_status[HM_STATUS_MAX];
     uint64_t by_fail[HM_FAIL__COUNT];
