@@ -41,6 +41,18 @@
  * reactor answers malformed requests itself (400/413/431), naming the
  * worker "fd" dispatch would have picked.
  *
+ * TLS (tls_cert + tls_key set; php-via deployments are served over HTTPS):
+ * every client connection first runs the server side of a TLS handshake
+ * (TLS 1.2 or 1.3, ALPN http/1.1, resumption through a session cache and
+ * tickets), within the idle timeout, and then all its requests, responses
+ * and SSE chunks go through TLS (proto/tls.h: OpenSSL over memory BIOs, the
+ * engine does the socket I/O). A connection whose handshake fails (a plain
+ * HTTP client, garbage, an unacceptable hello) is just closed. With
+ * workers > 1, TLS ends at the reactor: the loopback links to the workers
+ * stay plain. A certificate or key that cannot be loaded makes the run
+ * print one line naming the file to stderr and return -EINVAL before it
+ * listens.
+ *
  * Use: the bench_app executable (main.c; its --processes runs N of these
  * in child processes), or embedded: hammer forks a child that calls
  * hm_bench_app_run(), which takes workers and dispatch as the command line
@@ -80,6 +92,9 @@ typedef struct hm_bench_app_options {
     int workers;          /* worker_num, default 1 (0 counts as 1); at most 64 */
     const char *dispatch; /* "stream" (NULL = default), "fd" or "session" */
     int worker_id;        /* X-Via-Worker of the first worker, default 0 */
+    /* HTTPS: PEM certificate chain and private key, both or neither (NULL,
+     * the default: plain HTTP). See "TLS" above. */
+    const char *tls_cert, *tls_key;
 } hm_bench_app_options;
 
 #define HM_BENCH_APP_DEFAULT_PORT 3099
@@ -90,10 +105,12 @@ void hm_bench_app_defaults(hm_bench_app_options *o);
 /* Runs the server on the calling thread (its own engine loop) until
  * hm_bench_app_request_stop() is called. Once listening, writes "<port>\n"
  * to ready_fd when ready_fd >= 0 and, unless quiet, prints
- * "bench_app listening on http://HOST:PORT" to stdout. o NULL = defaults.
+ * "bench_app listening on http://HOST:PORT" (https:// with TLS) to
+ * stdout. o NULL = defaults.
  * With workers > 1 the worker threads are started and listening (on
  * loopback ports of their own) before the port is announced.
- * Returns 0 after a requested stop, -EINVAL for bad options, -EBUSY when a
+ * Returns 0 after a requested stop, -EINVAL for bad options (a TLS
+ * certificate or key that does not load also prints why), -EBUSY when a
  * run is already under way in this process, or the negative errno that
  * stopped it from starting (e.g. -EADDRINUSE, -EADDRNOTAVAIL; a database
  * that cannot be opened or seeded also prints why to stderr). A stop

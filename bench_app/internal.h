@@ -26,7 +26,9 @@
  * the spreadsheet database (routes.c); contexts own their session string,
  * their string signal buffers, and one reference on their current patch
  * queue; each SSE stream holds another on the queue it reads. Connection
- * records (parser, buffers) are pooled and reused across connections.
+ * records (parser, buffers, a TLS run's hm_tls) are pooled and reused
+ * across connections; a TLS run's ba_run owns the hm_tls_config, freed
+ * once every thread of the run has ended.
  * Nothing in a ba_app is thread-safe: it is used only by its own loop
  * thread. The ba_run (server.c) is what threads share: the per-worker
  * counters /_health lists (atomics), the stop flag, start-up hand-shake. */
@@ -36,6 +38,7 @@
 #include "bench_app/app.h"
 #include "engine/engine.h"
 #include "proto/http1.h"
+#include "proto/tls.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -183,6 +186,7 @@ typedef struct ba_conn {
     ba_app *app;
     struct ba_conn *prev, *next; /* in app->conns, or next in the pool */
     hm_sock *sock;
+    hm_tls *tls;     /* TLS state when the app serves TLS (kept across reuse), else NULL */
     uint64_t id;     /* the app's connection counter (OpenSwoole's session_id), from 1 */
     char via_id[12]; /* X-Via-Worker of the responses written on this connection */
     hm_coro *co;     /* the connection's coroutine */
@@ -224,9 +228,10 @@ typedef enum ba_dispatch {
 /* What the threads of one run share (server.c). */
 typedef struct ba_run {
     int n_workers;
-    int first_id;     /* X-Via-Worker of worker 0 (options.worker_id) */
-    ba_wstats *stats; /* n_workers */
-    atomic_int abort; /* stop every loop of the run (start-up failed, reactor ended) */
+    int first_id;       /* X-Via-Worker of worker 0 (options.worker_id) */
+    ba_wstats *stats;   /* n_workers */
+    atomic_int abort;   /* stop every loop of the run (start-up failed, reactor ended) */
+    hm_tls_config *tls; /* the server's TLS context (tls_cert), or NULL */
 } ba_run;
 
 typedef struct ba_reactor ba_reactor;
@@ -239,6 +244,9 @@ struct ba_app {
     char via_id[12]; /* X-Via-Worker of this worker's responses */
     bool internal;   /* a worker behind the reactor: loopback links, no deadlines */
     bool keep_raw;   /* the reactor: keep each request's bytes in c->raw */
+    /* The app that owns the client connections (the only worker, or the
+     * reactor) of a TLS run: run->tls; workers behind a reactor: NULL. */
+    hm_tls_config *tls;
     /* Handles the request just parsed into c->req: hm__ba_via_handle, or
      * the reactor's hm__ba_reactor_handle. */
     int (*handle)(ba_conn *c);
@@ -288,6 +296,14 @@ int hm__ba_respond(ba_conn *c, int status, const hm_http_header *h, size_t n, co
 int hm__ba_respond_chunked_head(ba_conn *c, int status, const hm_http_header *h, size_t n);
 /* Writes c->out to the socket in one call and empties it. */
 int hm__ba_flush(ba_conn *c);
+/* A client connection's I/O, through c->tls when it has one: as
+ * hm_sock_read and hm_sock_write. Only the connection's own coroutine
+ * writes. */
+ssize_t hm__ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline);
+ssize_t hm__ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
+/* For a second coroutine watching the peer (for EOF) while the connection's
+ * coroutine writes: reads and discards, never writes to the socket. */
+ssize_t hm__ba_watch_read(ba_conn *c, void *buf, size_t len);
 
 /* ---- via.c entry points used by server.c ------------------------------ */
 

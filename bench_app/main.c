@@ -1,8 +1,13 @@
 /* main.c — the bench_app command line: parses options into
  * hm_bench_app_options, installs SIGTERM/SIGINT handlers and runs the server
  * until one arrives (exit 0; a default temporary database is removed then).
- * Bad options exit 2 with a one-line reason; a server that cannot start
- * (port taken, database unusable) exits 1.
+ * Bad options exit 2 with a one-line reason (so does a --tls-cert or
+ * --tls-key that does not load: both are loaded once here, before anything
+ * starts); a server that cannot start (port taken, database unusable)
+ * exits 1.
+ *
+ * --tls-cert/--tls-key: HTTPS (see app.h, "TLS"); with --workers TLS ends
+ * at the reactor, with --processes every process serves TLS itself.
  *
  * --processes N: N independent servers (each with --workers workers) in
  * child processes, on ports P .. P+N-1; process i's workers answer
@@ -11,6 +16,7 @@
  * its own, the parent stops the others and exits 1. The children get
  * SIGTERM if the parent dies. */
 #include "bench_app/app.h"
+#include "proto/tls.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -49,6 +55,12 @@ static void usage(FILE *f)
             "                         e.g. behind a sticky load balancer; needs a fixed\n"
             "                         --port; SIGTERM/SIGINT stop them all\n"
             "  --worker-id N          X-Via-Worker of the first worker (default 0)\n"
+            "  --tls-cert FILE        serve HTTPS with this PEM certificate chain (leaf\n"
+            "                         first); needs --tls-key. TLS 1.2/1.3, ALPN http/1.1,\n"
+            "                         session resumption (cache and tickets); with\n"
+            "                         --workers TLS ends at the reactor, with --processes\n"
+            "                         each process serves TLS\n"
+            "  --tls-key FILE         the certificate's PEM private key\n"
             "  --engine E             auto | io_uring | epoll (default auto)\n"
             "  --cleanup-delay-ms N   context cleanup delay (default 5000)\n"
             "  --sse-poll-ms N        SSE poll interval when idle (default 100; 0 = wake on push)\n"
@@ -205,6 +217,8 @@ enum {
     OPT_DISPATCH,
     OPT_PROCESSES,
     OPT_WORKER_ID,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -227,6 +241,8 @@ int main(int argc, char **argv)
         {"dispatch", required_argument, NULL, OPT_DISPATCH},
         {"processes", required_argument, NULL, OPT_PROCESSES},
         {"worker-id", required_argument, NULL, OPT_WORKER_ID},
+        {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+        {"tls-key", required_argument, NULL, OPT_TLS_KEY},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -305,6 +321,14 @@ int main(int argc, char **argv)
                 return bad("bad --worker-id '%s' (0..1048576)", optarg);
             o.worker_id = (int)v;
             break;
+        case OPT_TLS_CERT:
+            if (!optarg[0]) return bad("--tls-cert needs a file name%s", "");
+            o.tls_cert = optarg;
+            break;
+        case OPT_TLS_KEY:
+            if (!optarg[0]) return bad("--tls-key needs a file name%s", "");
+            o.tls_key = optarg;
+            break;
         case OPT_HELP:
             usage(stdout);
             return 0;
@@ -318,6 +342,19 @@ int main(int argc, char **argv)
         }
     }
     if (optind < argc) return bad("unexpected argument '%s'", argv[optind]);
+    if (o.tls_cert && !o.tls_key) return bad("--tls-cert needs --tls-key%s", "");
+    if (o.tls_key && !o.tls_cert) return bad("--tls-key needs --tls-cert%s", "");
+    if (o.tls_cert) {
+        /* Loaded once here, so a bad file is a usage error (exit 2) before
+         * any process starts; each run loads it again for itself. */
+        hm_tls_config *cfg = NULL;
+        char why[512];
+        if (hm_tls_server_config_create(&cfg, o.tls_cert, o.tls_key, why, sizeof(why)) < 0) {
+            fprintf(stderr, "bench_app: %s\n", why);
+            return 2;
+        }
+        hm_tls_config_free(cfg);
+    }
     if (processes > 0) {
         if (o.port == 0) return bad("--processes needs a fixed --port%s, not 0", "");
         if (o.port + processes - 1 > 65535)

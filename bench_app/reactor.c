@@ -231,7 +231,7 @@ static void client_watch(void *arg)
     ba_conn *c = arg;
     char buf[512];
     while (!c->reader_stop && !c->app->stopping) {
-        ssize_t n = hm_sock_read(c->sock, buf, sizeof(buf), 0);
+        ssize_t n = hm__ba_watch_read(c, buf, sizeof(buf));
         if (n > 0) continue;
         if (n == -ECANCELED) continue; /* the loop condition decides */
         c->peer_gone = true;

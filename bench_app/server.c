@@ -19,6 +19,17 @@
  * Every response head written here carries X-Via-Worker: the worker's id
  * (on the reactor's own answers, the connection's fallback worker).
  *
+ * TLS (options tls_cert/tls_key): the run loads one hm_tls_config; the app
+ * that owns the client connections (the only worker, or the reactor) gives
+ * each connection record a hm_tls, kept while the record is pooled. The
+ * connection coroutine runs the handshake (hm_tls_accept, within the idle
+ * timeout) before its first read, and a failure just closes the
+ * connection. Every client read and write then goes through hm__ba_read /
+ * hm__ba_write (hm__ba_flush included); a coroutine watching a stream's
+ * peer reads with hm__ba_watch_read, which never writes, so the connection
+ * coroutine stays the socket's only writer. A connection closed by us
+ * after a complete answer (BA_CLOSE, error answers) says close_notify.
+ *
  * Workers: with workers = 1 the one ba_app listens on the public port and
  * serves on the calling thread. With N > 1 each worker is a ba_app with its
  * own loop on its own thread, listening on 127.0.0.1:0 (an "internal" app:
@@ -198,15 +209,36 @@ int hm__ba_respond_chunked_head(ba_conn *c, int status, const hm_http_header *h,
     return write_head(c, status, h, n, HM_HTTP_LEN_CHUNKED);
 }
 
+ssize_t hm__ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline)
+{
+    return c->tls ? hm_tls_read(c->tls, c->sock, buf, len, deadline)
+                  : hm_sock_read(c->sock, buf, len, deadline);
+}
+
+ssize_t hm__ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline)
+{
+    if (!len) return 0; /* SSL_write refuses empty writes */
+    return c->tls ? hm_tls_write(c->tls, c->sock, buf, len, deadline, NULL)
+                  : hm_sock_write(c->sock, buf, len, deadline, NULL);
+}
+
+ssize_t hm__ba_watch_read(ba_conn *c, void *buf, size_t len)
+{
+    return c->tls ? hm_tls_read_quiet(c->tls, c->sock, buf, len, 0)
+                  : hm_sock_read(c->sock, buf, len, 0);
+}
+
 int hm__ba_flush(ba_conn *c)
 {
     if (!c->out.len) return 0;
-    ssize_t r = hm_sock_write(c->sock, c->out.data, c->out.len, hm__ba_deadline(c->app), NULL);
+    ssize_t r = hm__ba_write(c, c->out.data, c->out.len, hm__ba_deadline(c->app));
     c->out.len = 0;
     return r < 0 ? (int)r : 0;
 }
 
 /* ---- connection records ------------------------------------------------- */
+
+static void conn_free(ba_conn *c);
 
 static ba_conn *conn_get(ba_app *app)
 {
@@ -219,6 +251,10 @@ static ba_conn *conn_get(ba_app *app)
         c = hm_calloc(1, sizeof(*c));
         if (!c) return NULL;
         hm_http_req_init(&c->req, &app->limits);
+    }
+    if (app->tls && !c->tls && hm_tls_create(&c->tls, app->tls, NULL) < 0) {
+        conn_free(c);
+        return NULL;
     }
     c->app = app;
     c->prev = c->next = NULL;
@@ -239,6 +275,7 @@ static void conn_free(ba_conn *c)
     hm__ba_buf_free(&c->ev);
     hm__ba_buf_free(&c->raw);
     hm__ba_reactor_conn_free(c);
+    hm_tls_free(c->tls);
     hm_free(c);
 }
 
@@ -281,6 +318,8 @@ static void conn_unlink(ba_app *app, ba_conn *c)
  * bytes into a reset that could destroy our answer in flight. */
 static void linger_close(ba_conn *c)
 {
+    /* TLS: close_notify first; what follows is read raw and dropped. */
+    if (c->tls) hm_tls_close_notify(c->tls, c->sock, hm__ba_deadline(c->app));
     shutdown(hm_sock_fd(c->sock), SHUT_WR);
     int64_t until = hm_now_ns() + BA_LINGER_NS;
     size_t total = 0;
@@ -323,7 +362,11 @@ static void conn_main(void *arg)
     size_t off = 0, len = 0; /* rbuf[off, len) is not fed yet */
     bool partial = false, continue_sent = false;
     int end = BA_DROP;
-    for (;;) {
+    /* TLS: the handshake, within the idle timeout; a client that is not
+     * speaking TLS (or gives up) just loses its connection. */
+    bool live =
+        !c->tls || (!app->stopping && hm_tls_accept(c->tls, c->sock, hm__ba_deadline(app)) == 0);
+    while (live) {
         if (off == len) {
             off = len = 0;
             if (hm__ba_flush(c) < 0 || app->stopping) break;
@@ -331,8 +374,7 @@ static void conn_main(void *arg)
              * did, and forwards only whole requests. */
             if (partial && !continue_sent && !app->internal && wants_continue(c)) {
                 static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-                if (hm_sock_write(c->sock, cont, sizeof(cont) - 1, hm__ba_deadline(app), NULL) < 0)
-                    break;
+                if (hm__ba_write(c, cont, sizeof(cont) - 1, hm__ba_deadline(app)) < 0) break;
                 continue_sent = true;
             }
             /* epoll reads try the system call first and suspend only on
@@ -343,7 +385,7 @@ static void conn_main(void *arg)
              * reads, as OpenSwoole's reactor does between requests;
              * io_uring reads always suspend. */
             if (app->yield_reads) hm_coro_yield();
-            ssize_t n = hm_sock_read(c->sock, c->rbuf, sizeof(c->rbuf), hm__ba_deadline(app));
+            ssize_t n = hm__ba_read(c, c->rbuf, sizeof(c->rbuf), hm__ba_deadline(app));
             if (n <= 0) break; /* EOF, idle timeout, reset, or cancelled by the stop */
             len = (size_t)n;
         }
@@ -377,7 +419,9 @@ static void conn_main(void *arg)
         end = BA_DROP;
         if (c->out.len >= BA_FLUSH_AT && hm__ba_flush(c) < 0) break;
     }
-    if (end == BA_CLOSE) hm__ba_flush(c);
+    if (end == BA_CLOSE && hm__ba_flush(c) == 0 && c->tls)
+        hm_tls_close_notify(c->tls, c->sock, hm__ba_deadline(app));
+    if (c->tls) hm_tls_reset(c->tls);
     hm_sock_close(c->sock);
     c->sock = NULL;
     conn_unlink(app, c);
@@ -487,8 +531,8 @@ static int announce(const ba_app *app, int ready_fd)
     }
     if (!app->opt.quiet) {
         bool v6 = strchr(app->opt.host, ':') != NULL;
-        printf("bench_app listening on http://%s%s%s:%d\n", v6 ? "[" : "", app->opt.host,
-               v6 ? "]" : "", app->port);
+        printf("bench_app listening on %s://%s%s%s:%d\n", app->tls ? "https" : "http",
+               v6 ? "[" : "", app->opt.host, v6 ? "]" : "", app->port);
         fflush(stdout);
     }
     return 0;
@@ -529,6 +573,7 @@ static void app_prepare(ba_app *app, const hm_bench_app_options *opt, ba_run *ru
     app->opt = *opt;
     app->run = run;
     app->worker = worker;
+    app->tls = run->tls; /* run_multi() takes it back from the workers */
     if (worker >= 0) {
         app->ws = &run->stats[worker];
         snprintf(app->via_id, sizeof(app->via_id), "%d", run->first_id + worker);
@@ -675,6 +720,7 @@ static int run_multi(ba_app *apps, ba_run *run, const hm_bench_app_options *opt,
     for (int w = 0; w < n && rc == 0; w++) {
         app_prepare(&apps[w], &wopt, run, w);
         apps[w].internal = true;
+        apps[w].tls = NULL; /* TLS ends at the reactor */
         ts[w].app = &apps[w];
         int e = pthread_create(&ts[w].tid, NULL, worker_main, &ts[w]);
         if (e) {
@@ -725,6 +771,10 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
     if (opt.workers == 0) opt.workers = 1;
     int rc = check_options(&opt);
     if (rc < 0) return rc;
+    if (!opt.tls_cert != !opt.tls_key) {
+        fprintf(stderr, "bench_app: TLS needs both a certificate and a key\n");
+        return -EINVAL;
+    }
 
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
@@ -733,11 +783,20 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
 
     int n = opt.workers;
     ba_run run = {.n_workers = n, .first_id = opt.worker_id};
+    if (opt.tls_cert) {
+        char why[512];
+        rc = hm_tls_server_config_create(&run.tls, opt.tls_cert, opt.tls_key, why, sizeof(why));
+        if (rc < 0) {
+            fprintf(stderr, "bench_app: %s\n", why);
+            return rc;
+        }
+    }
     run.stats = hm_calloc((size_t)n, sizeof(*run.stats));
     ba_app *apps = hm_calloc((size_t)n + 1, sizeof(*apps));
     if (!run.stats || !apps) {
         hm_free(run.stats);
         hm_free(apps);
+        hm_tls_config_free(run.tls);
         return -ENOMEM;
     }
     g_running = true;
@@ -749,6 +808,7 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
     }
     hm_free(apps);
     hm_free(run.stats);
+    hm_tls_config_free(run.tls); /* every connection (and its SSL) is gone */
     atomic_store_explicit(&g_stop, 0, memory_order_relaxed);
     g_running = false;
     return rc;

@@ -1184,7 +1184,7 @@ static void sse_reader(void *arg)
     ba_conn *c = arg;
     char buf[512];
     while (!c->reader_stop && !c->app->stopping) {
-        ssize_t n = hm_sock_read(c->sock, buf, sizeof(buf), 0);
+        ssize_t n = hm__ba_watch_read(c, buf, sizeof(buf));
         if (n > 0) continue;           /* nothing a client may send now matters */
         if (n == -ECANCELED) continue; /* the loop condition decides */
         c->peer_gone = true;
@@ -1207,12 +1207,22 @@ static void sse_stop_reader(ba_conn *c)
 }
 
 /* Writes c->out (the response head, first time) and one event as one chunk,
- * in one call. */
+ * in one call (TLS: one SSL_write of the whole, appended to c->out). */
 static int sse_write_event(ba_conn *c, const ba_buf *ev)
 {
     char head[24];
     ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), ev->len);
     if (hl < 0) return (int)hl;
+    if (c->tls) {
+        int rc = hm__ba_buf_append(&c->out, head, (size_t)hl);
+        if (rc == 0) rc = hm__ba_buf_append(&c->out, ev->data, ev->len);
+        if (rc == 0) rc = hm__ba_buf_append(&c->out, "\r\n", 2);
+        if (rc < 0) {
+            c->out.len = 0;
+            return rc;
+        }
+        return hm__ba_flush(c);
+    }
     struct iovec iov[4];
     int n = 0;
     if (c->out.len) iov[n++] = (struct iovec){c->out.data, c->out.len};

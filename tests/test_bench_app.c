@@ -27,7 +27,19 @@
  * all 4 workers, 3 in 4 get 400 Invalid context), dispatch fd (actions on
  * the page's keep-alive connection all succeed), SIGTERM with a stream
  * open; and the executable's --processes 2 (argv[1]: X-Via-Worker 0 and 1
- * on two ports, a clean stop on SIGTERM, --port 0 refused). */
+ * on two ports, a clean stop on SIGTERM, --port 0 refused).
+ *
+ * HTTPS (a CA and a server certificate made with the OpenSSL API; clients
+ * are blocking-style OpenSSL connections that verify against that CA):
+ * certificates and keys that do not load (-EINVAL, one line naming the
+ * file; the executable exits 2); per backend, a TLS server's page, actions,
+ * keep-alive, pipelining, a 300 KiB body, test_http's cases, SSE patches
+ * and the live spreadsheet's large events, the stream's end seen through
+ * TLS, resumption (TLS 1.3 tickets, 1.2 tickets, 1.2 session ids), plain
+ * HTTP / garbage / cut hellos / h2-only ALPN closed while the server serves
+ * on, SIGTERM with a stream and a silent handshake open; --workers 2
+ * --dispatch session over TLS (TLS at the reactor); --processes 2 with
+ * TLS. */
 #include "bench_app/app.h"
 #include "hm_test.h"
 #include "proto/http1.h"
@@ -38,7 +50,12 @@
 #include <ftw.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -156,9 +173,111 @@ static int wait_child(pid_t pid, int timeout_ms)
     }
 }
 
+static void copy_str(char *dst, size_t cap, const char *s, size_t n);
+
+/* ---- a small blocking TLS client -------------------------------------------- */
+
+/* While g_tls is set, tcp_connect() makes TLS connections with it (the
+ * certificate verified for 127.0.0.1 against the test CA, ALPN http/1.1),
+ * offering g_resume's session when set; send_all, read_until and fd_close
+ * then go through the connection's SSL (g_ssl[fd]). The socket is made
+ * non-blocking after the handshake, so read_until keeps its deadline. */
+static SSL_CTX *g_tls;
+static SSL_SESSION *g_resume;
+static SSL *g_ssl[1024];
+static bool g_reused;   /* the last handshake resumed g_resume's session */
+static char g_alpn[32]; /* the protocol the last handshake selected, "" if none */
+
+static SSL *ssl_of(int fd)
+{
+    return fd >= 0 && fd < (int)HM_ARRAY_LEN(g_ssl) ? g_ssl[fd] : NULL;
+}
+
+/* Waits until fd is ready for `events` or until_ms: false on timeout. */
+static bool wait_fd(int fd, short events, int64_t until_ms)
+{
+    struct pollfd pf = {.fd = fd, .events = events};
+    int left = (int)(until_ms - now_ms());
+    return poll(&pf, 1, left < 0 ? 0 : left) > 0;
+}
+
+/* The handshake on a connected socket: 1, or 0 when it failed (printing
+ * OpenSSL's reason when loud). */
+static int tls_handshake(int fd, bool loud)
+{
+    ASSERT_LT(fd, (int)HM_ARRAY_LEN(g_ssl));
+    SSL *ssl = SSL_new(g_tls);
+    ASSERT(ssl);
+    SSL_set_fd(ssl, fd);
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
+    if (g_resume) SSL_set_session(ssl, g_resume);
+    struct timeval tv = {IO_TIMEOUT_MS / 1000, 0}; /* the handshake blocks, not forever */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (SSL_connect(ssl) != 1) {
+        if (loud) ERR_print_errors_fp(stderr);
+        ERR_clear_error();
+        SSL_free(ssl);
+        return 0;
+    }
+    ASSERT_EQ(SSL_get_verify_result(ssl), X509_V_OK);
+    const unsigned char *alpn;
+    unsigned alpn_len;
+    SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
+    copy_str(g_alpn, sizeof(g_alpn), (const char *)alpn, alpn_len);
+    g_reused = SSL_session_reused(ssl);
+    ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    g_ssl[fd] = ssl;
+    return 1;
+}
+
+/* A TLS connection's session, for g_resume (caller frees it). */
+static SSL_SESSION *tls_session(int fd)
+{
+    SSL *ssl = ssl_of(fd);
+    ASSERT(ssl);
+    SSL_SESSION *sess = SSL_get1_session(ssl);
+    ASSERT(sess && SSL_SESSION_is_resumable(sess));
+    return sess;
+}
+
+static void tls_send_all(SSL *ssl, int fd, const char *s, size_t n)
+{
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (n) {
+        int w = SSL_write(ssl, s, n > INT32_MAX ? INT32_MAX : (int)n);
+        if (w > 0) {
+            s += w;
+            n -= (size_t)w;
+            continue;
+        }
+        int e = SSL_get_error(ssl, w);
+        ASSERT(e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ);
+        ASSERT(wait_fd(fd, e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, until));
+    }
+}
+
+/* read_until through TLS: bytes, 0 on EOF (close_notify or not), -1 on
+ * timeout, -2 on error. */
+static ssize_t tls_read_until(SSL *ssl, int fd, char *buf, size_t cap, int64_t until_ms)
+{
+    for (;;) {
+        int n = SSL_read(ssl, buf, cap > INT32_MAX ? INT32_MAX : (int)cap);
+        if (n > 0) return n;
+        int e = SSL_get_error(ssl, n);
+        if (e == SSL_ERROR_WANT_READ) { /* a partial record, or only a ticket */
+            if (!wait_fd(fd, POLLIN, until_ms)) return -1;
+            continue;
+        }
+        /* The client context ignores a missing close_notify: EOF is EOF. */
+        ERR_clear_error();
+        return e == SSL_ERROR_ZERO_RETURN ? 0 : -2;
+    }
+}
+
 /* ---- plain sockets ---------------------------------------------------------- */
 
-static int tcp_connect(int port)
+static int tcp_connect_raw(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     ASSERT(fd >= 0);
@@ -170,8 +289,35 @@ static int tcp_connect(int port)
     return fd;
 }
 
+/* A connection to port: TLS (ALPN http/1.1 agreed) while g_tls is set. */
+static int tcp_connect(int port)
+{
+    int fd = tcp_connect_raw(port);
+    if (g_tls && !tls_handshake(fd, true)) HM_FAIL_("TLS handshake with port %d failed", port);
+    if (g_tls) ASSERT_STREQ(g_alpn, "http/1.1");
+    return fd;
+}
+
+/* Closes a socket, TLS or not (a TLS one says close_notify first). */
+static void fd_close(int fd)
+{
+    SSL *ssl = ssl_of(fd);
+    if (ssl) {
+        SSL_shutdown(ssl);
+        ERR_clear_error();
+        SSL_free(ssl);
+        g_ssl[fd] = NULL;
+    }
+    close(fd);
+}
+
 static void send_all(int fd, const char *s, size_t n)
 {
+    SSL *ssl = ssl_of(fd);
+    if (ssl) {
+        tls_send_all(ssl, fd, s, n);
+        return;
+    }
     while (n) {
         ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
         ASSERT_GT(w, 0);
@@ -183,6 +329,8 @@ static void send_all(int fd, const char *s, size_t n)
 /* Reads with a deadline: bytes, 0 on EOF, -1 on timeout, -2 on error. */
 static ssize_t read_until(int fd, char *buf, size_t cap, int64_t until_ms)
 {
+    SSL *ssl = ssl_of(fd);
+    if (ssl) return tls_read_until(ssl, fd, buf, cap, until_ms);
     struct pollfd pf = {.fd = fd, .events = POLLIN};
     int left = (int)(until_ms - now_ms());
     if (left < 0) left = 0;
@@ -224,7 +372,7 @@ static conn *conn_open(int port)
 static void conn_close(conn *c)
 {
     hm_http_resp_free(&c->p);
-    close(c->fd);
+    fd_close(c->fd);
     free(c);
 }
 
@@ -557,7 +705,7 @@ static long long signal_in(const char *ev, const char *wire)
 static void sse_close(sse *s)
 {
     hm_http_resp_free(&s->p);
-    close(s->fd);
+    fd_close(s->fd);
     free(s->data);
     free(s);
 }
@@ -1892,6 +2040,494 @@ static void test_processes(const char *exe)
            "--port 0 refused: ok\n");
 }
 
+/* ---- HTTPS ---------------------------------------------------------------------- */
+
+/* The test's PKI, made with the OpenSSL API in g_tmp/tls: ca.pem, and a
+ * server.pem + server.key it signed for 127.0.0.1 and localhost (as
+ * scripts/gen-test-cert.sh makes them); other.key matches nothing. */
+static char g_ca[320], g_cert[320], g_key[320], g_other_key[320];
+
+static EVP_PKEY *ec_key(void)
+{
+    EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, NULL);
+    ASSERT(pc);
+    EVP_PKEY *k = NULL;
+    ASSERT_EQ(EVP_PKEY_keygen_init(pc), 1);
+    ASSERT_EQ(EVP_PKEY_CTX_set_ec_paramgen_curve_nid(pc, NID_X9_62_prime256v1), 1);
+    ASSERT_EQ(EVP_PKEY_keygen(pc, &k), 1);
+    EVP_PKEY_CTX_free(pc);
+    return k;
+}
+
+static void add_ext(X509 *x, X509 *issuer, int nid, const char *value)
+{
+    X509V3_CTX v3;
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, issuer, x, NULL, NULL, 0);
+    X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
+    ASSERT(e);
+    ASSERT_EQ(X509_add_ext(x, e, -1), 1);
+    X509_EXTENSION_free(e);
+}
+
+/* A certificate for key named cn, signed by issuer (NULL: self-signed). */
+static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key,
+                       long serial)
+{
+    X509 *x = X509_new();
+    ASSERT(x);
+    ASSERT_EQ(X509_set_version(x, 2), 1);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), serial);
+    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+    ASSERT_EQ(X509_set_pubkey(x, key), 1);
+    X509_NAME *name = X509_get_subject_name(x);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+    ASSERT_EQ(X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name), 1);
+    if (issuer) {
+        add_ext(x, issuer, NID_basic_constraints, "CA:FALSE");
+        add_ext(x, issuer, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1,IP:::1");
+    } else {
+        add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE");
+        add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign");
+    }
+    ASSERT_GT(X509_sign(x, issuer_key ? issuer_key : key, EVP_sha256()), 0);
+    return x;
+}
+
+static void write_pem(const char *path, X509 *x, EVP_PKEY *k)
+{
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    if (x) ASSERT_EQ(PEM_write_X509(f, x), 1);
+    if (k) ASSERT_EQ(PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL), 1);
+    ASSERT_EQ(fclose(f), 0);
+}
+
+static void make_pki(void)
+{
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s/tls", g_tmp);
+    ASSERT_EQ(mkdir(dir, 0700), 0);
+    snprintf(g_ca, sizeof(g_ca), "%s/ca.pem", dir);
+    snprintf(g_cert, sizeof(g_cert), "%s/server.pem", dir);
+    snprintf(g_key, sizeof(g_key), "%s/server.key", dir);
+    snprintf(g_other_key, sizeof(g_other_key), "%s/other.key", dir);
+    EVP_PKEY *ca_key = ec_key(), *key = ec_key(), *other = ec_key();
+    X509 *ca = make_cert(ca_key, "bench_app test CA", NULL, NULL, 1);
+    X509 *leaf = make_cert(key, "localhost", ca, ca_key, 2);
+    write_pem(g_ca, ca, NULL);
+    write_pem(g_cert, leaf, NULL);
+    write_pem(g_key, NULL, key);
+    write_pem(g_other_key, NULL, other);
+    X509_free(ca);
+    X509_free(leaf);
+    EVP_PKEY_free(ca_key);
+    EVP_PKEY_free(key);
+    EVP_PKEY_free(other);
+}
+
+/* A client context trusting only the test CA: TLS 1.2 to max_version
+ * (0: the newest), ALPN `alpn` (wire format; NULL: http/1.1), with tickets
+ * unless no_tickets (TLS 1.2 then resumes by session id). */
+static SSL_CTX *client_ctx(int max_version, const char *alpn, size_t alpn_len, bool no_tickets)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    ASSERT(ctx);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (max_version) SSL_CTX_set_max_proto_version(ctx, max_version);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    ASSERT_EQ(SSL_CTX_load_verify_locations(ctx, g_ca, NULL), 1);
+    if (!alpn) alpn = "\x08http/1.1", alpn_len = 9;
+    ASSERT_EQ(SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)alpn, (unsigned)alpn_len), 0);
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | (no_tickets ? SSL_OP_NO_TICKET : 0));
+    return ctx;
+}
+
+/* Runs hm_bench_app_run in this process with stderr in a file; returns its
+ * result and the first line it printed. */
+static int run_captured(const hm_bench_app_options *o, char *line, size_t cap)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%s/stderr.txt", g_tmp);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    ASSERT(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    int rc = hm_bench_app_run(o, -1);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    FILE *f = fopen(path, "r");
+    ASSERT(f);
+    line[0] = '\0';
+    if (!fgets(line, (int)cap, f)) line[0] = '\0';
+    fclose(f);
+    return rc;
+}
+
+/* Certificates and keys that do not load: -EINVAL before anything starts,
+ * with one line naming the file. */
+static void test_tls_options(void)
+{
+    hm_bench_app_options o;
+    hm_bench_app_defaults(&o);
+    ASSERT(!o.tls_cert && !o.tls_key);
+    o.port = 0;
+    o.quiet = true;
+    char line[1024], missing[340];
+    snprintf(missing, sizeof(missing), "%s/missing.pem", g_tmp);
+    const struct {
+        const char *cert, *key, *names, *says;
+    } bad[] = {
+        {g_cert, NULL, NULL, "both"},
+        {NULL, g_key, NULL, "both"},
+        {missing, g_key, missing, "No such file"},
+        {g_key, g_key, g_key, "no PEM certificate"},
+        {g_cert, g_cert, g_cert, "no PEM private key"},
+        {g_cert, g_other_key, g_other_key, "does not match"},
+    };
+    for (size_t i = 0; i < HM_ARRAY_LEN(bad); i++) {
+        o.tls_cert = bad[i].cert;
+        o.tls_key = bad[i].key;
+        ASSERT_EQ(run_captured(&o, line, sizeof(line)), -EINVAL);
+        if (bad[i].names && !strstr(line, bad[i].names)) HM_FAIL_("%zu: %s", i, line);
+        if (!strstr(line, bad[i].says)) HM_FAIL_("%zu: %s", i, line);
+        ASSERT_EQ(strchr(line, '\n') - line, (long)strlen(line) - 1); /* one line */
+    }
+    printf("TLS: bad certificate / key / pairing: -EINVAL, one line naming the file: ok\n");
+}
+
+static pid_t start_tls(hm_backend_kind backend, int workers, const char *dispatch, int *port)
+{
+    hm_bench_app_options o;
+    hm_bench_app_defaults(&o);
+    o.port = 0;
+    o.quiet = true;
+    o.backend = backend;
+    o.workers = workers;
+    o.dispatch = dispatch;
+    o.cleanup_delay_ms = 200;
+    o.sse_poll_ms = 0;
+    o.tls_cert = g_cert;
+    o.tls_key = g_key;
+    pid_t pid = start_child(&o, port);
+    ASSERT_GT(*port, 0);
+    return pid;
+}
+
+/* Connections that do not speak TLS (or not acceptably) just get closed,
+ * perhaps after an alert, never answered in HTTP; the server goes on. */
+static void tls_bad_clients(int port)
+{
+    SSL_CTX *tls = g_tls;
+    g_tls = NULL;
+#define JUNK(lit, half)                                                                            \
+    {                                                                                              \
+        lit, sizeof(lit) - 1, half                                                                 \
+    }
+    static const struct {
+        const char *bytes;
+        size_t len;
+        bool half_close; /* then EOF: the bytes alone leave the server waiting */
+    } junk[] = {
+        JUNK("GET /_health HTTP/1.1\r\nHost: x\r\n\r\n", false), /* plain HTTP */
+        JUNK("\x16\x03\x01\xff\xff no handshake at all", false), /* a record far too long */
+        JUNK("\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00", false), /* a ClientHello of 1 byte */
+        JUNK("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03", true),  /* a ClientHello cut short */
+        JUNK("\x80\x2e\x01\x00\x02\x00\x15", true),              /* SSLv2-style, cut short */
+        JUNK("", true),                                          /* nothing at all */
+    };
+#undef JUNK
+    char buf[4096];
+    ssize_t n;
+    for (size_t i = 0; i < HM_ARRAY_LEN(junk); i++) {
+        int fd = tcp_connect_raw(port);
+        if (junk[i].len) send_all(fd, junk[i].bytes, junk[i].len);
+        if (junk[i].half_close) shutdown(fd, SHUT_WR);
+        int64_t until = now_ms() + IO_TIMEOUT_MS;
+        while ((n = read_until(fd, buf, sizeof(buf), until)) > 0)
+            ASSERT_EQ(buf[0], 0x15); /* an alert record */
+        if (n != 0 && n != -2) HM_FAIL_("junk %zu: read %zd, not a close", i, n);
+        close(fd);
+    }
+    unsigned char rnd[2048]; /* bytes of no protocol */
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        rnd[i] = (unsigned char)((i * 2654435761u) >> 13);
+    int fd = tcp_connect_raw(port);
+    send(fd, rnd, sizeof(rnd), MSG_NOSIGNAL);
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while ((n = read_until(fd, buf, sizeof(buf), until)) > 0) {
+    }
+    ASSERT(n == 0 || n == -2);
+    close(fd);
+
+    /* ALPN: an offer of h2 alone is refused; no offer at all is HTTP/1.1. */
+    g_tls = client_ctx(0, "\x02h2", 3, false);
+    fd = tcp_connect_raw(port);
+    ASSERT_EQ(tls_handshake(fd, false), 0);
+    close(fd);
+    SSL_CTX_free(g_tls);
+    g_tls = client_ctx(0, "", 0, false);
+    fd = tcp_connect_raw(port);
+    ASSERT_EQ(tls_handshake(fd, true), 1);
+    ASSERT_STREQ(g_alpn, "");
+    static const char req[] = "GET /_health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    send_all(fd, req, strlen(req));
+    size_t got = 0;
+    until = now_ms() + IO_TIMEOUT_MS;
+    while (got < sizeof(buf) - 1 &&
+           (n = read_until(fd, buf + got, sizeof(buf) - 1 - got, until)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    ASSERT_EQ(strncmp(buf, "HTTP/1.1 200 OK\r\n", 17), 0);
+    fd_close(fd);
+    SSL_CTX_free(g_tls);
+    g_tls = tls;
+    /* Still serving. */
+    json_decref(health(port));
+}
+
+/* A session of a first connection resumes on the next two: TLS 1.3
+ * tickets (max_version 0), TLS 1.2 tickets, TLS 1.2 session ids. */
+static void tls_resume(int port, int max_version, bool no_tickets)
+{
+    SSL_CTX *saved = g_tls;
+    g_tls = client_ctx(max_version, NULL, 0, no_tickets);
+    conn *c = conn_open(port);
+    ASSERT(!g_reused);
+    ASSERT_EQ(SSL_version(ssl_of(c->fd)), max_version ? max_version : TLS1_3_VERSION);
+    resp r;
+    conn_req(c, "GET", "/_health", NULL, NULL, &r); /* TLS 1.3: the tickets came first */
+    ASSERT_EQ(r.status, 200);
+    g_resume = tls_session(c->fd);
+    conn_close(c);
+    for (int i = 0; i < 2; i++) {
+        c = conn_open(port);
+        ASSERT(g_reused);
+        conn_req(c, "GET", "/_health", NULL, NULL, &r);
+        ASSERT_EQ(r.status, 200);
+        conn_close(c);
+    }
+    SSL_SESSION_free(g_resume);
+    g_resume = NULL;
+    SSL_CTX_free(g_tls);
+    g_tls = saved;
+}
+
+/* One server with TLS: pages, actions, keep-alive, pipelining, a body of
+ * many records, test_http's malformed / oversized / 100-continue cases, SSE (small and large
+ * events, the stream's end noticed through TLS), resumption, bad clients, SIGTERM with a stream
+ * open. */
+static void test_tls(hm_backend_kind backend)
+{
+    int port;
+    pid_t pid = start_tls(backend, 1, NULL, &port);
+    g_tls = client_ctx(0, NULL, 0, false);
+
+    page pg;
+    get_page(port, NULL, &pg); /* the whole page, checked */
+    resp r;
+    conn *kc = conn_open(port);
+    ASSERT_EQ(SSL_version(ssl_of(kc->fd)), TLS1_3_VERSION);
+    action_on(kc, "increment", &pg, NULL, -1, &r);
+    ASSERT_EQ(r.status, 200);
+    ASSERT(r.keep_alive);
+    action_on(kc, "increment", &pg, NULL, -1, &r); /* the same TLS connection */
+    ASSERT_EQ(r.status, 200);
+    static const char two[] = "GET /_health HTTP/1.1\r\nHost: x\r\n\r\n"
+                              "GET /_health HTTP/1.1\r\nHost: x\r\n\r\n";
+    send_all(kc->fd, two, strlen(two)); /* pipelined in one record */
+    for (int i = 0; i < 2; i++) {
+        read_resp(kc, false, &r);
+        ASSERT_EQ(r.status, 200);
+        ASSERT(strstr(r.body, "\"status\":\"ok\""));
+    }
+    static char big[300 << 10]; /* some 20 records */
+    int k = snprintf(big, sizeof(big), "{\"via_ctx\":\"%s\",\"pad\":\"", pg.ctx);
+    memset(big + k, 'x', sizeof(big) - (size_t)k - 3);
+    memcpy(big + sizeof(big) - 3, "\"}", 3);
+    char hdrs[512];
+    snprintf(hdrs, sizeof(hdrs), "Content-Type: application/json\r\n%s", pg.cookie_hdr);
+    conn_req(kc, "POST", "/_action/increment", hdrs, big, &r);
+    ASSERT_EQ(r.status, 200);
+    conn_close(kc);
+    printf("[%s] TLS: page, actions on a keep-alive connection, pipelining, a 300 KiB body: ok\n",
+           hm_backend_name(backend));
+    test_http(
+        port); /* malformed, limits (the answer, close_notify, then the close), 100-continue */
+
+    char wire[128], ev[4096];
+    wire_id(&pg, wire, sizeof(wire));
+    sse *s = sse_open(port, pg.ctx, pg.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    ASSERT_EQ(status_of(s), 200);
+    ASSERT(sse_has_header(s, "Content-Type: text/event-stream"));
+    sse_event(s, 0, ev, sizeof(ev));
+    ASSERT_STREQ(ev, ELEMENTS_EVENT);
+    sse_event(s, 1, ev, sizeof(ev));
+    ASSERT_EQ(signal_in(ev, wire), 3);
+    for (int i = 0; i < 3; i++) {
+        action(port, "increment", &pg, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
+        ASSERT_EQ(sse_wait(s, 3 + (size_t)i, IO_TIMEOUT_MS), 3 + (size_t)i);
+        sse_event(s, 2 + (size_t)i, ev, sizeof(ev));
+        ASSERT_EQ(signal_in(ev, wire), 4 + i);
+    }
+    ASSERT_EQ(health_count(port, "sse"), 1);
+    sse_close(s); /* close_notify: the stream's reader sees it end */
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (health_count(port, "sse") != 0) {
+        ASSERT_LT(now_ms(), until);
+        usleep(10000);
+    }
+    /* The live spreadsheet: multi-line events of several KiB. */
+    static char html[65536], lev[65536];
+    char sel[64], dir[160], fields[256];
+    page lv;
+    get_route(port, "/examples/spreadsheet", NULL, &lv, &r);
+    s = sse_open(port, lv.ctx, lv.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    sse_event(s, 0, lev, sizeof(lev));
+    ASSERT_GE(elements_of(lev, html, sizeof(html), sel, sizeof(sel)), 22);
+    check_sheet_div(html);
+    wire_of(&lv, "direction", dir, sizeof(dir));
+    snprintf(fields, sizeof(fields), ",\"%s\":\"PageDown\"", dir);
+    kc = conn_open(port);
+    act(kc, "navigate", &lv, fields, &r);
+    conn_close(kc);
+    ASSERT_EQ(sse_wait(s, 4, IO_TIMEOUT_MS), 4);
+    sse_event(s, 2, lev, sizeof(lev));
+    ASSERT_GE(elements_of(lev, html, sizeof(html), sel, sizeof(sel)), 22);
+    ASSERT_STREQ(sel, "#sheet");
+    ASSERT_EQ(focus_row_label(html), 21);
+    sse_close(s);
+    printf("[%s] TLS: SSE sync and patches, the live spreadsheet's tables, stream end: ok\n",
+           hm_backend_name(backend));
+
+    tls_resume(port, 0, false);
+    tls_resume(port, TLS1_2_VERSION, false);
+    tls_resume(port, TLS1_2_VERSION, true);
+    printf("[%s] TLS: resumption (1.3 tickets, 1.2 tickets, 1.2 session ids): ok\n",
+           hm_backend_name(backend));
+    tls_bad_clients(port);
+    printf("[%s] TLS: plain HTTP, garbage, cut hellos, h2-only ALPN: closed, server "
+           "serves on; no ALPN: HTTP/1.1: ok\n",
+           hm_backend_name(backend));
+
+    get_page(port, NULL, &pg);
+    s = sse_open(port, pg.ctx, pg.cookie_hdr);
+    ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+    int mute = tcp_connect_raw(port); /* a handshake that never starts */
+    usleep(20 * 1000);
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    close(mute);
+    until = now_ms() + IO_TIMEOUT_MS;
+    while (!s->ended && now_ms() < until)
+        sse_pump(s, until);
+    ASSERT(s->ended);
+    sse_close(s);
+    SSL_CTX_free(g_tls);
+    g_tls = NULL;
+    printf("[%s] TLS: SIGTERM with a stream and a silent handshake open: exit 0: ok\n",
+           hm_backend_name(backend));
+}
+
+/* --workers 2 --dispatch session over TLS: TLS ends at the reactor, the
+ * cookie still picks the worker, SSE streams through it. */
+static void test_tls_workers(void)
+{
+    int port;
+    pid_t pid = start_tls(HM_BACKEND_AUTO, 2, "session", &port);
+    g_tls = client_ctx(0, NULL, 0, false);
+    char wire[128], ev[4096];
+    for (int w = 0; w < 2; w++) {
+        char sid[40], cookie[128];
+        for (int k = 0;; k++) {
+            ASSERT_LT(k, 100);
+            snprintf(sid, sizeof(sid), "%032x", 0x7150 + k);
+            if (crc_worker(sid, 2) == w) break;
+        }
+        snprintf(cookie, sizeof(cookie), "Cookie: via_session_id=%s\r\n", sid);
+        page pg;
+        resp r;
+        get_route(port, "/bench/counter", cookie, &pg, &r);
+        ASSERT_STREQ(pg.session, sid);
+        ASSERT_EQ(via_worker(r.head), w);
+        action(port, "increment", &pg, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
+        ASSERT_EQ(via_worker(r.head), w);
+        sse *s = sse_open(port, pg.ctx, pg.cookie_hdr);
+        ASSERT_EQ(sse_wait(s, 2, IO_TIMEOUT_MS), 2);
+        ASSERT_EQ(via_worker(s->head), w);
+        wire_id(&pg, wire, sizeof(wire));
+        sse_event(s, 1, ev, sizeof(ev));
+        ASSERT_EQ(signal_in(ev, wire), 1);
+        action(port, "increment", &pg, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
+        ASSERT_EQ(sse_wait(s, 3, IO_TIMEOUT_MS), 3);
+        sse_event(s, 2, ev, sizeof(ev));
+        ASSERT_EQ(signal_in(ev, wire), 2);
+        sse_close(s);
+    }
+    int64_t until = now_ms() + IO_TIMEOUT_MS; /* both streams' ends reach the workers */
+    for (;;) {
+        int hw;
+        json_t *h = health_with(port, NULL, &hw);
+        long long open = worker_count(h, 0, "sse") + worker_count(h, 1, "sse");
+        json_decref(h);
+        if (open == 0) break;
+        ASSERT_LT(now_ms(), until);
+        usleep(10000);
+    }
+    tls_resume(port, 0, false);
+    tls_bad_clients(port);
+    test_http(port); /* the reactor's own answers, through TLS */
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    SSL_CTX_free(g_tls);
+    g_tls = NULL;
+    printf("TLS --workers 2 --dispatch session: TLS at the reactor, cookie dispatch, SSE, "
+           "resumption, bad clients: ok\n");
+}
+
+/* The executable: a bad pair exits 2 before anything starts; with
+ * --processes 2 each process serves TLS. */
+static void test_tls_processes(const char *exe)
+{
+    char *nokey[] = {(char *)exe, "--port", "0", "--quiet", "--tls-cert", g_cert, NULL};
+    ASSERT_EQ(wait_child(spawn(nokey), 5000), 2);
+    char *mismatch[] = {(char *)exe,  "--port", "0",         "--quiet",   "--processes", "2",
+                        "--tls-cert", g_cert,   "--tls-key", g_other_key, NULL};
+    ASSERT_EQ(wait_child(spawn(mismatch), 5000), 2);
+
+    int base = free_port_pair();
+    char port_s[16];
+    snprintf(port_s, sizeof(port_s), "%d", base);
+    char *argv[] = {(char *)exe,  "--port", port_s,      "--processes", "2", "--quiet",
+                    "--tls-cert", g_cert,   "--tls-key", g_key,         NULL};
+    pid_t pid = spawn(argv);
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (!port_open(base) || !port_open(base + 1)) {
+        ASSERT_LT(now_ms(), until);
+        usleep(10000);
+    }
+    g_tls = client_ctx(0, NULL, 0, false);
+    for (int i = 0; i < 2; i++) {
+        int hw;
+        json_decref(health_with(base + i, NULL, &hw));
+        ASSERT_EQ(hw, i);
+    }
+    SSL_CTX_free(g_tls);
+    g_tls = NULL;
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    ASSERT_EQ(wait_child(pid, 5000), 0);
+    printf("TLS executable: a bad pair exits 2; --processes 2: both serve TLS: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1912,12 +2548,18 @@ int main(int argc, char **argv)
     test_db_reuse(db);
 
     test_worker_options();
+    make_pki();
+    test_tls_options();
+    if (hm_io_uring_probe(NULL) == 0) test_tls(HM_BACKEND_IO_URING);
+    test_tls(HM_BACKEND_EPOLL);
+    test_tls_workers();
     test_dispatch_session();
     test_dispatch_stream();
     test_dispatch_fd();
-    if (argc > 1)
+    if (argc > 1) {
         test_processes(argv[1]);
-    else
+        test_tls_processes(argv[1]);
+    } else
         printf("no bench_app executable given: --processes not tested\n");
     return 0;
 }

@@ -14,7 +14,7 @@
 /* A keep-alive connection idle for longer than this is checked for a
  * server-side close before reuse, so a request is not written into a
  * connection the server already dropped. */
-#define HM__IDLE_CHECK_NS (1000LL * 1000 * 1000)
+#define HM__IDLE_CHECK_NS (10LL * 1000 * 1000)
 
 static const char *fail_names[HM_FAIL__COUNT] = {
     "none", "connect", "timeout", "reset", "closed", "protocol", "tls", "other",

@@ -110,12 +110,25 @@ static int on_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *ou
     return SSL_TLSEXT_ERR_OK;
 }
 
-/* The most specific OpenSSL reason queued, or fallback; clears the queue. */
-static void queue_reason(char *buf, size_t cap, const char *fallback)
+/* Why loading a PEM file failed, from the first (most specific) error
+ * OpenSSL queued; clears the queue. *mismatch: the key does not fit the
+ * certificate. */
+static void load_reason(char *buf, size_t cap, const char *what, bool *mismatch)
 {
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e ? ERR_reason_error_string(e) : NULL;
-    snprintf(buf, cap, "%s", r ? r : fallback);
+    unsigned long e = ERR_peek_error();
+    *mismatch = false;
+    if (!e) {
+        snprintf(buf, cap, "unusable");
+    } else if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
+        *mismatch = true;
+        snprintf(buf, cap, "it does not match the certificate");
+    } else if ((ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE) ||
+               ERR_GET_LIB(e) == ERR_LIB_OSSL_DECODER) {
+        snprintf(buf, cap, "no PEM %s in it", what);
+    } else {
+        const char *r = ERR_reason_error_string(e);
+        snprintf(buf, cap, "%s", r ? r : "unusable");
+    }
     ERR_clear_error();
 }
 
@@ -153,20 +166,20 @@ int hm_tls_server_config_create(hm_tls_config **out, const char *cert_file, cons
         return -ENOMEM;
     }
     char r[160];
+    bool mismatch;
     if (SSL_CTX_use_certificate_chain_file(cfg->ctx, cert_file) != 1) {
-        queue_reason(r, sizeof(r), "unusable");
+        load_reason(r, sizeof(r), "certificate", &mismatch);
         snprintf(why, whylen, "cannot load the TLS certificate %s: %s", cert_file, r);
         goto bad;
     }
-    if (SSL_CTX_use_PrivateKey_file(cfg->ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-        queue_reason(r, sizeof(r), "unusable");
-        snprintf(why, whylen, "cannot load the TLS key %s: %s", key_file, r);
-        goto bad;
-    }
-    if (SSL_CTX_check_private_key(cfg->ctx) != 1) {
-        ERR_clear_error();
-        snprintf(why, whylen, "the TLS key %s does not match the certificate %s", key_file,
-                 cert_file);
+    if (SSL_CTX_use_PrivateKey_file(cfg->ctx, key_file, SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(cfg->ctx) != 1) {
+        load_reason(r, sizeof(r), "private key", &mismatch);
+        if (mismatch)
+            snprintf(why, whylen, "the TLS key %s does not match the certificate %s", key_file,
+                     cert_file);
+        else
+            snprintf(why, whylen, "cannot load the TLS key %s: %s", key_file, r);
         goto bad;
     }
     SSL_CTX_set_min_proto_version(cfg->ctx, TLS1_2_VERSION);
