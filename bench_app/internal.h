@@ -304,6 +304,11 @@ ssize_t hm__ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
 /* For a second coroutine watching the peer (for EOF) while the connection's
  * coroutine writes: reads and discards, never writes to the socket. */
 ssize_t hm__ba_watch_read(ba_conn *c, void *buf, size_t len);
+/* Starts / stops the coroutine that watches a streaming connection for the
+ * client going away (sets c->peer_gone and cancels c->co). Stop returns
+ * only once the watcher has left its read, so the socket may then close. */
+void hm__ba_peer_watch_start(ba_conn *c);
+void hm__ba_peer_watch_stop(ba_conn *c);
 
 /* ---- via.c entry points used by server.c ------------------------------ */
 

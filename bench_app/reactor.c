@@ -222,48 +222,6 @@ static void link_put(ba_app *app, int w, hm_sock *s)
     rx->idle[w * BA_LINK_POOL + rx->n_idle[w]++] = s;
 }
 
-/* ---- a stream's client watcher -------------------------------------------- */
-
-/* While a stream runs, watches the client for EOF (as a worker's SSE reader
- * does; what a client sends meanwhile is discarded, as there). */
-static void client_watch(void *arg)
-{
-    ba_conn *c = arg;
-    char buf[512];
-    while (!c->reader_stop && !c->app->stopping) {
-        ssize_t n = hm__ba_watch_read(c, buf, sizeof(buf));
-        if (n > 0) continue;
-        if (n == -ECANCELED) continue; /* the loop condition decides */
-        c->peer_gone = true;
-        hm_coro_cancel(c->co); /* -ESRCH: it is ready and checks peer_gone */
-        break;
-    }
-    c->reader = NULL;
-    hm_wg_done(&c->reader_wg);
-}
-
-static void watch_start(ba_conn *c)
-{
-    c->reader_stop = false;
-    hm_wg_init(&c->reader_wg);
-    hm_wg_add(&c->reader_wg, 1);
-    if (hm_coro_spawn(c->app->loop, client_watch, c, &c->reader) < 0) {
-        c->reader = NULL; /* no early EOF detection; a failed write still ends it */
-        hm_wg_done(&c->reader_wg);
-    }
-}
-
-static void watch_stop(ba_conn *c)
-{
-    c->reader_stop = true;
-    /* A wait cancelled by the stop ticker just waits again: the socket must
-     * not be closed while the watcher is still inside a read. */
-    while (c->reader_wg.count > 0) {
-        if (c->reader) hm_coro_cancel(c->reader);
-        hm_wg_wait(&c->reader_wg, 0);
-    }
-}
-
 /* ---- proxying --------------------------------------------------------------- */
 
 static int on_resp_headers(void *user, hm_http_resp_parser *p)
@@ -331,7 +289,7 @@ static int pump(ba_conn *c, hm_sock *l, int w, bool *reusable)
                 busy = false;
             }
             if (!watching) {
-                watch_start(c);
+                hm__ba_peer_watch_start(c);
                 watching = true;
             }
             if (hm__ba_flush(c) < 0) {
@@ -344,7 +302,7 @@ static int pump(ba_conn *c, hm_sock *l, int w, bool *reusable)
         }
     }
     if (busy) rx->inflight[w]--;
-    if (watching) watch_stop(c);
+    if (watching) hm__ba_peer_watch_stop(c);
     return res;
 }
 

@@ -1177,9 +1177,10 @@ out:
 
 /* ---- SSE --------------------------------------------------------------------------- */
 
-/* Watches the stream's socket for the peer going away (php-via notices only
- * at its next write; we notice at once, which also ends silent streams). */
-static void sse_reader(void *arg)
+/* Watches a streaming connection for the peer going away (php-via notices
+ * only at its next write; we notice at once, which also ends silent
+ * streams). What a client sends meanwhile is discarded. */
+static void peer_watch(void *arg)
 {
     ba_conn *c = arg;
     char buf[512];
@@ -1195,11 +1196,22 @@ static void sse_reader(void *arg)
     hm_wg_done(&c->reader_wg);
 }
 
-static void sse_stop_reader(ba_conn *c)
+void hm__ba_peer_watch_start(ba_conn *c)
+{
+    c->reader_stop = c->peer_gone = false;
+    hm_wg_init(&c->reader_wg);
+    hm_wg_add(&c->reader_wg, 1);
+    if (hm_coro_spawn(c->app->loop, peer_watch, c, &c->reader) < 0) {
+        c->reader = NULL; /* no early EOF detection; a failed write still ends it */
+        hm_wg_done(&c->reader_wg);
+    }
+}
+
+void hm__ba_peer_watch_stop(ba_conn *c)
 {
     c->reader_stop = true;
     /* A wait cancelled by the stop ticker just waits again: the socket must
-     * not be closed while the reader is still inside a read. */
+     * not be closed while the watcher is still inside a read. */
     while (c->reader_wg.count > 0) {
         if (c->reader) hm_coro_cancel(c->reader);
         hm_wg_wait(&c->reader_wg, 0);
@@ -1271,13 +1283,7 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
     queue_signals(ctx, ctx->connected_once ? ctx->changed : all_signals(ctx->route));
     ctx->connected_once = true;
 
-    c->reader_stop = c->peer_gone = false;
-    hm_wg_init(&c->reader_wg);
-    hm_wg_add(&c->reader_wg, 1);
-    if (hm_coro_spawn(app->loop, sse_reader, c, &c->reader) < 0) {
-        c->reader = NULL; /* no early EOF detection; a failed write still ends it */
-        hm_wg_done(&c->reader_wg);
-    }
+    hm__ba_peer_watch_start(c);
 
     /* php-via's loop: pop without blocking and write; when empty, sleep the
      * poll interval (0: wait for the next push instead). No heartbeat. */
@@ -1296,7 +1302,7 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
         }
     }
 
-    sse_stop_reader(c);
+    hm__ba_peer_watch_stop(c);
     ctx->sse_count--;
     app->sse_total--;
     publish(app);
