@@ -502,6 +502,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "hammer: cannot write %s: %s\n", o.json_path, hm_strerror(jrc));
     }
     hm_thread_stats_destroy(&r.total);
+    for (int i = 0; i < r.n_variants; i++) hm_thread_stats_destroy(&r.variants[i].stats);
     hm_free(o.target_path);
     hm_tls_config_free(tls_cfg);
     if (r.fatal && r.total.sent == 0) {
