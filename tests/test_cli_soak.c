@@ -38,6 +38,39 @@ int main(int argc, char **argv)
         printf("-d 3s in %s mode: ran %.2f s, check passed\n", modes[m], wall);
     }
 
+    /* Interval lines, and interval JSON lines that parse and add up. */
+    char ijson[300];
+    snprintf(ijson, sizeof(ijson), "%s.intervals", json_path);
+    char *iv[] = {(char *)hammer, "-d", "3s", "-c", "50", "--interval", "1s", "--interval-json",
+                  ijson, "--json", json_path, "scenario", "counter", NULL};
+    ASSERT_EQ(proc_run(&p, iv, 60), 0);
+    int lines = 0;
+    for (const char *q = p.out; (q = strstr(q, "actions/s  OK")); q++) lines++;
+    ASSERT_GE(lines, 2);
+    FILE *f = fopen(ijson, "r");
+    ASSERT(f);
+    char line[512];
+    long long summed = 0, last_total = 0;
+    int jl = 0;
+    while (fgets(line, sizeof(line), f)) {
+        json_error_t err;
+        json_t *o = json_loads(line, 0, &err);
+        if (!o) HM_FAIL_("interval JSON line does not parse: %s (%s)", line, err.text);
+        summed += json_int_at(o, "actions");
+        last_total = json_int_at(o, "total");
+        ASSERT(json_is_number(json_object_get(o, "p99_us")));
+        json_decref(o);
+        jl++;
+    }
+    fclose(f);
+    unlink(ijson);
+    ASSERT_GE(jl, 2);
+    ASSERT_EQ(summed, last_total);
+    json_t *tot = load_json(json_path);
+    ASSERT_LE(last_total, json_int_at(tot, "actions.sent"));
+    json_decref(tot);
+    printf("--interval 1s: %d lines; %d JSON lines that parse and add up\n", lines, jl);
+
     unlink(json_path);
     char *longrun[] = {(char *)hammer, "-d", "60s", "-c", "50", "--json", json_path, "scenario",
                        "counter", NULL};

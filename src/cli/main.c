@@ -52,6 +52,9 @@ static void usage(FILE *f)
             "                        them sees)\n"
             "      --plugin FILE.so  load scenarios from a plugin (include/hammer/scenario.h)\n"
             "      --opt KEY=VALUE   an option for a plugin scenario (repeatable)\n"
+            "      --interval T      print one progress line per T (default on a terminal:\n"
+            "                        a live line, refreshed every second)\n"
+            "      --interval-json F write one JSON line per interval to F\n"
             "      --threshold EXPR  fail the run (exit 1) unless EXPR holds: p99<50ms,\n"
             "                        patch_p99<200ms, max<1s, ok>=100%%, rps>=1000 (repeatable)\n"
             "  -q, --quiet           no summary on stdout\n"
@@ -225,7 +228,10 @@ int main(int argc, char **argv)
 
     enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
            OPT_OBSERVERS, OPT_TIMEOUT, OPT_ENGINE, OPT_JSON, OPT_MODE, OPT_THINK, OPT_PLUGIN,
-           OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES, OPT_CACERT, OPT_THRESHOLD };
+           OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES, OPT_CACERT, OPT_THRESHOLD, OPT_INTERVAL,
+           OPT_INTERVAL_JSON };
+    int64_t interval_ns = 0;
+    const char *interval_json = NULL;
     static hm_threshold thresholds[HM_MAX_THRESHOLDS];
     int n_thresholds = 0;
     bool insecure = false;
@@ -253,7 +259,9 @@ int main(int argc, char **argv)
         {"no-cookies", no_argument, 0, OPT_NO_COOKIES},
         {"insecure", no_argument, 0, 'k'},
         {"cacert", required_argument, 0, OPT_CACERT},
-        {"threshold", required_argument, 0, OPT_THRESHOLD},   {"quiet", no_argument, 0, 'q'},
+        {"threshold", required_argument, 0, OPT_THRESHOLD},
+        {"interval", required_argument, 0, OPT_INTERVAL},
+        {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},   {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int ch;
@@ -305,6 +313,10 @@ int main(int argc, char **argv)
         case OPT_NO_COOKIES: o.no_cookies = true; break;
         case 'k': insecure = true; break;
         case OPT_CACERT: cafile = optarg; break;
+        case OPT_INTERVAL:
+            if (parse_duration(optarg, &interval_ns) < 0 || interval_ns < 100000000) goto bad_value;
+            break;
+        case OPT_INTERVAL_JSON: interval_json = optarg; break;
         case OPT_THRESHOLD: {
             char why[256];
             if (n_thresholds == HM_MAX_THRESHOLDS) goto bad_value;
@@ -483,12 +495,31 @@ int main(int argc, char **argv)
     r.tls = o.target.tls;
     r.tls_insecure = insecure;
     r.check_name = sc->check_name;
+    /* Progress: one line per --interval, or a live line on a terminal. */
+    FILE *ijson = NULL;
+    if (interval_json && !(ijson = fopen(interval_json, "w"))) {
+        fprintf(stderr, "hammer: cannot write %s: %s\n", interval_json, strerror(errno));
+        stop_embedded();
+        return EXIT_USAGE;
+    }
+    bool live = !interval_ns && !o.quiet && isatty(STDOUT_FILENO);
+    if (interval_ns || live || ijson) {
+        hm_progress_options po = {
+            .interval_ns = interval_ns ? interval_ns : (live ? 1000000000LL : 10000000000LL),
+            .live_line = live,
+            .json = ijson,
+            .unit = r.unit,
+        };
+        hm_progress_start(&po);
+    }
     if (sc->run) {
         rc = sc->run(&o, &r);
     } else {
         r.mode = o.browser ? "browser" : "hammer";
         rc = o.browser ? hm_via_browser_run(&o, &r) : hm_via_hammer_run(&o, &r);
     }
+    hm_progress_stop();
+    if (ijson) fclose(ijson);
     r.interrupted = atomic_load(&hm_stop_requested);
     memcpy(r.thresholds, thresholds, sizeof(thresholds));
     r.n_thresholds = n_thresholds;

@@ -75,7 +75,9 @@ static int get_run_fn(const hm_options *o, hm_results *r)
     hm_loop_options lo = {.backend = o->backend};
     run.t_start = hm_now_ns();
     hm_liveness_start(&run.live);
+    hm_progress_attach(run.stats, o->threads, sizeof(*run.stats));
     int rc = hm_engine_run(o->threads, &lo, thread_main, &run);
+    hm_progress_detach();
     if (!run.t_end) run.t_end = hm_now_ns();
     for (int i = 0; i < o->threads; i++) {
         hm_thread_stats_merge(&r->total, &run.stats[i]);

@@ -81,7 +81,7 @@ bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idemp
     hm_thread_stats_note_conn(st, c);
     if (rc == 0) {
         *status = c->resp.status;
-        hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
+        hm_thread_stats_record_action(st, (t1 - t0) / 1000);
         hm_thread_stats_count(st, c->resp.status, HM_FAIL_NONE);
         hm_liveness_report(live, t1, true, HM_FAIL_NONE, timeout_ns);
         return false;

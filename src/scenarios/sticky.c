@@ -179,7 +179,9 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
         hm_loop_options lo = {.backend = o->backend};
         run.t_start = hm_now_ns();
         hm_liveness_start(&run.live);
+        hm_progress_attach(run.threads, o->threads, sizeof(*run.threads));
         int e = hm_engine_run(o->threads, &lo, thread_main, &run);
+        hm_progress_detach();
         if (e < 0 && !rc) rc = e;
         if (!run.t_end) run.t_end = hm_now_ns();
 

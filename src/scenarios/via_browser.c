@@ -49,7 +49,7 @@ struct hammer_vu {
     hm_watch watch;
     hm_chan *patched;      /* a token per patch, so the VU can wait for one */
     hm_coro *sse_co;
-    bool done, connected;
+    bool done, connected, streaming;
     uint64_t ok, reconnects;
     unsigned rng;
     char *html;            /* the last page, for action look-ups by name */
@@ -69,6 +69,8 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     vu *v = user;
     if (p->status != 200) return -HM_ESTATUS;
     v->connected = true;
+    v->streaming = true;
+    atomic_fetch_add(&hm_live_sse_open, 1);
     return 0;
 }
 
@@ -93,10 +95,15 @@ static void sse_coro(void *p)
         int rc = hm_http_conn_stream(&v->sse_conn, req, len, hm_now_ns() + o->timeout_ns,
                                      on_sse_headers, on_sse_body, v);
         hm_free(req);
+        if (v->streaming) {
+            v->streaming = false;
+            atomic_fetch_sub(&hm_live_sse_open, 1);
+        }
         if (v->done || rc == -ECANCELED) break;
         /* The stream ended under a live tab: reconnect with backoff, as
          * Datastar's retry does. */
         v->reconnects++;
+        atomic_fetch_add(&hm_live_reconnects, 1);
         if (hm_coro_sleep(backoff) == -ECANCELED) break;
         if (backoff < 2000 * 1000000LL) backoff *= 2;
     }
@@ -108,7 +115,7 @@ static void record_request(vu *v, int rc, int64_t t0, int64_t t1)
     hm_thread_stats *st = &v->run->stats[v->thread];
     hm_thread_stats_note_conn(st, &v->conn);
     if (rc == 0) {
-        hm_hdr_record(&st->action_us, (t1 - t0) / 1000);
+        hm_thread_stats_record_action(st, (t1 - t0) / 1000);
         hm_thread_stats_count(st, v->conn.resp.status, HM_FAIL_NONE);
     } else {
         hm_thread_stats_count(st, 0, v->conn.fail);
@@ -388,7 +395,9 @@ int hm_via_browser_run(const hm_options *o, hm_results *r)
     hm_loop_options lo = {.backend = o->backend};
     run.t_start = hm_now_ns();
     hm_liveness_start(&run.live);
+    hm_progress_attach(run.stats, o->threads, sizeof(*run.stats));
     int rc = hm_engine_run(o->threads, &lo, thread_main, &run);
+    hm_progress_detach();
     if (!run.t_end) run.t_end = hm_now_ns();
 
     vu_totals all = {0};

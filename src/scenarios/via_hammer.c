@@ -138,6 +138,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     ob->status = p->status;
     if (p->status != 200) return -HM_ESTATUS;
     ob->connected = true;
+    atomic_fetch_add(&hm_live_sse_open, 1);
     return 0;
 }
 
@@ -165,6 +166,7 @@ static void observer_coro(void *p)
         hm_http_conn_stream(&ob->conn, req, (size_t)len, hm_now_ns() + o->timeout_ns,
                             on_sse_headers, on_sse_body, ob);
 out:
+    if (ob->connected) atomic_fetch_sub(&hm_live_sse_open, 1);
     if (ob->index == 0) start_senders(run, ob->watch.signals); /* never block the senders */
     run->stats[0].connects += ob->conn.connects;
     hm_http_conn_free(&ob->conn);
@@ -305,7 +307,9 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     hm_loop_options lo = {.backend = o->backend};
     run.t_start = hm_now_ns();
     hm_liveness_start(&run.live);
+    hm_progress_attach(run.stats, o->threads, sizeof(*run.stats));
     rc = hm_engine_run(o->threads, &lo, thread_main, &run);
+    hm_progress_detach();
     if (!run.t_end) run.t_end = hm_now_ns();
     hm_run_on_temp_loop(o->backend, teardown_coro, &run);
 

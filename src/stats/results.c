@@ -11,7 +11,8 @@
 int hm_thread_stats_init(hm_thread_stats *s)
 {
     memset(s, 0, sizeof(*s));
-    hm_hdr *h[] = {&s->action_us, &s->patch_us, &s->connect_us, &s->page_us, &s->tls_us};
+    hm_hdr *h[] = {&s->action_us, &s->patch_us, &s->connect_us, &s->page_us, &s->tls_us,
+                   &s->interval_us};
     for (size_t i = 0; i < HM_ARRAY_LEN(h); i++) {
         int rc = hm_hdr_init(h[i], 1, HM_HDR_HIGHEST_US, 3);
         if (rc < 0) {
@@ -29,6 +30,16 @@ void hm_thread_stats_destroy(hm_thread_stats *s)
     hm_hdr_destroy(&s->connect_us);
     hm_hdr_destroy(&s->page_us);
     hm_hdr_destroy(&s->tls_us);
+    hm_hdr_destroy(&s->interval_us);
+}
+
+void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us)
+{
+    hm_hdr_record(&s->action_us, us);
+    /* Uncontended except once per interval, when the reporter swaps. */
+    while (atomic_flag_test_and_set_explicit(&s->interval_lock, memory_order_acquire)) {}
+    hm_hdr_record(&s->interval_us, us);
+    atomic_flag_clear_explicit(&s->interval_lock, memory_order_release);
 }
 
 void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
@@ -73,8 +84,13 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
 {
     s->sent++;
-    if (status >= 200 && status < 300) s->ok++;
-    else s->failed++;
+    atomic_store_explicit(&s->live_sent, s->sent, memory_order_relaxed);
+    if (status >= 200 && status < 300) {
+        s->ok++;
+        atomic_store_explicit(&s->live_ok, s->ok, memory_order_relaxed);
+    } else {
+        s->failed++;
+    }
     if (status > 0 && status < HM_STATUS_MAX) s->by_status[status]++;
     else s->by_fail[fail ? fail : HM_FAIL_OTHER]++;
 }

@@ -10,6 +10,7 @@
 #include "proto/http_client.h"
 #include "stats/hdr.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -28,6 +29,12 @@ typedef struct hm_thread_stats {
     uint64_t by_status[HM_STATUS_MAX];
     uint64_t by_fail[HM_FAIL__COUNT];
     uint64_t connects, reconnects, retries;
+    /* The live view the interval reporter reads from another thread: the
+     * counters are written only by the owning thread; interval_us is
+     * swapped out by the reporter under interval_lock. */
+    _Atomic uint64_t live_sent, live_ok;
+    hm_hdr interval_us;
+    atomic_flag interval_lock;
 } hm_thread_stats;
 
 /* Allocates the histograms (1 µs .. 1 h, 3 significant digits). */
@@ -38,6 +45,8 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src);
 /* Records the connect and TLS handshake the conn's last request made, if
  * it made them. Call after every request. */
 void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c);
+/* Records an action's (request's) latency, also for the interval reporter. */
+void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us);
 /* Counts one finished request: status (0 when it failed) or the failure kind. */
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail);
 
@@ -118,5 +127,26 @@ int hm_report_write_json(const char *path, const hm_results *r);
 void hm_thresholds_evaluate(hm_results *r);
 /* True when every request succeeded and every check held. */
 bool hm_results_passed(const hm_results *r);
+
+/* ---- the interval reporter --------------------------------------------- */
+
+/* Gauges scenarios keep for the live line (any thread may update them). */
+extern _Atomic int64_t hm_live_sse_open, hm_live_reconnects;
+
+typedef struct hm_progress_options {
+    int64_t interval_ns; /* how often to report */
+    bool live_line;      /* a refreshing line on a terminal, not one per interval */
+    FILE *json;          /* JSON lines, one per interval, or NULL */
+    const char *unit;    /* "actions" or "requests" */
+} hm_progress_options;
+
+/* Starts the reporter thread. Returns 0 or a negative errno. */
+int hm_progress_start(const hm_progress_options *o);
+/* Stops it (printing nothing more). */
+void hm_progress_stop(void);
+/* The per-thread stats the reporter reads: n records `stride` bytes apart,
+ * each starting with (or being) a hm_thread_stats. Detach before freeing. */
+void hm_progress_attach(void *stats, int n, size_t stride);
+void hm_progress_detach(void);
 
 #endif

@@ -1,0 +1,127 @@
+/* The interval reporter: a plain thread that wakes every interval, reads
+ * the engine threads' live counters and swaps out their interval
+ * histograms, and prints one line (or refreshes one on a terminal) and,
+ * optionally, one JSON line. It never touches what the engine threads own
+ * except through the atomics and the per-thread interval lock. */
+#include "stats/results.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+_Atomic int64_t hm_live_sse_open, hm_live_reconnects;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static char *att_base;
+static int att_n;
+static size_t att_stride;
+
+static pthread_t reporter;
+static atomic_bool stopping;
+static bool running;
+static hm_progress_options opts;
+
+void hm_progress_attach(void *stats, int n, size_t stride)
+{
+    pthread_mutex_lock(&mu);
+    att_base = stats;
+    att_n = n;
+    att_stride = stride;
+    pthread_mutex_unlock(&mu);
+}
+
+void hm_progress_detach(void)
+{
+    pthread_mutex_lock(&mu);
+    att_base = NULL;
+    att_n = 0;
+    pthread_mutex_unlock(&mu);
+}
+
+/* Adds up what the attached threads show now; moves their interval
+ * histograms into `interval`. */
+static void collect(uint64_t *sent, uint64_t *ok, hm_hdr *interval)
+{
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < att_n; i++) {
+        hm_thread_stats *t = (hm_thread_stats *)(void *)(att_base + (size_t)i * att_stride);
+        *sent += atomic_load_explicit(&t->live_sent, memory_order_relaxed);
+        *ok += atomic_load_explicit(&t->live_ok, memory_order_relaxed);
+        while (atomic_flag_test_and_set_explicit(&t->interval_lock, memory_order_acquire)) {}
+        hm_hdr_add(interval, &t->interval_us);
+        hm_hdr_reset(&t->interval_us);
+        atomic_flag_clear_explicit(&t->interval_lock, memory_order_release);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+static void *report_loop(void *arg)
+{
+    hm_hdr interval;
+    if (hm_hdr_init(&interval, 1, HM_HDR_HIGHEST_US, 3) < 0) return NULL;
+    int64_t start = hm_now_ns(), next = start + opts.interval_ns;
+    uint64_t prev_sent = 0, prev_ok = 0;
+    void *prev_base = NULL;
+    while (!atomic_load(&stopping)) {
+        int64_t now = hm_now_ns();
+        if (now < next) {
+            struct timespec ts = {0, 20 * 1000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        next += opts.interval_ns;
+        uint64_t sent = 0, ok = 0;
+        hm_hdr_reset(&interval);
+        collect(&sent, &ok, &interval);
+        /* A new set of threads (sticky's next variant) starts from zero. */
+        pthread_mutex_lock(&mu);
+        if (att_base != prev_base) prev_sent = prev_ok = 0, prev_base = att_base;
+        pthread_mutex_unlock(&mu);
+        uint64_t d_sent = sent - prev_sent, d_ok = ok - prev_ok;
+        prev_sent = sent;
+        prev_ok = ok;
+        double secs = (double)opts.interval_ns / 1e9, at = (double)(now - start) / 1e9;
+        double rate = (double)d_sent / secs;
+        double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : 100.0;
+        double p99 = hm_hdr_count(&interval) ? (double)hm_hdr_value_at_percentile(&interval, 99)
+                                             : 0.0;
+        long long sse = (long long)atomic_load(&hm_live_sse_open);
+        long long rec = (long long)atomic_load(&hm_live_reconnects);
+        if (opts.live_line) {
+            printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld ",
+                   at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
+        } else {
+            printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld\n",
+                   at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
+        }
+        fflush(stdout);
+        if (opts.json) {
+            fprintf(opts.json,
+                    "{\"t\":%.3f,\"%s\":%llu,\"rate\":%.1f,\"ok_pct\":%.3f,\"p99_us\":%.0f,"
+                    "\"sse_open\":%lld,\"reconnects\":%lld,\"total\":%llu}\n",
+                    at, opts.unit, (unsigned long long)d_sent, rate, okp, p99, sse, rec,
+                    (unsigned long long)sent);
+            fflush(opts.json);
+        }
+    }
+    if (opts.live_line) printf("\n");
+    hm_hdr_destroy(&interval);
+    return NULL;
+}
+
+int hm_progress_start(const hm_progress_options *o)
+{
+    opts = *o;
+    atomic_store(&stopping, false);
+    int e = pthread_create(&reporter, NULL, report_loop, NULL);
+    running = e == 0;
+    return -e;
+}
+
+void hm_progress_stop(void)
+{
+    if (!running) return;
+    atomic_store(&stopping, true);
+    pthread_join(reporter, NULL);
+    running = false;
+}
