@@ -38,6 +38,31 @@ int main(int argc, char **argv)
         printf("-d 3s in %s mode: ran %.2f s, check passed\n", modes[m], wall);
     }
 
+    /* Open loop: a rate the io workload cannot serve with 10 connections
+     * (2 ms each: at most 5000/s) shows the queueing in the corrected
+     * latency and warns; a reachable rate is held. */
+    char *sat[] = {(char *)hammer, "-R", "20000", "-c", "10", "-n", "4000", "--json", json_path,
+                   "scenario", "io", NULL};
+    ASSERT_EQ(proc_run(&p, sat, 60), 0);
+    ASSERT(strstr(p.out, "WARNING           achieved"));
+    json_t *rj = load_json(json_path);
+    long long corr = json_int_at(rj, "latency_us.action.p50");
+    long long serv = json_int_at(rj, "latency_us.service.p50");
+    ASSERT_GT(corr, 2 * serv);
+    json_decref(rj);
+    char *held[] = {(char *)hammer, "-R", "2000", "-c", "50", "-n", "4000", "--json", json_path,
+                    "scenario", "counter", NULL};
+    ASSERT_EQ(proc_run(&p, held, 60), 0);
+    ASSERT(!strstr(p.out, "WARNING"));
+    rj = load_json(json_path);
+    double rps = json_real_at(rj, "throughput_rps");
+    ASSERT(rps > 1800 && rps < 2200);
+    json_decref(rj);
+    char *bad[] = {(char *)hammer, "-R", "100", "--mode", "browser", "scenario", "counter", NULL};
+    ASSERT_EQ(proc_run(&p, bad, 10), 2);
+    printf("-R: saturated io shows corrected p50 %lld us > service %lld us and warns; "
+           "2000/s held at %.0f/s\n", corr, serv, rps);
+
     /* Interval lines, and interval JSON lines that parse and add up. */
     char ijson[300];
     snprintf(ijson, sizeof(ijson), "%s.intervals", json_path);

@@ -32,6 +32,9 @@ static void usage(FILE *f)
             "  -n, --actions N       actions (or requests) in total (5000)\n"
             "  -d, --duration T      run for T (e.g. 30s, 10m, 2h) instead of -n\n"
             "  -t, --threads N       engine threads (CPU count)\n"
+            "  -R, --rate N          open loop: N actions (requests) per second in total,\n"
+            "                        sent on schedule; latency is measured from the intended\n"
+            "                        send time (corrected) and from the actual one (service)\n"
             "      --url URL         target server (default: embedded bench_app)\n"
             "      --route PATH      page to load (scenario default, e.g. /bench/counter)\n"
             "      --action NAME     action to fire (increment)\n"
@@ -241,7 +244,7 @@ int main(int argc, char **argv)
     bool mode_given = false;
     static const struct option longopts[] = {
         {"concurrency", required_argument, 0, 'c'}, {"actions", required_argument, 0, 'n'},
-        {"duration", required_argument, 0, 'd'},    {"threads", required_argument, 0, 't'},
+        {"duration", required_argument, 0, 'd'},    {"rate", required_argument, 0, 'R'},    {"threads", required_argument, 0, 't'},
         {"url", required_argument, 0, OPT_URL},     {"route", required_argument, 0, OPT_ROUTE},
         {"action", required_argument, 0, OPT_ACTION},
         {"signal", required_argument, 0, OPT_SIGNAL},
@@ -266,7 +269,7 @@ int main(int argc, char **argv)
         {0, 0, 0, 0}};
     int ch;
     long long v;
-    while ((ch = getopt_long(argc, argv, "c:n:d:t:kqhV", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:n:d:t:R:kqhV", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             if (parse_int(optarg, 1, 1000000, &v) < 0) goto bad_value;
@@ -280,6 +283,12 @@ int main(int argc, char **argv)
         case 'd':
             if (parse_duration(optarg, &o.duration_ns) < 0 || o.duration_ns <= 0) goto bad_value;
             break;
+        case 'R': {
+            char *end;
+            o.rate = strtod(optarg, &end);
+            if (end == optarg || *end || !(o.rate > 0) || o.rate > 1e8) goto bad_value;
+            break;
+        }
         case 't':
             if (parse_int(optarg, 1, 1024, &v) < 0) goto bad_value;
             o.threads = (int)v;
@@ -409,6 +418,11 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (o.threads > o.concurrency) o.threads = o.concurrency;
+    if (o.rate > 0 && (o.browser || (sc->run && strcmp(sc->name, "get")))) {
+        fprintf(stderr, "hammer: -R applies to the hammer load model and to get: browser VUs and "
+                        "sticky are paced by the server's patches\n");
+        return EXIT_USAGE;
+    }
     if (o.browser && !sc->workload) {
         fprintf(stderr, "hammer: --mode browser applies to php-via scenarios, not %s\n", sc->name);
         return EXIT_USAGE;
@@ -512,6 +526,9 @@ int main(int argc, char **argv)
         };
         hm_progress_start(&po);
     }
+    r.rate_target = o.rate;
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     if (sc->run) {
         rc = sc->run(&o, &r);
     } else {
@@ -520,6 +537,12 @@ int main(int argc, char **argv)
     }
     hm_progress_stop();
     if (ijson) fclose(ijson);
+    getrusage(RUSAGE_SELF, &ru1);
+    double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+                 (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+                 (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                 (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+    if (r.wall_seconds > 0) r.client_cpu_pct = 100.0 * cpu / (r.wall_seconds * o.threads);
     r.interrupted = atomic_load(&hm_stop_requested);
     memcpy(r.thresholds, thresholds, sizeof(thresholds));
     r.n_thresholds = n_thresholds;

@@ -33,10 +33,11 @@ static void getter_coro(void *p)
     hm_http_conn_init(&c, &o->target, NULL);
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
-        if (!hm_budget_allows(o, atomic_fetch_add(&run->next_seq, 1), run->t_start)) break;
+        int64_t seq = atomic_fetch_add(&run->next_seq, 1);
+        if (!hm_budget_allows(o, seq, run->t_start)) break;
         int status;
-        if (hm_request_counted(&c, run->req, run->req_len, true, o->timeout_ns, st, &run->live,
-                               &status))
+        if (hm_request_scheduled(&c, run->req, run->req_len, true, o->timeout_ns,
+                                 hm_intended_ns(o, seq, run->t_start), st, &run->live, &status))
             break;
     }
     hm_thread_stats_add_conn(st, &c);

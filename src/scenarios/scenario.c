@@ -74,6 +74,14 @@ const hm_scenario_def *hm_scenario_find(const char *name)
 bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idempotent,
                         int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status)
 {
+    return hm_request_scheduled(c, req, len, idempotent, timeout_ns, 0, st, live, status);
+}
+
+bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+                          int64_t timeout_ns, int64_t intended_ns, hm_thread_stats *st,
+                          hm_liveness *live, int *status)
+{
+    if (intended_ns > 0 && hm_now_ns() < intended_ns) hm_coro_sleep_until(intended_ns);
     int64_t t0 = hm_now_ns();
     hm_http_xopts xo = {.idempotent = idempotent, .deadline = t0 + timeout_ns};
     int rc = hm_http_conn_exchange(c, req, len, &xo);
@@ -81,7 +89,10 @@ bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idemp
     hm_thread_stats_note_conn(st, c);
     if (rc == 0) {
         *status = c->resp.status;
-        hm_thread_stats_record_action(st, (t1 - t0) / 1000);
+        if (intended_ns > 0)
+            hm_thread_stats_record_scheduled(st, (t1 - intended_ns) / 1000, (t1 - t0) / 1000);
+        else
+            hm_thread_stats_record_action(st, (t1 - t0) / 1000);
         hm_thread_stats_count(st, c->resp.status, HM_FAIL_NONE);
         hm_liveness_report(live, t1, true, HM_FAIL_NONE, timeout_ns);
         return false;

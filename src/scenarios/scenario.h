@@ -23,6 +23,7 @@ typedef struct hm_options {
     int threads;           /* -t */
     int64_t actions;       /* -n: actions or requests in total; 0 with a duration */
     int64_t duration_ns;   /* -d: run for this long instead of -n */
+    double rate;           /* -R: open-loop actions (requests) per second over all; 0 = closed */
     int64_t timeout_ns;    /* --timeout: per request */
     int observers;         /* --observers */
     hm_backend_kind backend;
@@ -113,6 +114,11 @@ static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_f
  * request failed). Returns true when the run should stop. */
 bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idempotent,
                         int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status);
+/* The same for a request scheduled at intended_ns (-R): sleeps until then
+ * if early, and records both corrected and service latency. */
+bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+                          int64_t timeout_ns, int64_t intended_ns, hm_thread_stats *st,
+                          hm_liveness *live, int *status);
 
 /* Adds a finished connection's counters to st. */
 static inline void hm_thread_stats_add_conn(hm_thread_stats *st, const hm_http_conn *c)
@@ -132,6 +138,13 @@ static inline bool hm_budget_allows(const hm_options *o, int64_t seq, int64_t st
     if (o->actions && seq >= o->actions) return false;
     if (o->duration_ns && hm_now_ns() - start_ns >= o->duration_ns) return false;
     return true;
+}
+
+/* With -R, the intended send time of action number seq (open loop: the
+ * schedule does not wait for responses); 0 without -R. */
+static inline int64_t hm_intended_ns(const hm_options *o, int64_t seq, int64_t start_ns)
+{
+    return o->rate > 0 ? start_ns + (int64_t)((double)seq * 1e9 / o->rate) : 0;
 }
 
 /* Runs fn(arg) as the only coroutine of a temporary loop on the calling

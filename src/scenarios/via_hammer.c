@@ -241,10 +241,13 @@ static void sender_coro(void *p)
         if (atomic_load(&hm_stop_requested)) break;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
         if (!hm_budget_allows(o, seq, run->t_go)) break;
-        __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], hm_now_ns(), __ATOMIC_RELAXED);
+        int64_t intended = hm_intended_ns(o, seq, run->t_go);
+        if (intended > hm_now_ns()) hm_coro_sleep_until(intended);
+        __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], intended ? intended : hm_now_ns(),
+                         __ATOMIC_RELAXED);
         int status;
-        bool stop = hm_request_counted(&c, req, (size_t)req_len, false, o->timeout_ns, st,
-                                       &run->live, &status);
+        bool stop = hm_request_scheduled(&c, req, (size_t)req_len, false, o->timeout_ns, intended,
+                                         st, &run->live, &status);
         if (status >= 200 && status < 300) atomic_fetch_add(&run->ok_total, 1);
         if (stop) break;
     }

@@ -12,7 +12,7 @@ int hm_thread_stats_init(hm_thread_stats *s)
 {
     memset(s, 0, sizeof(*s));
     hm_hdr *h[] = {&s->action_us, &s->patch_us, &s->connect_us, &s->page_us, &s->tls_us,
-                   &s->interval_us};
+                   &s->interval_us, &s->service_us};
     for (size_t i = 0; i < HM_ARRAY_LEN(h); i++) {
         int rc = hm_hdr_init(h[i], 1, HM_HDR_HIGHEST_US, 3);
         if (rc < 0) {
@@ -31,6 +31,13 @@ void hm_thread_stats_destroy(hm_thread_stats *s)
     hm_hdr_destroy(&s->page_us);
     hm_hdr_destroy(&s->tls_us);
     hm_hdr_destroy(&s->interval_us);
+    hm_hdr_destroy(&s->service_us);
+}
+
+void hm_thread_stats_record_scheduled(hm_thread_stats *s, int64_t corrected_us, int64_t service_us)
+{
+    hm_thread_stats_record_action(s, corrected_us);
+    hm_hdr_record(&s->service_us, service_us);
 }
 
 void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us)
@@ -62,6 +69,7 @@ void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
 void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
 {
     hm_hdr_add(&dst->action_us, &src->action_us);
+    hm_hdr_add(&dst->service_us, &src->service_us);
     hm_hdr_add(&dst->patch_us, &src->patch_us);
     hm_hdr_add(&dst->connect_us, &src->connect_us);
     hm_hdr_add(&dst->page_us, &src->page_us);
@@ -300,11 +308,25 @@ void hm_report_print(FILE *f, const hm_results *r)
         }
     }
     fprintf(f, "Wall time         %.3f s\n", r->wall_seconds);
-    fprintf(f, "Throughput        %.1f %s/s\n",
-            r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0.0, unit);
+    double achieved = r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0.0;
+    fprintf(f, "Throughput        %.1f %s/s", achieved, unit);
+    if (r->rate_target > 0) fprintf(f, " (target %.0f/s, open loop)", r->rate_target);
+    fputc('\n', f);
+    if (r->rate_target > 0 && achieved < 0.95 * r->rate_target)
+        fprintf(f, "WARNING           achieved %.0f of the target %.0f %s/s; hammer's threads were "
+                   "%s (%.0f%% CPU): %s\n",
+                achieved, r->rate_target, unit, r->client_cpu_pct > 90 ? "saturated" : "not saturated",
+                r->client_cpu_pct,
+                r->client_cpu_pct > 90 ? "add threads (-t) or lower -R"
+                                       : "the server (or -c too small for its latency) is the limit");
     fprintf(f, "Latency (ms)        %9s %9s %9s %9s %9s %9s %9s\n", "p50", "p90", "p99", "p99.9",
             "max", "mean", "count");
-    print_latency_row(f, strcmp(unit, "actions") ? "request" : "action", &t->action_us);
+    if (r->rate_target > 0) {
+        print_latency_row(f, "corrected", &t->action_us);
+        print_latency_row(f, "service", &t->service_us);
+    } else {
+        print_latency_row(f, strcmp(unit, "actions") ? "request" : "action", &t->action_us);
+    }
     if (r->has_patches) print_latency_row(f, "action->patch", &t->patch_us);
     if (hm_hdr_count(&t->page_us)) print_latency_row(f, "page load", &t->page_us);
     print_latency_row(f, "connect", &t->connect_us);
@@ -454,11 +476,16 @@ int hm_report_write_json(const char *path, const hm_results *r)
         json_array_append_new(ths, o);
     }
     json_object_set_new(root, "thresholds", ths);
+    json_t *rate = json_object();
+    json_object_set_new(rate, "target", json_real(r->rate_target));
+    json_object_set_new(rate, "client_cpu_pct", json_real(r->client_cpu_pct));
+    json_object_set_new(root, "rate", rate);
     json_object_set_new(root, "wall_seconds", json_real(r->wall_seconds));
     json_object_set_new(root, "throughput_rps",
                         json_real(r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0));
     json_t *lat = json_object();
     json_object_set_new(lat, "action", latency_json(&t->action_us));
+    json_object_set_new(lat, "service", latency_json(&t->service_us));
     json_object_set_new(lat, "patch", latency_json(&t->patch_us));
     json_object_set_new(lat, "page", latency_json(&t->page_us));
     json_object_set_new(lat, "connect", latency_json(&t->connect_us));

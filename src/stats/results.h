@@ -17,7 +17,10 @@
 #define HM_STATUS_MAX 600
 
 typedef struct hm_thread_stats {
-    hm_hdr action_us;  /* request sent -> response complete */
+    hm_hdr action_us;  /* request sent -> response complete (with -R: from the
+                        * intended send time, i.e. corrected for coordinated
+                        * omission) */
+    hm_hdr service_us; /* with -R: from the actual send (uncorrected) */
     hm_hdr patch_us;   /* action sent -> the patch carrying its effect */
     hm_hdr connect_us; /* TCP connect */
     hm_hdr page_us;    /* page load (GET of the route) */
@@ -47,6 +50,9 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src);
 void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c);
 /* Records an action's (request's) latency, also for the interval reporter. */
 void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us);
+/* With -R: records the corrected (from the intended send time) and the
+ * service (from the actual send) latency of one action. */
+void hm_thread_stats_record_scheduled(hm_thread_stats *s, int64_t corrected_us, int64_t service_us);
 /* Counts one finished request: status (0 when it failed) or the failure kind. */
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail);
 
@@ -111,6 +117,9 @@ typedef struct hm_results {
     int n_variants;
     bool total_is_informational; /* failures in the totals are expected */
     bool tls, tls_insecure;
+    /* Open-loop rate (-R). */
+    double rate_target;      /* actions/s, 0 when closed-loop */
+    double client_cpu_pct;   /* hammer's CPU over the run, % of its threads */
     hm_threshold thresholds[HM_MAX_THRESHOLDS];
     int n_thresholds;
     /* Why the run failed before or outside the requests, or NULL. */
