@@ -63,6 +63,20 @@ int main(int argc, char **argv)
     printf("-R: saturated io shows corrected p50 %lld us > service %lld us and warns; "
            "2000/s held at %.0f/s\n", corr, serv, rps);
 
+    /* --passes: the scenario twice against the same server, compared. */
+    char *passes[] = {(char *)hammer, "--passes", "cold,warm", "-n", "1000", "--json", json_path,
+                      "scenario", "counter", NULL};
+    ASSERT_EQ(proc_run(&p, passes, 60), 0);
+    ASSERT(strstr(p.out, "cold -> warm: throughput"));
+    json_t *pj = load_json(json_path);
+    json_t *arr = json_object_get(pj, "passes");
+    ASSERT_EQ(json_array_size(arr), 2);
+    ASSERT_STREQ(json_string_value(json_object_get(json_array_get(arr, 1), "pass")), "warm");
+    ASSERT_EQ(json_int_at(json_array_get(arr, 1), "actions.ok"), 1000);
+    ASSERT_EQ(json_array_size(json_object_get(pj, "changes")), 1);
+    json_decref(pj);
+    printf("--passes cold,warm: both reported, with the change\n");
+
     /* Interval lines, and interval JSON lines that parse and add up. */
     char ijson[300];
     snprintf(ijson, sizeof(ijson), "%s.intervals", json_path);

@@ -3,6 +3,8 @@
  * 0 every check held, 1 the run completed with failures, 2 usage error or
  * unreachable target. */
 #include "bench_app/app.h"
+
+#include <jansson.h>
 #include "scenarios/scenario.h"
 
 #include <getopt.h>
@@ -58,6 +60,8 @@ static void usage(FILE *f)
             "      --interval T      print one progress line per T (default on a terminal:\n"
             "                        a live line, refreshed every second)\n"
             "      --interval-json F write one JSON line per interval to F\n"
+            "      --passes A,B      run the scenario once per name, back to back against\n"
+            "                        the same server (e.g. cold,warm), and compare them\n"
             "      --threshold EXPR  fail the run (exit 1) unless EXPR holds: p99<50ms,\n"
             "                        patch_p99<200ms, max<1s, ok>=100%%, rps>=1000 (repeatable)\n"
             "  -q, --quiet           no summary on stdout\n"
@@ -232,7 +236,10 @@ int main(int argc, char **argv)
     enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
            OPT_OBSERVERS, OPT_TIMEOUT, OPT_ENGINE, OPT_JSON, OPT_MODE, OPT_THINK, OPT_PLUGIN,
            OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES, OPT_CACERT, OPT_THRESHOLD, OPT_INTERVAL,
-           OPT_INTERVAL_JSON };
+           OPT_INTERVAL_JSON, OPT_PASSES };
+    static const char *pass_names[4] = {"run"};
+    static char passes_buf[256];
+    int n_passes = 1;
     int64_t interval_ns = 0;
     const char *interval_json = NULL;
     static hm_threshold thresholds[HM_MAX_THRESHOLDS];
@@ -264,7 +271,8 @@ int main(int argc, char **argv)
         {"cacert", required_argument, 0, OPT_CACERT},
         {"threshold", required_argument, 0, OPT_THRESHOLD},
         {"interval", required_argument, 0, OPT_INTERVAL},
-        {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},   {"quiet", no_argument, 0, 'q'},
+        {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},
+        {"passes", required_argument, 0, OPT_PASSES},   {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int ch;
@@ -326,6 +334,17 @@ int main(int argc, char **argv)
             if (parse_duration(optarg, &interval_ns) < 0 || interval_ns < 100000000) goto bad_value;
             break;
         case OPT_INTERVAL_JSON: interval_json = optarg; break;
+        case OPT_PASSES: {
+            snprintf(passes_buf, sizeof(passes_buf), "%s", optarg);
+            n_passes = 0;
+            for (char *save, *tok = strtok_r(passes_buf, ",", &save); tok;
+                 tok = strtok_r(NULL, ",", &save)) {
+                if (n_passes == (int)HM_ARRAY_LEN(pass_names) || !*tok) goto bad_value;
+                pass_names[n_passes++] = tok;
+            }
+            if (n_passes == 0) goto bad_value;
+            break;
+        }
         case OPT_THRESHOLD: {
             char why[256];
             if (n_thresholds == HM_MAX_THRESHOLDS) goto bad_value;
@@ -492,77 +511,111 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    hm_results r = {0};
-    if (hm_thread_stats_init(&r.total) < 0) return EXIT_FAILED;
-    char full_target[4200];
-    snprintf(full_target, sizeof(full_target), "%s%s", o.url,
-             sc->route && o.target_path && !strcmp(o.target_path, "/") ? o.route : "");
-    r.scenario = sc->name;
-    r.target = full_target;
-    r.target_note = o.embedded ? "embedded bench_app" : NULL;
-    r.engine = hm_backend_name(o.backend);
-    r.threads = o.threads;
-    r.concurrency = o.concurrency;
-    r.conns_requested = o.browser ? 2 * (uint64_t)o.concurrency
-                                  : (uint64_t)o.concurrency + (sc->route ? (uint64_t)o.observers : 0);
-    r.unit = sc->route ? "actions" : "requests";
-    r.tls = o.target.tls;
-    r.tls_insecure = insecure;
-    r.check_name = sc->check_name;
-    /* Progress: one line per --interval, or a live line on a terminal. */
     FILE *ijson = NULL;
     if (interval_json && !(ijson = fopen(interval_json, "w"))) {
         fprintf(stderr, "hammer: cannot write %s: %s\n", interval_json, strerror(errno));
         stop_embedded();
         return EXIT_USAGE;
     }
-    bool live = !interval_ns && !o.quiet && isatty(STDOUT_FILENO);
-    if (interval_ns || live || ijson) {
-        hm_progress_options po = {
-            .interval_ns = interval_ns ? interval_ns : (live ? 1000000000LL : 10000000000LL),
-            .live_line = live,
-            .json = ijson,
-            .unit = r.unit,
-        };
-        hm_progress_start(&po);
+    char full_target[4200];
+    snprintf(full_target, sizeof(full_target), "%s%s", o.url,
+             sc->route && o.target_path && !strcmp(o.target_path, "/") ? o.route : "");
+    /* Each pass runs the scenario again against the same server. */
+    hm_results *runs = hm_calloc((size_t)n_passes, sizeof(hm_results));
+    if (!runs) return EXIT_FAILED;
+    int ran = 0;
+    for (int pi = 0; pi < n_passes && !atomic_load(&hm_stop_requested); pi++, ran++) {
+        hm_results *rp = &runs[pi];
+        if (hm_thread_stats_init(&rp->total) < 0) return EXIT_FAILED;
+        rp->pass = pass_names[pi];
+        rp->scenario = sc->name;
+        rp->target = full_target;
+        rp->target_note = o.embedded ? "embedded bench_app" : NULL;
+        rp->engine = hm_backend_name(o.backend);
+        rp->threads = o.threads;
+        rp->concurrency = o.concurrency;
+        rp->conns_requested = o.browser ? 2 * (uint64_t)o.concurrency
+                                        : (uint64_t)o.concurrency +
+                                              (sc->route ? (uint64_t)o.observers : 0);
+        rp->unit = sc->route ? "actions" : "requests";
+        rp->tls = o.target.tls;
+        rp->tls_insecure = insecure;
+        rp->check_name = sc->check_name;
+        rp->rate_target = o.rate;
+        /* Progress: one line per --interval, or a live line on a terminal. */
+        bool live = !interval_ns && !o.quiet && isatty(STDOUT_FILENO);
+        if (interval_ns || live || ijson) {
+            hm_progress_options po = {
+                .interval_ns = interval_ns ? interval_ns : (live ? 1000000000LL : 10000000000LL),
+                .live_line = live,
+                .json = ijson,
+                .unit = rp->unit,
+            };
+            hm_progress_start(&po);
+        }
+        struct rusage ru0, ru1;
+        getrusage(RUSAGE_SELF, &ru0);
+        if (sc->run) {
+            rc = sc->run(&o, rp);
+        } else {
+            rp->mode = o.browser ? "browser" : "hammer";
+            rc = o.browser ? hm_via_browser_run(&o, rp) : hm_via_hammer_run(&o, rp);
+        }
+        hm_progress_stop();
+        getrusage(RUSAGE_SELF, &ru1);
+        double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+                     (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+                     (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                     (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+        if (rp->wall_seconds > 0) rp->client_cpu_pct = 100.0 * cpu / (rp->wall_seconds * o.threads);
+        rp->interrupted = atomic_load(&hm_stop_requested);
+        memcpy(rp->thresholds, thresholds, sizeof(thresholds));
+        rp->n_thresholds = n_thresholds;
+        hm_thresholds_evaluate(rp);
+        if (rp->fatal && rp->total.sent == 0) {
+            ran++;
+            break;
+        }
     }
-    r.rate_target = o.rate;
-    struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
-    if (sc->run) {
-        rc = sc->run(&o, &r);
-    } else {
-        r.mode = o.browser ? "browser" : "hammer";
-        rc = o.browser ? hm_via_browser_run(&o, &r) : hm_via_hammer_run(&o, &r);
-    }
-    hm_progress_stop();
     if (ijson) fclose(ijson);
-    getrusage(RUSAGE_SELF, &ru1);
-    double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-                 (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
-                 (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-                 (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    if (r.wall_seconds > 0) r.client_cpu_pct = 100.0 * cpu / (r.wall_seconds * o.threads);
-    r.interrupted = atomic_load(&hm_stop_requested);
-    memcpy(r.thresholds, thresholds, sizeof(thresholds));
-    r.n_thresholds = n_thresholds;
-    hm_thresholds_evaluate(&r);
     stop_embedded();
 
-    if (!o.quiet) hm_report_print(stdout, &r);
+    bool all_passed = ran > 0;
+    for (int pi = 0; pi < ran; pi++) {
+        if (!o.quiet) {
+            if (n_passes > 1) printf("\n--- pass %s ---", runs[pi].pass);
+            hm_report_print(stdout, &runs[pi]);
+        }
+        all_passed = all_passed && hm_results_passed(&runs[pi]);
+    }
+    if (!o.quiet && ran > 1) hm_report_print_passes(stdout, runs, ran);
     if (o.json_path) {
-        int jrc = hm_report_write_json(o.json_path, &r);
+        json_t *doc = ran > 1 ? hm_report_passes_json(runs, ran) : hm_report_json(&runs[0]);
+        int jrc = hm_json_write_atomic(o.json_path, doc);
+        json_decref(doc);
         if (jrc < 0)
             fprintf(stderr, "hammer: cannot write %s: %s\n", o.json_path, hm_strerror(jrc));
     }
-    hm_thread_stats_destroy(&r.total);
-    for (int i = 0; i < r.n_variants; i++) hm_thread_stats_destroy(&r.variants[i].stats);
+    const char *fatal = NULL;
+    bool nothing_sent = true;
+    for (int pi = 0; pi < ran; pi++) {
+        if (runs[pi].fatal && !fatal) fatal = runs[pi].fatal;
+        if (runs[pi].total.sent) nothing_sent = false;
+    }
+    char fatal_copy[512] = "";
+    if (fatal) snprintf(fatal_copy, sizeof(fatal_copy), "%s", fatal);
+    for (int pi = 0; pi < ran; pi++) {
+        hm_thread_stats_destroy(&runs[pi].total);
+        for (int i = 0; i < runs[pi].n_variants; i++)
+            hm_thread_stats_destroy(&runs[pi].variants[i].stats);
+    }
+    hm_free(runs);
     hm_free(o.target_path);
     hm_tls_config_free(tls_cfg);
-    if (r.fatal && r.total.sent == 0) {
-        fprintf(stderr, "hammer: %s\n", r.fatal);
+    if (fatal_copy[0] && nothing_sent) {
+        fprintf(stderr, "hammer: %s\n", fatal_copy);
         return EXIT_USAGE;
     }
-    if (rc < 0 && !r.fatal) fprintf(stderr, "hammer: run failed: %s\n", hm_strerror(rc));
-    return hm_results_passed(&r) ? EXIT_PASS : EXIT_FAILED;
+    if (rc < 0 && !fatal_copy[0]) fprintf(stderr, "hammer: run failed: %s\n", hm_strerror(rc));
+    return all_passed ? EXIT_PASS : EXIT_FAILED;
 }

@@ -244,7 +244,9 @@ static void print_variants(FILE *f, const hm_results *r)
 void hm_report_print(FILE *f, const hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
-    fprintf(f, "\n=== hammer %s: scenario %s ===\n", HM_VERSION, r->scenario);
+    fprintf(f, "\n=== hammer %s: scenario %s%s%s ===\n", HM_VERSION, r->scenario,
+            r->pass && strcmp(r->pass, "run") ? ", pass " : "",
+            r->pass && strcmp(r->pass, "run") ? r->pass : "");
     fprintf(f, "Target            %s%s%s%s\n", r->target, r->target_note ? " (" : "",
             r->target_note ? r->target_note : "", r->target_note ? ")" : "");
     fprintf(f, "Engine            %s, %d thread%s, %d %s%s%s\n", r->engine, r->threads,
@@ -355,12 +357,13 @@ static json_t *latency_json(const hm_hdr *h)
     return o;
 }
 
-int hm_report_write_json(const char *path, const hm_results *r)
+json_t *hm_report_json(const hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
     json_t *root = json_object();
     json_object_set_new(root, "hammer_version", json_string(HM_VERSION));
     json_object_set_new(root, "scenario", json_string(r->scenario));
+    if (r->pass) json_object_set_new(root, "pass", json_string(r->pass));
     json_object_set_new(root, "target", json_string(r->target));
     json_object_set_new(root, "engine", json_string(r->engine));
     json_object_set_new(root, "threads", json_integer(r->threads));
@@ -491,12 +494,15 @@ int hm_report_write_json(const char *path, const hm_results *r)
     json_object_set_new(lat, "connect", latency_json(&t->connect_us));
     json_object_set_new(lat, "tls_handshake", latency_json(&t->tls_us));
     json_object_set_new(root, "latency_us", lat);
+    return root;
+}
 
+int hm_json_write_atomic(const char *path, json_t *root)
+{
     /* Write beside the target and rename, so a reader never sees half a file. */
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
-    json_decref(root);
     if (rc != 0) return -EIO;
     if (rename(tmp, path) != 0) {
         int e = -errno;
@@ -504,4 +510,63 @@ int hm_report_write_json(const char *path, const hm_results *r)
         return e;
     }
     return 0;
+}
+
+int hm_report_write_json(const char *path, const hm_results *r)
+{
+    json_t *root = hm_report_json(r);
+    int rc = hm_json_write_atomic(path, root);
+    json_decref(root);
+    return rc;
+}
+
+static double change_pct(double from, double to) { return from > 0 ? 100.0 * (to - from) / from : 0; }
+
+static double rps_of(const hm_results *r)
+{
+    return r->wall_seconds > 0 ? (double)r->total.sent / r->wall_seconds : 0;
+}
+
+void hm_report_print_passes(FILE *f, const hm_results *runs, int n)
+{
+    fprintf(f, "\n%-16s %12s %8s %10s %10s\n", "pass", "actions/s", "OK %", "p50 ms", "p99 ms");
+    for (int i = 0; i < n; i++) {
+        const hm_thread_stats *t = &runs[i].total;
+        fprintf(f, "%-16s %12.1f %7.2f%% %10.3f %10.3f\n", runs[i].pass, rps_of(&runs[i]),
+                pct(t->ok, t->sent), (double)hm_hdr_value_at_percentile(&t->action_us, 50) / 1e3,
+                (double)hm_hdr_value_at_percentile(&t->action_us, 99) / 1e3);
+    }
+    for (int i = 1; i < n; i++)
+        fprintf(f, "%s -> %s: throughput %+.1f%%, p99 %+.1f%%\n", runs[i - 1].pass, runs[i].pass,
+                change_pct(rps_of(&runs[i - 1]), rps_of(&runs[i])),
+                change_pct((double)hm_hdr_value_at_percentile(&runs[i - 1].total.action_us, 99),
+                           (double)hm_hdr_value_at_percentile(&runs[i].total.action_us, 99)));
+}
+
+json_t *hm_report_passes_json(const hm_results *runs, int n)
+{
+    json_t *root = json_object(), *arr = json_array(), *changes = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *one = hm_report_json(&runs[i]);
+        json_object_set_new(one, "pass", json_string(runs[i].pass));
+        json_array_append_new(arr, one);
+    }
+    for (int i = 1; i < n; i++) {
+        json_t *c = json_object();
+        json_object_set_new(c, "from", json_string(runs[i - 1].pass));
+        json_object_set_new(c, "to", json_string(runs[i].pass));
+        json_object_set_new(c, "throughput_pct",
+                            json_real(change_pct(rps_of(&runs[i - 1]), rps_of(&runs[i]))));
+        json_object_set_new(
+            c, "p99_pct",
+            json_real(change_pct((double)hm_hdr_value_at_percentile(&runs[i - 1].total.action_us, 99),
+                                 (double)hm_hdr_value_at_percentile(&runs[i].total.action_us, 99))));
+        json_array_append_new(changes, c);
+    }
+    json_object_set_new(root, "passes", arr);
+    json_object_set_new(root, "changes", changes);
+    bool all = n > 0;
+    for (int i = 0; i < n; i++) all = all && hm_results_passed(&runs[i]);
+    json_object_set_new(root, "passed", json_boolean(all));
+    return root;
 }

@@ -87,6 +87,7 @@ int hm_threshold_parse(const char *text, hm_threshold *out, char *why, size_t wh
 typedef struct hm_results {
     hm_thread_stats total;
     const char *scenario;
+    const char *pass;       /* --passes name, or "run" */
     const char *target;     /* URL */
     const char *target_note; /* e.g. "embedded bench_app", or NULL */
     const char *engine;
@@ -129,11 +130,20 @@ typedef struct hm_results {
 
 /* Prints the human summary. */
 void hm_report_print(FILE *f, const hm_results *r);
+/* The JSON document of one run (see docs/output.md); the caller owns it. */
+struct json_t;
+struct json_t *hm_report_json(const hm_results *r);
+/* Writes any JSON document to path atomically (temporary file, rename). */
+int hm_json_write_atomic(const char *path, struct json_t *root);
 /* Writes the JSON document (see docs/output.md) to path atomically
  * (temporary file, then rename). Returns 0 or a negative errno. */
 int hm_report_write_json(const char *path, const hm_results *r);
 /* Measures every threshold against the results (sets value and passed). */
 void hm_thresholds_evaluate(hm_results *r);
+/* Several passes of one scenario (--passes): the change from each pass to
+ * the next, printed and as one JSON document {"passes":[...],"changes":[...]}. */
+void hm_report_print_passes(FILE *f, const hm_results *runs, int n);
+struct json_t *hm_report_passes_json(const hm_results *runs, int n);
 /* True when every request succeeded and every check held. */
 bool hm_results_passed(const hm_results *r);
 
