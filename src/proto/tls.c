@@ -254,7 +254,8 @@ static ssize_t fill_in(hm_tls *t, hm_sock *s, int64_t deadline)
 
 static bool is_ip_literal(const char *h) { return strchr(h, ':') || strspn(h, "0123456789.") == strlen(h); }
 
-int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
+/* A fresh SSL for a new connection, wired to two memory BIOs. */
+static int tls_begin(hm_tls *t)
 {
     hm_tls_reset(t);
     t->fail = HM_TLS_OK;
@@ -264,8 +265,10 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
     t->in = BIO_new(BIO_s_mem());
     t->out = BIO_new(BIO_s_mem());
     if (!t->ssl || !t->in || !t->out) {
+        SSL_free(t->ssl);
         BIO_free(t->in);
         BIO_free(t->out);
+        t->ssl = NULL;
         t->in = t->out = NULL;
         return -ENOMEM;
     }
@@ -273,6 +276,13 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
     BIO_set_mem_eof_return(t->in, -1);
     SSL_set_bio(t->ssl, t->in, t->out);
     SSL_set_app_data(t->ssl, t);
+    return 0;
+}
+
+int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    int rc0 = tls_begin(t);
+    if (rc0 < 0) return rc0;
     SSL_set_connect_state(t->ssl);
     if (t->server_name[0]) {
         if (!is_ip_literal(t->server_name)) SSL_set_tlsext_host_name(t->ssl, t->server_name);
@@ -380,24 +390,8 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
 
 int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline)
 {
-    hm_tls_reset(t);
-    t->fail = HM_TLS_OK;
-    t->reason[0] = 0;
-    t->resumed = false;
-    t->ssl = SSL_new(t->cfg->ctx);
-    t->in = BIO_new(BIO_s_mem());
-    t->out = BIO_new(BIO_s_mem());
-    if (!t->ssl || !t->in || !t->out) {
-        SSL_free(t->ssl);
-        BIO_free(t->in);
-        BIO_free(t->out);
-        t->ssl = NULL;
-        t->in = t->out = NULL;
-        return -ENOMEM;
-    }
-    BIO_set_mem_eof_return(t->in, -1);
-    SSL_set_bio(t->ssl, t->in, t->out);
-    SSL_set_app_data(t->ssl, t);
+    int rc0 = tls_begin(t);
+    if (rc0 < 0) return rc0;
     SSL_set_accept_state(t->ssl);
     for (;;) {
         int rc = SSL_do_handshake(t->ssl);
