@@ -4,6 +4,7 @@
 # hammer (one thread) on CPU 0, bench_app on CPU 1; ROUNDS rounds of N actions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 HAMMER=${HAMMER:-build/bin/hammer}
 APP=${APP:-build/bin/bench_app}
 ROUNDS=${ROUNDS:-5}
@@ -11,7 +12,7 @@ N=${N:-200000}
 CONNS=${CONNS:-200}
 SCENARIO=${SCENARIO:-counter}
 dir=$(mktemp -d)
-port=$((20000 + RANDOM % 12000))  # below the ephemeral range
+port=$(bench_port)
 taskset -c 1 "$APP" --port "$port" --quiet &
 app=$!
 trap 'kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT
@@ -30,8 +31,6 @@ for ((r = 0; r < ROUNDS; r++)); do
         'BEGIN { printf "%.0f %.2f %.2f %d\n", rps, (u + s) * 1e6 / n, at / hz * 1e6 / n, ok }' >>"$dir/res"
     tail -1 "$dir/res"
 done
-stat() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-                                             printf "%s (%s..%s)", m, v[1], v[NR] }'; }
 echo "scenario $SCENARIO: median (range) over $ROUNDS rounds of $N actions, -c $CONNS"
 echo "  actions/s                $(awk '{print $1}' "$dir/res" | stat)"
 echo "  hammer CPU us/action     $(awk '{print $2}' "$dir/res" | stat)"

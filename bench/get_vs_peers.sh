@@ -6,6 +6,7 @@
 # request (user+sys from /usr/bin/time), median and range per tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 HAMMER=${HAMMER:-build/bin/hammer}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
@@ -15,7 +16,7 @@ for t in nginx wrk h2load /usr/bin/time taskset; do
 done
 dir=$(mktemp -d)
 trap 'kill $(cat "$dir/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT
-port=$((20000 + RANDOM % 12000))  # below the ephemeral range
+port=$(bench_port)
 cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 daemon on;
@@ -69,9 +70,6 @@ for ((r = 0; r < ROUNDS; r++)); do
     for ((i = 0; i < 3; i++)); do run_tool "${tools[(i + r) % 3]}"; done
 done
 echo
-# median and range of column $2 of stdin (mawk has no asort, so sort first)
-stat() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-                                             printf "%s (%s..%s)", m, v[1], v[NR] }'; }
 echo "tool     req/s median (range)       client CPU us/req median (range)"
 for t in "${tools[@]}"; do
     printf "%-8s %-26s %s\n" "$t" "$(awk -v t="$t" '$1 == t {print $2}' "$results" | stat)" \

@@ -6,12 +6,13 @@
 # Reported: peak RSS / connections, and the marginal cost between two sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 HAMMER=${HAMMER:-build/bin/hammer}
 APP=${APP:-build/bin/bench_app}
 CONNS=${CONNS:-10000}
 VUS=${VUS:-5000}
 dir=$(mktemp -d)
-port=$((20000 + RANDOM % 12000))  # below the ephemeral range
+port=$(bench_port)
 cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 daemon on;

@@ -6,12 +6,13 @@
 # first, and full with --no-resume... not offered: resumption is always on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 HAMMER=${HAMMER:-build/bin/hammer}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 dir=$(mktemp -d)
 sh scripts/gen-test-cert.sh "$dir/cert" >/dev/null
-p=$((20000 + RANDOM % 12000))  # below the ephemeral range
+p=$(bench_port)
 cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 daemon on;
@@ -47,8 +48,6 @@ for ((r = 0; r < ROUNDS; r++)); do
     run https "https://127.0.0.1:$((p + 1))/"
     run https-per-request "https://127.0.0.1:$((p + 2))/"
 done
-stat() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-                                             printf "%s (%s..%s)", m, v[1], v[NR] }'; }
 echo "variant             req/s median (range)      client CPU us/req median (range)"
 for v in http https https-per-request; do
     printf "%-19s %-25s %s\n" "$v" "$(awk -v v=$v '$1 == v {print $2}' "$dir/res" | stat)" \

@@ -1,0 +1,12 @@
+# Shared by the benchmark scripts (sourced, not run).
+
+# A port for a benchmark server, below the ephemeral range so a busy
+# machine's outgoing connections cannot hold it.
+bench_port() { echo $((20000 + RANDOM % 12000)); }
+
+# "median (min..max)" of the numbers on stdin, one a line. mawk, Debian's
+# default awk, has no asort, so sort first.
+stat() {
+    sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                                          printf "%s (%s..%s)", m, v[1], v[NR] }'
+}
