@@ -73,13 +73,8 @@ static int get_run_fn(const hm_options *o, hm_results *r)
     if (!run.stats) return -ENOMEM;
     for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.stats[i]);
     atomic_store(&run.workers_left, o->concurrency);
-    hm_loop_options lo = {.backend = o->backend};
-    run.t_start = hm_now_ns();
-    hm_liveness_start(&run.live);
-    hm_progress_attach(run.stats, o->threads, sizeof(*run.stats));
-    int rc = hm_engine_run(o->threads, &lo, thread_main, &run);
-    hm_progress_detach();
-    if (!run.t_end) run.t_end = hm_now_ns();
+    int rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
+                                    &run.t_start, &run.t_end);
     for (int i = 0; i < o->threads; i++) {
         hm_thread_stats_merge(&r->total, &run.stats[i]);
         hm_thread_stats_destroy(&run.stats[i]);

@@ -104,6 +104,19 @@ bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool ide
     return false;
 }
 
+int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_thread_main main,
+                           void *arg, hm_liveness *live, int64_t *t_start, int64_t *t_end)
+{
+    hm_loop_options lo = {.backend = o->backend};
+    *t_start = hm_now_ns();
+    hm_liveness_start(live);
+    hm_progress_attach(stats, o->threads, stride);
+    int rc = hm_engine_run(o->threads, &lo, main, arg);
+    hm_progress_detach();
+    if (!*t_end) *t_end = hm_now_ns();
+    return rc;
+}
+
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg)
 {
     hm_loop_options lo = {.backend = backend};

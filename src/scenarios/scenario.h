@@ -147,6 +147,13 @@ static inline int64_t hm_intended_ns(const hm_options *o, int64_t seq, int64_t s
     return o->rate > 0 ? start_ns + (int64_t)((double)seq * 1e9 / o->rate) : 0;
 }
 
+/* Runs `main` on o->threads engine threads, with the interval reporter
+ * attached to the per-thread stats (o->threads records, stride bytes
+ * apart). Sets *t_start and starts the liveness watch just before; sets
+ * *t_end to the end time unless a thread already did. */
+int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_thread_main main,
+                           void *arg, hm_liveness *live, int64_t *t_start, int64_t *t_end);
+
 /* Runs fn(arg) as the only coroutine of a temporary loop on the calling
  * thread (for set-up and tear-down steps). Returns the loop's error. */
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg);

@@ -176,14 +176,9 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
         if (!run.threads) return -ENOMEM;
         for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.threads[i].st);
         atomic_store(&run.vus_left, o->concurrency);
-        hm_loop_options lo = {.backend = o->backend};
-        run.t_start = hm_now_ns();
-        hm_liveness_start(&run.live);
-        hm_progress_attach(run.threads, o->threads, sizeof(*run.threads));
-        int e = hm_engine_run(o->threads, &lo, thread_main, &run);
-        hm_progress_detach();
+        int e = hm_scenario_engine_run(o, run.threads, sizeof(*run.threads), thread_main, &run,
+                                       &run.live, &run.t_start, &run.t_end);
         if (e < 0 && !rc) rc = e;
-        if (!run.t_end) run.t_end = hm_now_ns();
 
         hm_variant_result *vr = &r->variants[r->n_variants++];
         memset(vr, 0, sizeof(*vr));

@@ -307,13 +307,8 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     if (o->observers == 0) start_senders(&run, NULL);
     atomic_store(&run.workers_left, o->concurrency);
 
-    hm_loop_options lo = {.backend = o->backend};
-    run.t_start = hm_now_ns();
-    hm_liveness_start(&run.live);
-    hm_progress_attach(run.stats, o->threads, sizeof(*run.stats));
-    rc = hm_engine_run(o->threads, &lo, thread_main, &run);
-    hm_progress_detach();
-    if (!run.t_end) run.t_end = hm_now_ns();
+    rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
+                                &run.t_start, &run.t_end);
     hm_run_on_temp_loop(o->backend, teardown_coro, &run);
 
     for (int i = 0; i < o->threads; i++) hm_thread_stats_merge(&r->total, &run.stats[i]);
