@@ -1,10 +1,12 @@
 /* Time-bounded runs, Ctrl-C and thresholds:
  * -d runs for the duration in both load models; SIGINT mid-run still prints
  * the summary and writes a complete JSON file; --threshold fails the run
- * (exit 1) and names what failed; a server that closes idle keep-alive
+ * (exit 1) and names what failed; --hdr-log's intervals add up to the
+ * summary's count and percentiles; a server that closes idle keep-alive
  * connections between a VU's actions costs reconnects, not failed POSTs.
  * argv: HAMMER BENCH_APP */
 #include "run_util.h"
+#include "stats/hdr_log.h"
 
 static const char *hammer;
 static char json_path[256];
@@ -77,11 +79,13 @@ int main(int argc, char **argv)
     json_decref(pj);
     printf("--passes cold,warm: both reported, with the change\n");
 
-    /* Interval lines, and interval JSON lines that parse and add up. */
-    char ijson[300];
+    /* Interval lines, interval JSON lines that parse and add up, and an
+     * HdrHistogram log whose intervals sum to the summary. */
+    char ijson[300], hlog[300];
     snprintf(ijson, sizeof(ijson), "%s.intervals", json_path);
+    snprintf(hlog, sizeof(hlog), "%s.hlog", json_path);
     char *iv[] = {(char *)hammer, "-d", "3s", "-c", "50", "--interval", "1s", "--interval-json",
-                  ijson, "--json", json_path, "scenario", "counter", NULL};
+                  ijson, "--hdr-log", hlog, "--json", json_path, "scenario", "counter", NULL};
     ASSERT_EQ(proc_run(&p, iv, 60), 0);
     int lines = 0;
     for (const char *q = p.out; (q = strstr(q, "actions/s  OK")); q++) lines++;
@@ -107,8 +111,31 @@ int main(int argc, char **argv)
     ASSERT_EQ(summed, last_total);
     json_t *tot = load_json(json_path);
     ASSERT_LE(last_total, json_int_at(tot, "actions.sent"));
+    FILE *hf = fopen(hlog, "r");
+    ASSERT(hf);
+    hm_hdr sum;
+    ASSERT_EQ(hm_hdr_init(&sum, 1, HM_HDR_HIGHEST_US, 3), 0);
+    hm_hlog_entry e;
+    int intervals = 0, hrc;
+    while ((hrc = hm_hlog_read(hf, &e)) == 1) {
+        ASSERT(e.length_s > 0 && e.length_s < 1.5);
+        hm_hdr_add(&sum, &e.hist);
+        hm_hdr_destroy(&e.hist);
+        intervals++;
+    }
+    ASSERT_EQ(hrc, 0);
+    fclose(hf);
+    unlink(hlog);
+    ASSERT_GE(intervals, 3);
+    ASSERT_EQ(hm_hdr_count(&sum), json_int_at(tot, "latency_us.action.count"));
+    ASSERT_EQ(hm_hdr_value_at_percentile(&sum, 50), json_int_at(tot, "latency_us.action.p50"));
+    ASSERT_EQ(hm_hdr_value_at_percentile(&sum, 99), json_int_at(tot, "latency_us.action.p99"));
+    ASSERT_EQ(hm_hdr_max(&sum), json_int_at(tot, "latency_us.action.max"));
+    hm_hdr_destroy(&sum);
     json_decref(tot);
-    printf("--interval 1s: %d lines; %d JSON lines that parse and add up\n", lines, jl);
+    printf("--interval 1s: %d lines; %d JSON lines that parse and add up; "
+           "--hdr-log: %d intervals summing to the summary's count, p50, p99, max\n",
+           lines, jl, intervals);
 
     unlink(json_path);
     char *longrun[] = {(char *)hammer, "-d", "60s", "-c", "50", "--json", json_path, "scenario",

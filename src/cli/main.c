@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include "scenarios/scenario.h"
+#include "stats/hdr_log.h"
 
 #include <getopt.h>
 #include <poll.h>
@@ -60,6 +61,8 @@ static void usage(FILE *f)
             "      --interval T      print one progress line per T (default on a terminal:\n"
             "                        a live line, refreshed every second)\n"
             "      --interval-json F write one JSON line per interval to F\n"
+            "      --hdr-log FILE    write an HdrHistogram interval log (compressed V2,\n"
+            "                        microseconds; one histogram per interval)\n"
             "      --passes A,B      run the scenario once per name, back to back against\n"
             "                        the same server (e.g. cold,warm), and compare them\n"
             "      --threshold EXPR  fail the run (exit 1) unless EXPR holds: p99<50ms,\n"
@@ -236,12 +239,13 @@ int main(int argc, char **argv)
     enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
            OPT_OBSERVERS, OPT_TIMEOUT, OPT_ENGINE, OPT_JSON, OPT_MODE, OPT_THINK, OPT_PLUGIN,
            OPT_OPT, OPT_WORKLOAD, OPT_NO_COOKIES, OPT_CACERT, OPT_THRESHOLD, OPT_INTERVAL,
-           OPT_INTERVAL_JSON, OPT_PASSES };
+           OPT_INTERVAL_JSON, OPT_PASSES, OPT_HDR_LOG };
     static const char *pass_names[4] = {"run"};
     static char passes_buf[256];
     int n_passes = 1;
     int64_t interval_ns = 0;
     const char *interval_json = NULL;
+    const char *hdr_log_path = NULL;
     static hm_threshold thresholds[HM_MAX_THRESHOLDS];
     int n_thresholds = 0;
     bool insecure = false;
@@ -272,6 +276,7 @@ int main(int argc, char **argv)
         {"threshold", required_argument, 0, OPT_THRESHOLD},
         {"interval", required_argument, 0, OPT_INTERVAL},
         {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},
+        {"hdr-log", required_argument, 0, OPT_HDR_LOG},
         {"passes", required_argument, 0, OPT_PASSES},   {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -334,6 +339,7 @@ int main(int argc, char **argv)
             if (parse_duration(optarg, &interval_ns) < 0 || interval_ns < 100000000) goto bad_value;
             break;
         case OPT_INTERVAL_JSON: interval_json = optarg; break;
+        case OPT_HDR_LOG: hdr_log_path = optarg; break;
         case OPT_PASSES: {
             snprintf(passes_buf, sizeof(passes_buf), "%s", optarg);
             n_passes = 0;
@@ -517,6 +523,13 @@ int main(int argc, char **argv)
         stop_embedded();
         return EXIT_USAGE;
     }
+    hm_hlog hlog = {0};
+    if (hdr_log_path && (rc = hm_hlog_open(&hlog, hdr_log_path)) < 0) {
+        fprintf(stderr, "hammer: cannot write %s: %s\n", hdr_log_path, hm_strerror(rc));
+        if (ijson) fclose(ijson);
+        stop_embedded();
+        return EXIT_USAGE;
+    }
     char full_target[4200];
     snprintf(full_target, sizeof(full_target), "%s%s", o.url,
              sc->route && o.target_path && !strcmp(o.target_path, "/") ? o.route : "");
@@ -544,11 +557,13 @@ int main(int argc, char **argv)
         rp->rate_target = o.rate;
         /* Progress: one line per --interval, or a live line on a terminal. */
         bool live = !interval_ns && !o.quiet && isatty(STDOUT_FILENO);
-        if (interval_ns || live || ijson) {
+        if (interval_ns || live || ijson || hlog.f) {
             hm_progress_options po = {
                 .interval_ns = interval_ns ? interval_ns : (live ? 1000000000LL : 10000000000LL),
                 .live_line = live,
                 .json = ijson,
+                .hlog = hlog.f ? &hlog : NULL,
+                .hlog_tag = n_passes > 1 ? rp->pass : NULL,
                 .unit = rp->unit,
             };
             hm_progress_start(&po);
@@ -578,6 +593,8 @@ int main(int argc, char **argv)
         }
     }
     if (ijson) fclose(ijson);
+    if (hlog.f && hm_hlog_close(&hlog) < 0)
+        fprintf(stderr, "hammer: writing %s failed: %s\n", hdr_log_path, strerror(EIO));
     stop_embedded();
 
     bool all_passed = ran > 0;

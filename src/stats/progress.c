@@ -3,6 +3,7 @@
  * histograms, and prints one line (or refreshes one on a terminal) and,
  * optionally, one JSON line. It never touches what the engine threads own
  * except through the atomics and the per-thread interval lock. */
+#include "stats/hdr_log.h"
 #include "stats/results.h"
 
 #include <pthread.h>
@@ -15,6 +16,10 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char *att_base;
 static int att_n;
 static size_t att_stride;
+
+/* Samples of threads that detached since the last report: a run's last
+ * partial interval must still reach the log (so its total matches). */
+static hm_hdr carry;
 
 static pthread_t reporter;
 static atomic_bool stopping;
@@ -30,9 +35,22 @@ void hm_progress_attach(void *stats, int n, size_t stride)
     pthread_mutex_unlock(&mu);
 }
 
+/* Moves every attached thread's interval histogram into dst. Caller holds mu. */
+static void drain_intervals(hm_hdr *dst)
+{
+    for (int i = 0; i < att_n; i++) {
+        hm_thread_stats *t = (hm_thread_stats *)(void *)(att_base + (size_t)i * att_stride);
+        while (atomic_flag_test_and_set_explicit(&t->interval_lock, memory_order_acquire)) {}
+        if (dst->counts) hm_hdr_add(dst, &t->interval_us);
+        hm_hdr_reset(&t->interval_us);
+        atomic_flag_clear_explicit(&t->interval_lock, memory_order_release);
+    }
+}
+
 void hm_progress_detach(void)
 {
     pthread_mutex_lock(&mu);
+    drain_intervals(&carry);
     att_base = NULL;
     att_n = 0;
     pthread_mutex_unlock(&mu);
@@ -47,11 +65,10 @@ static void collect(uint64_t *sent, uint64_t *ok, hm_hdr *interval)
         hm_thread_stats *t = (hm_thread_stats *)(void *)(att_base + (size_t)i * att_stride);
         *sent += atomic_load_explicit(&t->live_sent, memory_order_relaxed);
         *ok += atomic_load_explicit(&t->live_ok, memory_order_relaxed);
-        while (atomic_flag_test_and_set_explicit(&t->interval_lock, memory_order_acquire)) {}
-        hm_hdr_add(interval, &t->interval_us);
-        hm_hdr_reset(&t->interval_us);
-        atomic_flag_clear_explicit(&t->interval_lock, memory_order_release);
     }
+    drain_intervals(interval);
+    hm_hdr_add(interval, &carry);
+    hm_hdr_reset(&carry);
     pthread_mutex_unlock(&mu);
 }
 
@@ -59,7 +76,7 @@ static void *report_loop(void *arg)
 {
     hm_hdr interval;
     if (hm_hdr_init(&interval, 1, HM_HDR_HIGHEST_US, 3) < 0) return NULL;
-    int64_t start = hm_now_ns(), next = start + opts.interval_ns;
+    int64_t start = hm_now_ns(), next = start + opts.interval_ns, from = start;
     uint64_t prev_sent = 0, prev_ok = 0;
     void *prev_base = NULL;
     while (!atomic_load(&stopping)) {
@@ -95,6 +112,8 @@ static void *report_loop(void *arg)
                    at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
         }
         fflush(stdout);
+        if (opts.hlog) hm_hlog_write(opts.hlog, opts.hlog_tag, from, now, &interval);
+        from = now;
         if (opts.json) {
             fprintf(opts.json,
                     "{\"t\":%.3f,\"%s\":%llu,\"rate\":%.1f,\"ok_pct\":%.3f,\"p99_us\":%.0f,"
@@ -105,6 +124,11 @@ static void *report_loop(void *arg)
         }
     }
     if (opts.live_line) printf("\n");
+    /* The tail since the last report, so the log adds up to the summary. */
+    uint64_t sent = 0, ok = 0;
+    hm_hdr_reset(&interval);
+    collect(&sent, &ok, &interval);
+    if (opts.hlog && hm_hdr_count(&interval)) hm_hlog_write(opts.hlog, opts.hlog_tag, from, hm_now_ns(), &interval);
     hm_hdr_destroy(&interval);
     return NULL;
 }
@@ -112,9 +136,12 @@ static void *report_loop(void *arg)
 int hm_progress_start(const hm_progress_options *o)
 {
     opts = *o;
+    int rc = hm_hdr_init(&carry, 1, HM_HDR_HIGHEST_US, 3);
+    if (rc < 0) return rc;
     atomic_store(&stopping, false);
     int e = pthread_create(&reporter, NULL, report_loop, NULL);
     running = e == 0;
+    if (!running) hm_hdr_destroy(&carry);
     return -e;
 }
 
@@ -124,4 +151,7 @@ void hm_progress_stop(void)
     atomic_store(&stopping, true);
     pthread_join(reporter, NULL);
     running = false;
+    pthread_mutex_lock(&mu);
+    hm_hdr_destroy(&carry);
+    pthread_mutex_unlock(&mu);
 }

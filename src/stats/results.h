@@ -156,6 +156,9 @@ typedef struct hm_progress_options {
     int64_t interval_ns; /* how often to report */
     bool live_line;      /* a refreshing line on a terminal, not one per interval */
     FILE *json;          /* JSON lines, one per interval, or NULL */
+    struct hm_hlog *hlog; /* HdrHistogram interval log, or NULL; with the
+                           * last partial interval written at stop */
+    const char *hlog_tag; /* tag of its lines (the pass), or NULL */
     const char *unit;    /* "actions" or "requests" */
 } hm_progress_options;
 
