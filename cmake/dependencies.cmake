@@ -6,6 +6,8 @@ pkg_check_modules(OPENSSL REQUIRED IMPORTED_TARGET openssl)
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 pkg_check_modules(SQLITE REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
+# hammer matrix reads its profiles file with inih (libinih-dev).
+pkg_check_modules(INIH REQUIRED IMPORTED_TARGET inih)
 find_package(Threads REQUIRED)
 
 # Debian's libmimalloc-dev ships a CMake config but no pkg-config file.

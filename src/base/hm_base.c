@@ -44,3 +44,20 @@ char *hm_strndup(const char *s, size_t n)
 }
 
 char *hm_strdup(const char *s) { return hm_strndup(s, strlen(s)); }
+
+int hm_parse_duration(const char *s, int64_t *ns)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0)) return -EINVAL;
+    double mul;
+    if (!strcmp(end, "ms")) mul = 1e6;
+    else if (!strcmp(end, "us")) mul = 1e3;
+    else if (!strcmp(end, "s") || !*end) mul = 1e9;
+    else if (!strcmp(end, "m")) mul = 60e9;
+    else if (!strcmp(end, "h")) mul = 3600e9;
+    else return -EINVAL;
+    if (v * mul > 9e18) return -EINVAL;
+    *ns = (int64_t)(v * mul);
+    return 0;
+}

@@ -37,6 +37,10 @@ enum {
 /* Returns a static, human-readable description of a negative error code. */
 const char *hm_strerror(int err);
 
+/* Parses a duration: "250ms", "10s", "2m", "1h", "500us" or a bare number of
+ * seconds, into nanoseconds. 0, or -EINVAL for anything else. */
+int hm_parse_duration(const char *s, int64_t *ns);
+
 static inline int64_t hm_now_ns(void)
 {
     struct timespec ts;

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include "scenarios/scenario.h"
+#include "cli/matrix.h"
 #include "stats/hdr_log.h"
 
 #include <getopt.h>
@@ -24,6 +25,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: hammer [options] scenario NAME [options]\n"
+            "       hammer matrix [options] PROFILES.ini   (server profiles compared; matrix --help)\n"
             "       hammer list | --help | --version\n"
             "\n"
             "Drives php-via apps (PHP + OpenSwoole + Datastar over SSE) like browsers do and\n"
@@ -82,23 +84,6 @@ static void version(void)
     printf("hammer %s\n", HM_VERSION);
     printf("engines: io_uring epoll (auto selects %s here%s%s)\n", hm_backend_name(k),
            why ? ": " : "", why ? why : "");
-}
-
-/* Parses "250ms", "10s", "2m", "1h" or a bare number of seconds. */
-static int parse_duration(const char *s, int64_t *ns)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0) return -EINVAL;
-    double mul = 1e9;
-    if (!strcmp(end, "ms")) mul = 1e6;
-    else if (!strcmp(end, "us")) mul = 1e3;
-    else if (!strcmp(end, "s") || !*end) mul = 1e9;
-    else if (!strcmp(end, "m")) mul = 60e9;
-    else if (!strcmp(end, "h")) mul = 3600e9;
-    else return -EINVAL;
-    *ns = (int64_t)(v * mul);
-    return 0;
 }
 
 static int parse_int(const char *s, long long min, long long max, long long *out)
@@ -180,31 +165,6 @@ static void stop_embedded(void)
     app_pid = -1;
 }
 
-/* ---- reachability -------------------------------------------------------- */
-
-typedef struct probe {
-    const hm_options *o;
-    const char *path;
-    int status;
-    int err;
-    char why[300];
-} probe;
-
-static void probe_coro(void *p)
-{
-    probe *pr = p;
-    hm_http_conn c;
-    hm_http_conn_init(&c, &pr->o->target, NULL);
-    char req[1024];
-    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", pr->path,
-                                        pr->o->target.host_header, NULL, 0, NULL, 0);
-    hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + pr->o->timeout_ns};
-    pr->err = len < 0 ? (int)len : hm_http_conn_exchange(&c, req, (size_t)len, &xo);
-    pr->status = pr->err == 0 ? c.resp.status : 0;
-    if (pr->err < 0) snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
-    hm_http_conn_free(&c);
-}
-
 static int raise_nofile(int need, char *why, size_t whylen)
 {
     struct rlimit rl;
@@ -225,6 +185,7 @@ static int raise_nofile(int need, char *why, size_t whylen)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "matrix")) return hm_matrix_main(argc - 1, argv + 1);
     hm_options o = {
         .concurrency = 200,
         .actions = 5000,
@@ -294,7 +255,7 @@ int main(int argc, char **argv)
             actions_given = true;
             break;
         case 'd':
-            if (parse_duration(optarg, &o.duration_ns) < 0 || o.duration_ns <= 0) goto bad_value;
+            if (hm_parse_duration(optarg, &o.duration_ns) < 0 || o.duration_ns <= 0) goto bad_value;
             break;
         case 'R': {
             char *end;
@@ -317,7 +278,7 @@ int main(int argc, char **argv)
             o.observers = (int)v;
             break;
         case OPT_TIMEOUT:
-            if (parse_duration(optarg, &o.timeout_ns) < 0 || o.timeout_ns <= 0) goto bad_value;
+            if (hm_parse_duration(optarg, &o.timeout_ns) < 0 || o.timeout_ns <= 0) goto bad_value;
             break;
         case OPT_ENGINE:
             if (hm_backend_parse(optarg, &o.backend) < 0) goto bad_value;
@@ -336,7 +297,7 @@ int main(int argc, char **argv)
         case 'k': insecure = true; break;
         case OPT_CACERT: cafile = optarg; break;
         case OPT_INTERVAL:
-            if (parse_duration(optarg, &interval_ns) < 0 || interval_ns < 100000000) goto bad_value;
+            if (hm_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 100000000) goto bad_value;
             break;
         case OPT_INTERVAL_JSON: interval_json = optarg; break;
         case OPT_HDR_LOG: hdr_log_path = optarg; break;
@@ -378,9 +339,9 @@ int main(int argc, char **argv)
             const char *dots = strstr(optarg, "..");
             snprintf(lo, sizeof(lo), "%.*s", dots ? (int)(dots - optarg) : (int)strlen(optarg),
                      optarg);
-            if (parse_duration(lo, &o.think_min_ns) < 0) goto bad_value;
+            if (hm_parse_duration(lo, &o.think_min_ns) < 0) goto bad_value;
             o.think_max_ns = o.think_min_ns;
-            if (dots && (parse_duration(dots + 2, &o.think_max_ns) < 0 ||
+            if (dots && (hm_parse_duration(dots + 2, &o.think_max_ns) < 0 ||
                          o.think_max_ns < o.think_min_ns))
                 goto bad_value;
             break;
@@ -502,10 +463,11 @@ int main(int argc, char **argv)
     }
 
     /* Reachability first: an unreachable target is a usage-level failure. */
-    probe pr = {.o = &o, .path = o.embedded ? "/_health" : (o.target_path ? o.target_path : "/")};
-    hm_run_on_temp_loop(o.backend, probe_coro, &pr);
-    if (pr.err < 0) {
-        fprintf(stderr, "hammer: target %s is unreachable: %s\n", o.url, pr.why);
+    int status;
+    char unreachable[300];
+    if (hm_probe_get(o.backend, &o.target, o.embedded ? "/_health" : (o.target_path ? o.target_path : "/"),
+                     o.timeout_ns, &status, unreachable, sizeof(unreachable)) < 0) {
+        fprintf(stderr, "hammer: target %s is unreachable: %s\n", o.url, unreachable);
         stop_embedded();
         hm_free(o.target_path);
         hm_tls_config_free(tls_cfg);

@@ -129,6 +129,43 @@ int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg)
     return rc;
 }
 
+typedef struct probe {
+    const hm_http_target *target;
+    const char *path;
+    int64_t timeout_ns;
+    int status, err;
+    char why[300];
+} probe;
+
+static void probe_coro(void *p)
+{
+    probe *pr = p;
+    hm_http_conn c;
+    hm_http_conn_init(&c, pr->target, NULL);
+    char req[1024];
+    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", pr->path, pr->target->host_header,
+                                        NULL, 0, NULL, 0);
+    hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + pr->timeout_ns};
+    pr->err = len < 0 ? (int)len : hm_http_conn_exchange(&c, req, (size_t)len, &xo);
+    pr->status = pr->err == 0 ? c.resp.status : 0;
+    if (pr->err < 0) snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
+    hm_http_conn_free(&c);
+}
+
+int hm_probe_get(hm_backend_kind backend, const hm_http_target *target, const char *path,
+                 int64_t timeout_ns, int *status, char *why, size_t whylen)
+{
+    probe pr = {.target = target, .path = path, .timeout_ns = timeout_ns};
+    int rc = hm_run_on_temp_loop(backend, probe_coro, &pr);
+    if (rc < 0) {
+        snprintf(why, whylen, "cannot create an event loop: %s", hm_strerror(rc));
+        return rc;
+    }
+    if (pr.err < 0) snprintf(why, whylen, "%s", pr.why);
+    *status = pr.status;
+    return pr.err;
+}
+
 /* ---- plugins -------------------------------------------------------------- */
 
 static const hm_workload no_check = {.check = HM_CHECK_NONE};

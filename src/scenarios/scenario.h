@@ -158,6 +158,12 @@ int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_t
  * thread (for set-up and tear-down steps). Returns the loop's error. */
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg);
 
+/* One GET of path on target from a temporary loop (reachability and health
+ * checks). 0 with *status set when a response arrived (whatever its
+ * status), else a negative errno with the reason in why. */
+int hm_probe_get(hm_backend_kind backend, const hm_http_target *target, const char *path,
+                 int64_t timeout_ns, int *status, char *why, size_t whylen);
+
 /* Splits n items over `parts` parts: how many part i gets. */
 static inline int hm_share(int n, int parts, int i)
 {

@@ -354,6 +354,14 @@ static json_t *latency_json(const hm_hdr *h)
     json_object_set_new(o, "max", json_integer(hm_hdr_max(h)));
     json_object_set_new(o, "mean", json_real(hm_hdr_mean(h)));
     json_object_set_new(o, "count", json_integer(hm_hdr_count(h)));
+    /* The distribution for plots (hammer matrix --html): [percentile, µs]. */
+    static const double ladder[] = {0,    25,    50,     75,    90,      95, 99,
+                                    99.5, 99.9,  99.95,  99.99, 99.999, 100};
+    json_t *dist = json_array();
+    for (size_t i = 0; hm_hdr_count(h) && i < HM_ARRAY_LEN(ladder); i++)
+        json_array_append_new(dist, json_pack("[f,I]", ladder[i],
+                                              (json_int_t)hm_hdr_value_at_percentile(h, ladder[i])));
+    json_object_set_new(o, "percentiles", dist);
     return o;
 }
 
