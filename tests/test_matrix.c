@@ -2,8 +2,8 @@
  * rounds give Markdown, HTML and JSON with medians and ranges; a profile
  * whose server never becomes healthy and one whose command does not exist
  * are reported as skipped with the reason while the matrix goes on; the
- * profile order rotates between rounds; the example profiles file in
- * examples/ runs and renders.
+ * profile order rotates between rounds; Ctrl-C writes the reports so far and
+ * stops the server; the example profiles file in examples/ runs and renders.
  * argv: HAMMER BENCH_APP EXAMPLE_INI */
 #include "run_util.h"
 
@@ -137,6 +137,40 @@ int main(int argc, char **argv)
     json_decref(doc);
     check_html(html);
     printf("matrix: 16 runs, 8 measured, 2 profiles skipped with reasons; Markdown, JSON, HTML\n");
+
+    /* Ctrl-C mid-run: the reports so far, marked interrupted; no server left. */
+    f = fopen(ini, "w");
+    ASSERT(f);
+    fprintf(f, "[matrix]\nruns = 2\nduration = 5s\nconcurrency = 20\n"
+               "[profile default]\ncommand = '%s' --port {port}\nhealth = /_health\n"
+               "[workload counter]\nscenario = counter\n",
+            argv[2]);
+    fclose(f);
+    unlink(js);
+    char *intr[] = {argv[1], "matrix", "--json", js, "--logs", logs, ini, NULL};
+    proc_start(&p, intr);
+    usleep(7500 * 1000); /* the cold pass (5 s) done, the warm one running */
+    proc_read(&p, 0);
+    kill(p.pid, SIGINT);
+    ASSERT_EQ(proc_wait(&p, 60), 1);
+    ASSERT(strstr(p.out, "**Interrupted:**"));
+    doc = load_json(js);
+    ASSERT_EQ(json_int_at(doc, "interrupted"), 1);
+    runs = json_object_get(doc, "runs");
+    ASSERT_EQ(json_array_size(runs), 1);
+    run = json_array_get(runs, 0);
+    ASSERT_STREQ(json_string_value(json_object_get(run, "status")), "interrupted");
+    ASSERT_GT(json_number_value(json_object_get(json_object_get(json_object_get(run, "passes"), "cold"), "rps")), 0);
+    ASSERT_STREQ(json_string_value(json_object_get(run, "server_stopped")), "SIGTERM");
+    int port = 0;
+    ASSERT_EQ(sscanf(json_string_value(json_object_get(run, "url")), "http://127.0.0.1:%d", &port), 1);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ASSERT(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0); /* the server is gone */
+    close(fd);
+    json_decref(doc);
+    printf("matrix: SIGINT mid-run wrote the reports so far and stopped the server\n");
 
     /* The example profiles file, shortened. */
     char *ex[] = {argv[1], "matrix", "--runs", "1", "-n", "200", "-c", "20", "--html", html,

@@ -670,21 +670,28 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
     }
     json_t *passes = json_object();
     json_t *arr = json_object_get(doc, "passes");
-    if (arr) {
-        size_t i;
-        json_t *p;
-        json_array_foreach(arr, i, p) {
-            const char *name = json_string_value(json_object_get(p, "pass"));
-            json_object_set_new(passes, name ? name : "run", pass_numbers(p));
-        }
-    } else {
-        json_object_set_new(passes, c->passes, pass_numbers(doc));
+    size_t i;
+    json_t *pj;
+    bool cut_short = json_array_size(arr) < 2;
+    if (!arr) { /* stopped in the first pass: hammer wrote a one-run document */
+        char first[64];
+        snprintf(first, sizeof(first), "%.*s", (int)strcspn(c->passes, ","), c->passes);
+        json_object_set_new(passes, first, pass_numbers(doc));
+    }
+    json_array_foreach(arr, i, pj) {
+        const char *name = json_string_value(json_object_get(pj, "pass"));
+        json_object_set_new(passes, name ? name : "run", pass_numbers(pj));
+        cut_short = cut_short || json_is_true(json_object_get(pj, "interrupted"));
     }
     json_decref(doc);
     json_object_set_new(run, "passes", passes);
-    json_object_set_new(run, "status", json_string(timed_out ? "failed" : "ok"));
+    /* A pass cut short is kept in the data but not in the medians. */
+    const char *outcome = timed_out ? "failed" : cut_short ? "interrupted" : "ok";
+    json_object_set_new(run, "status", json_string(outcome));
     if (timed_out)
         json_object_set_new(run, "reason", json_string("hammer did not finish within run_timeout"));
+    else if (cut_short)
+        json_object_set_new(run, "reason", json_string("interrupted before both passes completed"));
     return;
 failed:
     json_object_set_new(run, "status", json_string("failed"));

@@ -89,7 +89,7 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
         json_t *passes = json_object_get(run, "passes");
         json_t *ja = json_object_get(passes, a), *jb = json_object_get(passes, b);
         if (strcmp(status, "ok") || !ja || !jb) {
-            if (!strcmp(status, "skipped")) skipped++;
+            if (!strcmp(status, "skipped") || !strcmp(status, "interrupted")) skipped++;
             else failed++;
             if (!reason) reason = json_string_value(json_object_get(run, "reason"));
             continue;
@@ -278,6 +278,12 @@ static const char *param(json_t *doc, const char *key, const char *dflt, char *b
     return v;
 }
 
+static const char *status_word(json_t *run)
+{
+    const char *s = str_at(run, "status", NULL);
+    return !strcmp(s, "skipped") ? "SKIPPED" : !strcmp(s, "interrupted") ? "INTERRUPTED" : "FAILED";
+}
+
 /* ---- Markdown ------------------------------------------------------------ */
 
 /* Markdown table cells cannot hold '|' or newlines. */
@@ -381,8 +387,7 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
         if (!any) fprintf(f, "\n### Skipped and failed runs\n\n¹ figures from fewer runs; see below.\n\n");
         any = true;
         fprintf(f, "- round %lld, %s × %s: %s — ", (long long)json_integer_value(json_object_get(run, "round")),
-                str_at(run, "profile", NULL), str_at(run, "workload", NULL),
-                !strcmp(str_at(run, "status", NULL), "skipped") ? "SKIPPED" : "FAILED");
+                str_at(run, "profile", NULL), str_at(run, "workload", NULL), status_word(run));
         md_cell(f, str_at(run, "reason", NULL) ? str_at(run, "reason", NULL) : "no reason recorded");
         fprintf(f, "\n");
     }
@@ -603,7 +608,7 @@ int hm_matrix_html(FILE *f, json_t *doc)
         html_text(f, str_at(run, "profile", NULL));
         fprintf(f, " × ");
         html_text(f, str_at(run, "workload", NULL));
-        fprintf(f, ": %s — ", !strcmp(str_at(run, "status", NULL), "skipped") ? "SKIPPED" : "FAILED");
+        fprintf(f, ": %s — ", status_word(run));
         html_text(f, str_at(run, "reason", NULL));
         fprintf(f, "</li>\n");
     }
