@@ -8,6 +8,7 @@
 #include <ini.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -106,6 +107,17 @@ static bool set_str(char **slot, const char *value)
     return *slot != NULL;
 }
 
+/* A whole decimal number in lo..hi, nothing after it. */
+static bool parse_int_in(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
+}
+
 static bool set_duration(int64_t *slot, const char *value, mx_config *c, const char *key)
 {
     if (hm_parse_duration(value, slot) == 0 && *slot > 0) return true;
@@ -113,13 +125,38 @@ static bool set_duration(int64_t *slot, const char *value, mx_config *c, const c
     return false;
 }
 
+/* Profiles and workloads both start with their name. */
+_Static_assert(offsetof(mx_profile, name) == 0, "name first");
+_Static_assert(offsetof(mx_workload, name) == 0, "name first");
+
+/* The entry a [KIND NAME] line belongs to: the last one while its keys
+ * continue, else a new one. NULL with c->error set for a name used twice
+ * or one entry too many. */
+static void *named_entry(mx_config *c, const char *kind, const char *name, void *array,
+                         size_t size, int *n, int max)
+{
+    char *a = array;
+    if (*n && !strcmp(*(char **)(void *)(a + (size_t)(*n - 1) * size), name))
+        return a + (size_t)(*n - 1) * size;
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(*(char **)(void *)(a + (size_t)i * size), name)) {
+            snprintf(c->error, sizeof(c->error), "%s '%s' is defined twice", kind, name);
+            return NULL;
+        }
+    if (*n == max) {
+        snprintf(c->error, sizeof(c->error), "more than %d %ss", max, kind);
+        return NULL;
+    }
+    char *e = a + (size_t)(*n)++ * size;
+    return set_str((char **)(void *)e, name) ? e : NULL;
+}
+
 static int on_ini(void *user, const char *section, const char *key, const char *value)
 {
     mx_config *c = user;
     if (!strcmp(section, "matrix")) {
         if (!strcmp(key, "runs")) {
-            c->runs = atoi(value);
-            if (c->runs < 1 || c->runs > 1000) {
+            if (!parse_int_in(value, 1, 1000, &c->runs)) {
                 snprintf(c->error, sizeof(c->error), "runs must be 1..1000, not '%s'", value);
                 return 0;
             }
@@ -136,27 +173,15 @@ static int on_ini(void *user, const char *section, const char *key, const char *
         if (!strcmp(key, "run_timeout")) return set_duration(&c->run_timeout_ns, value, c, key);
     } else if (!strncmp(section, "profile ", 8) && section[8]) {
         const char *name = section + 8;
-        mx_profile *p = c->n_profiles ? &c->profiles[c->n_profiles - 1] : NULL;
-        if (!p || strcmp(p->name, name)) {
-            for (int i = 0; i < c->n_profiles; i++)
-                if (!strcmp(c->profiles[i].name, name)) {
-                    snprintf(c->error, sizeof(c->error), "profile '%s' is defined twice", name);
-                    return 0;
-                }
-            if (c->n_profiles == MX_MAX_PROFILES) {
-                snprintf(c->error, sizeof(c->error), "more than %d profiles", MX_MAX_PROFILES);
-                return 0;
-            }
-            p = &c->profiles[c->n_profiles++];
-            if (!set_str(&p->name, name)) return 0;
-        }
+        mx_profile *p = named_entry(c, "profile", name, c->profiles, sizeof(*p), &c->n_profiles,
+                                    MX_MAX_PROFILES);
+        if (!p) return 0;
         if (!strcmp(key, "command")) return set_str(&p->command, value);
         if (!strcmp(key, "health")) return set_str(&p->health, value);
         if (!strcmp(key, "url")) return set_str(&p->url, value);
         if (!strcmp(key, "cwd")) return set_str(&p->cwd, value);
         if (!strcmp(key, "port")) {
-            p->port = atoi(value);
-            if (p->port < 0 || p->port > 65535) {
+            if (!parse_int_in(value, 0, 65535, &p->port)) {
                 snprintf(c->error, sizeof(c->error), "profile %s: bad port '%s'", name, value);
                 return 0;
             }
@@ -173,20 +198,9 @@ static int on_ini(void *user, const char *section, const char *key, const char *
         }
     } else if (!strncmp(section, "workload ", 9) && section[9]) {
         const char *name = section + 9;
-        mx_workload *w = c->n_workloads ? &c->workloads[c->n_workloads - 1] : NULL;
-        if (!w || strcmp(w->name, name)) {
-            for (int i = 0; i < c->n_workloads; i++)
-                if (!strcmp(c->workloads[i].name, name)) {
-                    snprintf(c->error, sizeof(c->error), "workload '%s' is defined twice", name);
-                    return 0;
-                }
-            if (c->n_workloads == MX_MAX_WORKLOADS) {
-                snprintf(c->error, sizeof(c->error), "more than %d workloads", MX_MAX_WORKLOADS);
-                return 0;
-            }
-            w = &c->workloads[c->n_workloads++];
-            if (!set_str(&w->name, name)) return 0;
-        }
+        mx_workload *w = named_entry(c, "workload", name, c->workloads, sizeof(*w),
+                                     &c->n_workloads, MX_MAX_WORKLOADS);
+        if (!w) return 0;
         struct { const char *key; char **slot; } strs[] = {
             {"scenario", &w->scenario}, {"args", &w->args},         {"actions", &w->actions},
             {"duration", &w->duration}, {"concurrency", &w->concurrency}};
@@ -842,12 +856,18 @@ int hm_matrix_main(int argc, char **argv)
         return 2;
     }
     if (runs_arg) {
-        c.runs = atoi(runs_arg);
-        if (c.runs < 1 || c.runs > 1000) {
+        if (!parse_int_in(runs_arg, 1, 1000, &c.runs)) {
             fprintf(stderr, "hammer matrix: --runs must be 1..1000\n");
             config_free(&c);
             return 2;
         }
+    }
+    int ignored;
+    if ((actions_arg && !parse_int_in(actions_arg, 1, INT32_MAX, &ignored)) ||
+        (conc_arg && !parse_int_in(conc_arg, 1, 1000000, &ignored))) {
+        fprintf(stderr, "hammer matrix: -n and -c take a positive number\n");
+        config_free(&c);
+        return 2;
     }
     if ((actions_arg && !set_str(&c.actions, actions_arg)) ||
         (conc_arg && !set_str(&c.concurrency, conc_arg))) {
