@@ -523,6 +523,7 @@ int main(int argc, char **argv)
             hm_progress_options po = {
                 .interval_ns = interval_ns ? interval_ns : (live ? 1000000000LL : 10000000000LL),
                 .live_line = live,
+                .quiet = o.quiet,
                 .json = ijson,
                 .hlog = hlog.f ? &hlog : NULL,
                 .hlog_tag = n_passes > 1 ? rp->pass : NULL,

@@ -104,14 +104,16 @@ static void *report_loop(void *arg)
                                              : 0.0;
         long long sse = (long long)atomic_load(&hm_live_sse_open);
         long long rec = (long long)atomic_load(&hm_live_reconnects);
-        if (opts.live_line) {
+        if (opts.quiet) {
+            /* lines off (-q); the JSON lines and the log still go out */
+        } else if (opts.live_line) {
             printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld ",
                    at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
         } else {
             printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld\n",
                    at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
         }
-        fflush(stdout);
+        if (!opts.quiet) fflush(stdout);
         if (opts.hlog) hm_hlog_write(opts.hlog, opts.hlog_tag, from, now, &interval);
         from = now;
         if (opts.json) {

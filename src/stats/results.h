@@ -155,6 +155,7 @@ extern _Atomic int64_t hm_live_sse_open, hm_live_reconnects;
 typedef struct hm_progress_options {
     int64_t interval_ns; /* how often to report */
     bool live_line;      /* a refreshing line on a terminal, not one per interval */
+    bool quiet;          /* no lines on stdout (-q) */
     FILE *json;          /* JSON lines, one per interval, or NULL */
     struct hm_hlog *hlog; /* HdrHistogram interval log, or NULL; with the
                            * last partial interval written at stop */
