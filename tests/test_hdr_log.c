@@ -127,6 +127,18 @@ static void test_bad_input(void)
         ASSERT_EQ(hm_hdr_decode_base64(bad[i], strlen(bad[i]), &h), -EINVAL);
         ASSERT(h.counts == NULL);
     }
+    /* Well-formed, but two counts of INT64_MAX: their total cannot exist. */
+    hm_hdr big;
+    ASSERT_EQ(hm_hdr_init(&big, 1, HM_HDR_HIGHEST_US, 3), 0);
+    hm_hdr_record(&big, 1);
+    hm_hdr_record(&big, 2);
+    big.counts[hm_hdr_index_of(&big, 1)] = INT64_MAX;
+    big.counts[hm_hdr_index_of(&big, 2)] = INT64_MAX;
+    char *b64;
+    ASSERT_EQ(hm_hdr_encode_base64(&big, &b64), 0);
+    ASSERT_EQ(hm_hdr_decode_base64(b64, strlen(b64), &h), -EINVAL);
+    hm_free(b64);
+    hm_hdr_destroy(&big);
 }
 
 /* A log written interval by interval reads back to the same intervals, and

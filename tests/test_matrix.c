@@ -1,7 +1,7 @@
 /* hammer matrix end to end: two bench_app profiles x two workloads x two
  * rounds give Markdown, HTML and JSON with medians and ranges; a profile
- * whose server never becomes healthy and one whose command does not exist
- * are reported as skipped with the reason while the matrix goes on; the
+ * whose server never becomes healthy, one whose command does not exist and
+ * one that exits at once are reported as skipped with the reason while the matrix goes on; the
  * profile order rotates between rounds; Ctrl-C writes the reports so far and
  * stops the server; the example profiles file in examples/ runs and renders.
  * argv: HAMMER BENCH_APP EXAMPLE_INI */
@@ -69,6 +69,7 @@ int main(int argc, char **argv)
             "env = HAMMER_MATRIX_TEST=1\n\n"
             "[profile never-healthy]\ncommand = /bin/sleep 30\nhealth = /_health\n\n"
             "[profile missing]\ncommand = /nonexistent/server --port {port}\n\n"
+            "[profile exits]\ncommand = /bin/sh -c 'echo boom >&2; exit 3'\n\n"
             "[workload counter]\nscenario = counter\n\n"
             "[workload io]\nscenario = io\nargs = --mode browser\n",
             argv[2], argv[2]);
@@ -93,13 +94,14 @@ int main(int argc, char **argv)
     ASSERT(strstr(text, "| missing | SKIPPED"));
     ASSERT(strstr(text, "not healthy after 2.0 s"));
     ASSERT(strstr(text, "cannot start /nonexistent/server"));
+    ASSERT(strstr(text, "exited with status 3 before becoming healthy (last output: boom)"));
     ASSERT(strstr(text, "| Kernel | Linux"));
     free(text);
 
     /* JSON: every run, the environment, and the summary. */
     json_t *doc = load_json(js);
     json_t *runs = json_object_get(doc, "runs");
-    ASSERT_EQ(json_array_size(runs), 16); /* 4 profiles x 2 workloads x 2 rounds */
+    ASSERT_EQ(json_array_size(runs), 20); /* 5 profiles x 2 workloads x 2 rounds */
     int ok = 0;
     size_t i;
     json_t *run;
@@ -121,22 +123,25 @@ int main(int argc, char **argv)
     ASSERT_EQ(ok, 8);
     /* Interleaved: round 2 starts with the second profile. */
     ASSERT_STREQ(json_string_value(json_object_get(json_array_get(runs, 0), "profile")), "default");
-    ASSERT_STREQ(json_string_value(json_object_get(json_array_get(runs, 8), "profile")), "epoll");
-    ASSERT_EQ(json_int_at(json_array_get(runs, 8), "round"), 2);
+    ASSERT_STREQ(json_string_value(json_object_get(json_array_get(runs, 10), "profile")), "epoll");
+    ASSERT_EQ(json_int_at(json_array_get(runs, 10), "round"), 2);
     ASSERT(json_string_value(json_object_get(json_object_get(doc, "environment"), "kernel")));
     ASSERT(json_string_value(json_object_get(json_object_get(doc, "environment"), "cpu")));
     json_t *rows = json_object_get(json_object_get(json_object_get(doc, "summary"), "io"), "rows");
-    ASSERT_EQ(json_array_size(rows), 4);
+    ASSERT_EQ(json_array_size(rows), 5);
     json_t *epoll = json_array_get(rows, 1);
     ASSERT_EQ(json_int_at(epoll, "warm_rps.n"), 2);
     ASSERT(json_number_value(json_object_get(json_object_get(epoll, "warm_rps"), "min")) <=
            json_number_value(json_object_get(json_object_get(epoll, "warm_rps"), "median")));
     ASSERT(json_is_boolean(json_object_get(json_object_get(epoll, "delta_pct"), "separable")));
+    const char *verdict =
+        json_string_value(json_object_get(json_object_get(epoll, "delta_pct"), "verdict"));
+    ASSERT(verdict && (!strcmp(verdict, "separable") || !strcmp(verdict, "not separable")));
     ASSERT_EQ(json_array_size(json_object_get(json_object_get(epoll, "latency_us"), "warm")), 13);
     ASSERT_EQ(json_int_at(json_array_get(rows, 2), "runs"), 0);
     json_decref(doc);
     check_html(html);
-    printf("matrix: 16 runs, 8 measured, 2 profiles skipped with reasons; Markdown, JSON, HTML\n");
+    printf("matrix: 20 runs, 8 measured, 3 profiles skipped with reasons; Markdown, JSON, HTML\n");
 
     /* Ctrl-C mid-run: the reports so far, marked interrupted; no server left. */
     f = fopen(ini, "w");
@@ -183,6 +188,8 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) ASSERT(strstr(p.out, names[k]));
     ASSERT(!strstr(p.out, "SKIPPED"));
     ASSERT(strstr(p.out, "### spreadsheet"));
+    ASSERT(strstr(p.out, "(one run)")); /* one round: no verdict on any change */
+    ASSERT(!strstr(p.out, "(not separable)"));
     check_html(html);
     printf("examples/matrix.ini: all five profiles measured, HTML written\n");
 

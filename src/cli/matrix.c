@@ -2,6 +2,7 @@
 #include "cli/matrix.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -90,6 +91,50 @@ static void on_signal(int sig)
     atomic_store(&interrupted, true);
 }
 
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
+static int utf8_seq(const unsigned char *p)
+{
+    if (p[0] < 0x80) return 1;
+    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+    if (!n) return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) return 0;
+    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) return 0;
+    return n;
+}
+
+/* A JSON string of text from outside (server logs, system files): bytes
+ * that are not UTF-8 become '?', since jansson refuses them and a refused
+ * string would silently drop the run it belongs to. */
+static json_t *jtext(const char *s)
+{
+    size_t n = strlen(s);
+    char *clean = hm_alloc(n + 1);
+    if (!clean) return json_string("");
+    const unsigned char *p = (const unsigned char *)s;
+    size_t o = 0;
+    while (*p) {
+        int k = utf8_seq(p);
+        if (k) memcpy(clean + o, p, (size_t)k), o += (size_t)k, p += k;
+        else clean[o++] = '?', p++;
+    }
+    clean[o] = 0;
+    json_t *j = json_string(clean);
+    hm_free(clean);
+    return j;
+}
+
+static bool is_utf8(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int k = utf8_seq(p);
+        if (!k) return false;
+        p += k;
+    }
+    return true;
+}
+
 /* ---- the profiles file ------------------------------------------------- */
 
 static char *dup_str(const char *s)
@@ -154,6 +199,10 @@ static void *named_entry(mx_config *c, const char *kind, const char *name, void 
 static int on_ini(void *user, const char *section, const char *key, const char *value)
 {
     mx_config *c = user;
+    if (!is_utf8(section) || !is_utf8(key) || !is_utf8(value)) {
+        snprintf(c->error, sizeof(c->error), "not UTF-8 text");
+        return 0;
+    }
     if (!strcmp(section, "matrix")) {
         if (!strcmp(key, "runs")) {
             if (!parse_int_in(value, 1, 1000, &c->runs)) {
@@ -297,8 +346,12 @@ static int config_load(mx_config *c, const char *path)
     }
     if (!c->passes && !set_str(&c->passes, "cold,warm")) return -ENOMEM;
     const char *comma = strchr(c->passes, ',');
-    if (!comma || comma == c->passes || !comma[1] || strchr(comma + 1, ',')) {
-        snprintf(c->error, sizeof(c->error), "%s: passes must be two names, like cold,warm", path);
+    bool names_ok = comma && comma != c->passes && comma[1] && !strchr(comma + 1, ',');
+    for (const char *q = c->passes; names_ok && *q; q++)
+        names_ok = *q == ',' || *q == '-' || *q == '_' || isalnum((unsigned char)*q);
+    if (!names_ok) {
+        snprintf(c->error, sizeof(c->error),
+                 "%s: passes must be two names (letters, digits, - or _), like cold,warm", path);
         return -EINVAL;
     }
     return 0;
@@ -573,6 +626,7 @@ static int start_server(const mx_config *c, const mx_profile *p, const char *log
             last_line(s->log, tail, sizeof(tail));
             snprintf(why, whylen, "the server %s before becoming healthy%s%s%s", st,
                      tail[0] ? " (last output: " : "", tail, tail[0] ? ")" : "");
+            kill(-s->pid, SIGKILL); /* workers it forked may live on in its group */
             s->pid = -1;
             return -1;
         }
@@ -643,7 +697,7 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
     snprintf(line + n, sizeof(line) - n, " -q %s %s scenario ", c->args ? c->args : "",
              w->args ? w->args : "");
     append_quoted(line, sizeof(line), w->scenario);
-    json_object_set_new(run, "hammer_log", json_string(log));
+    json_object_set_new(run, "hammer_log", jtext(log));
     wordexp_t we;
     if (split_words(line, &we, why, sizeof(why)) < 0) goto failed;
     pid_t pid;
@@ -655,20 +709,23 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
         goto failed;
     }
     int status = 0;
-    int64_t end = hm_now_ns() + c->run_timeout_ns;
+    /* SIGINT lets hammer finish its requests in flight and write its JSON;
+     * SIGKILL if it does not within 30 s (Ctrl-C) or 10 s (run_timeout). */
+    int64_t deadline = hm_now_ns() + c->run_timeout_ns, kill_at = INT64_MAX;
     bool forwarded = false, timed_out = false;
     while (!wait_for(pid, 50000000, &status)) {
+        int64_t now = hm_now_ns();
         if (atomic_load(&interrupted) && !forwarded) {
-            kill(pid, SIGINT); /* it finishes in-flight requests and writes its JSON */
-            forwarded = true;
-        }
-        if (hm_now_ns() > end && !timed_out) {
-            timed_out = true;
             kill(pid, SIGINT);
-            end = hm_now_ns() + 10 * INT64_C(1000000000);
-        } else if (timed_out && hm_now_ns() > end) {
-            kill(pid, SIGKILL);
+            forwarded = true;
+            if (now + 30 * INT64_C(1000000000) < kill_at) kill_at = now + 30 * INT64_C(1000000000);
         }
+        if (!timed_out && now > deadline) {
+            kill(pid, SIGINT);
+            timed_out = true;
+            if (now + 10 * INT64_C(1000000000) < kill_at) kill_at = now + 10 * INT64_C(1000000000);
+        }
+        if (now > kill_at) kill(pid, SIGKILL);
     }
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     json_object_set_new(run, "hammer_exit", json_integer(code));
@@ -709,7 +766,7 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
     return;
 failed:
     json_object_set_new(run, "status", json_string("failed"));
-    json_object_set_new(run, "reason", json_string(why));
+    json_object_set_new(run, "reason", jtext(why));
 }
 
 /* ---- the environment ----------------------------------------------------- */
@@ -745,13 +802,13 @@ static json_t *environment(hm_backend_kind engine)
     uname(&u);
     char kernel[400];
     snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-    json_object_set_new(env, "cpu", json_string(model));
+    json_object_set_new(env, "cpu", jtext(model));
     json_object_set_new(env, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
     json_object_set_new(env, "memory_gib", json_real((double)sysconf(_SC_PHYS_PAGES) *
                                                      (double)sysconf(_SC_PAGESIZE) / 1073741824.0));
-    json_object_set_new(env, "kernel", json_string(kernel));
-    json_object_set_new(env, "os", json_string(os));
-    json_object_set_new(env, "hostname", json_string(u.nodename));
+    json_object_set_new(env, "kernel", jtext(kernel));
+    json_object_set_new(env, "os", jtext(os));
+    json_object_set_new(env, "hostname", jtext(u.nodename));
     json_object_set_new(env, "engine", json_string(hm_backend_name(engine)));
     json_object_set_new(env, "hammer_version", json_string(HM_VERSION));
     return env;
@@ -771,8 +828,8 @@ static json_t *jstr_or_null(const char *s)
 
 static json_t *parameters(const mx_config *c)
 {
-    return json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:f, s:f, s:o}",
-                     "profiles_file", c->path, "runs", c->runs, "actions", jstr_or_null(c->actions),
+    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:f, s:f, s:o}",
+                     "profiles_file", jtext(c->path), "runs", c->runs, "actions", jstr_or_null(c->actions),
                      "duration", jstr_or_null(c->duration), "concurrency",
                      jstr_or_null(c->concurrency), "timeout", jstr_or_null(c->timeout), "engine",
                      jstr_or_null(c->engine), "threads", jstr_or_null(c->threads), "passes",
@@ -911,6 +968,7 @@ int hm_matrix_main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal must still stop the servers */
 
     json_t *doc = json_object();
     char when[32];
@@ -920,7 +978,7 @@ int hm_matrix_main(int argc, char **argv)
     json_object_set_new(doc, "started", json_string(when));
     json_object_set_new(doc, "environment", environment(engine));
     json_object_set_new(doc, "parameters", parameters(&c));
-    json_object_set_new(doc, "logs_dir", json_string(logdir));
+    json_object_set_new(doc, "logs_dir", jtext(logdir));
     json_t *jprofiles = json_array(), *jworkloads = json_array(), *runs = json_array();
     for (int i = 0; i < c.n_profiles; i++) {
         const mx_profile *p = &c.profiles[i];
@@ -954,18 +1012,18 @@ int hm_matrix_main(int argc, char **argv)
             if (rc < 0) {
                 fprintf(stderr, "SKIPPED: %s\n", why);
                 for (int wi = 0; wi < c.n_workloads; wi++)
-                    json_array_append_new(runs, json_pack("{s:i, s:s, s:s, s:s, s:s}", "round", round,
+                    json_array_append_new(runs, json_pack("{s:i, s:s, s:s, s:s, s:o}", "round", round,
                                                           "profile", p->name, "workload",
                                                           c.workloads[wi].name, "status", "skipped",
-                                                          "reason", why));
+                                                          "reason", jtext(why)));
                 continue;
             }
             fprintf(stderr, "healthy in %.2f s on %s;", (double)(hm_now_ns() - t0) / 1e9, s.url);
             json_t *these[MX_MAX_WORKLOADS];
             for (int wi = 0; wi < c.n_workloads; wi++) {
                 const mx_workload *w = &c.workloads[wi];
-                json_t *run = json_pack("{s:i, s:s, s:s, s:s}", "round", round, "profile", p->name,
-                                        "workload", w->name, "url", s.url);
+                json_t *run = json_pack("{s:i, s:s, s:s, s:o}", "round", round, "profile", p->name,
+                                        "workload", w->name, "url", jtext(s.url));
                 if (atomic_load(&interrupted)) {
                     json_object_set_new(run, "status", json_string("skipped"));
                     json_object_set_new(run, "reason", json_string("interrupted"));

@@ -178,7 +178,7 @@ static int decode_counts(const uint8_t *raw, size_t len, hm_hdr *h)
             if (v < -(int64_t)h->counts_len || index - v > h->counts_len) goto bad;
             index += (int32_t)-v;
         } else {
-            if (index >= h->counts_len) goto bad;
+            if (index >= h->counts_len || v > INT64_MAX - h->total_count) goto bad;
             /* Through the public path, so count, min and max are kept. */
             if (v && hm_hdr_record_n(h, hm_hdr_value_at_index(h, index), v) < 0) goto bad;
             index++;

@@ -2,6 +2,7 @@
  * matrix_report.h. */
 #include "stats/matrix_report.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,15 +26,28 @@ static json_t *stat_of(double *v, int n)
     return json_pack("{s:f, s:f, s:f, s:i}", "median", median, "min", v[0], "max", v[n - 1], "n", n);
 }
 
+/* o[key] as a string, "" when absent: the renderers take documents from
+ * files too, so a missing field must not crash them. */
+static const char *text(json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "";
+}
+
 static double num(json_t *o, const char *key)
 {
     return json_number_value(json_object_get(o, key));
 }
 
-/* Two ranges that overlap cannot be told apart from run-to-run noise. */
-static bool overlap(json_t *a, json_t *b)
+/* Two ranges that overlap cannot be told apart from run-to-run noise; one
+ * run has no range, so it gives no verdict at all. Sets "separable" and
+ * "verdict" on the change object ch. */
+static void judge(json_t *ch, json_t *a, json_t *b)
 {
-    return num(a, "min") <= num(b, "max") && num(b, "min") <= num(a, "max");
+    bool one = num(a, "n") < 2 || num(b, "n") < 2;
+    bool overlap = num(a, "min") <= num(b, "max") && num(b, "min") <= num(a, "max");
+    json_object_set_new(ch, "separable", json_boolean(!one && !overlap));
+    json_object_set_new(ch, "verdict", json_string(one ? "one run" : overlap ? "not separable" : "separable"));
 }
 
 /* The two pass names ("cold,warm") into a and b. */
@@ -44,6 +58,11 @@ static void pass_names(json_t *doc, char *a, char *b, size_t len)
     size_t k = strcspn(passes, ",");
     snprintf(a, len, "%.*s", (int)k, passes);
     snprintf(b, len, "%s", passes[k] ? passes + k + 1 : passes);
+    /* They are written into Markdown and HTML as they are: names only. */
+    for (char *p = a; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_') *p = '_';
+    for (char *p = b; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_') *p = '_';
 }
 
 #define LADDER_MAX 32
@@ -51,7 +70,9 @@ static void pass_names(json_t *doc, char *a, char *b, size_t len)
 /* Median latency at each point of the percentile ladder over n runs. */
 static json_t *median_ladder(json_t **passes, int n, double *scratch)
 {
-    json_t *first = json_object_get(json_object_get(passes[0], "latency_us"), "percentiles");
+    json_t *first = NULL; /* a run that recorded nothing has no ladder */
+    for (int r = 0; r < n && !json_array_size(first); r++)
+        first = json_object_get(json_object_get(passes[r], "latency_us"), "percentiles");
     size_t points = json_array_size(first);
     json_t *out = json_array();
     for (size_t i = 0; i < points && i < LADDER_MAX; i++) {
@@ -82,10 +103,9 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
     size_t i;
     json_t *run;
     json_array_foreach(runs, i, run) {
-        if (strcmp(json_string_value(json_object_get(run, "profile")), profile) ||
-            strcmp(json_string_value(json_object_get(run, "workload")), workload))
+        if (strcmp(text(run, "profile"), profile) || strcmp(text(run, "workload"), workload))
             continue;
-        const char *status = json_string_value(json_object_get(run, "status"));
+        const char *status = text(run, "status");
         json_t *passes = json_object_get(run, "passes");
         json_t *ja = json_object_get(passes, a), *jb = json_object_get(passes, b);
         if (strcmp(status, "ok") || !ja || !jb) {
@@ -109,7 +129,7 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
     if (n) {
         json_t *cold = stat_of(v[0], n), *warm = stat_of(v[1], n);
         json_t *c2w = stat_of(v[4], n);
-        json_object_set_new(c2w, "separable", json_boolean(!overlap(cold, warm)));
+        judge(c2w, cold, warm);
         json_object_set_new(row, "cold_rps", cold);
         json_object_set_new(row, "warm_rps", warm);
         json_object_set_new(row, "cold_ok_pct", stat_of(v[2], n));
@@ -135,10 +155,10 @@ void hm_matrix_summarize(json_t *doc)
     size_t wi, pi;
     json_t *w, *p;
     json_array_foreach(json_object_get(doc, "workloads"), wi, w) {
-        const char *wname = json_string_value(json_object_get(w, "name"));
+        const char *wname = text(w, "name");
         json_t *rows = json_array(), *base = NULL;
         json_array_foreach(json_object_get(doc, "profiles"), pi, p) {
-            const char *pname = json_string_value(json_object_get(p, "name"));
+            const char *pname = text(p, "name");
             json_t *row = summarize_row(runs, pname, wname, a, b);
             json_array_append_new(rows, row);
             if (baseline && !strcmp(pname, baseline)) base = row;
@@ -149,8 +169,9 @@ void hm_matrix_summarize(json_t *doc)
             json_t *warm = json_object_get(row, "warm_rps");
             if (row == base || !warm || !base_warm || num(base_warm, "median") <= 0) continue;
             double pct = (num(warm, "median") / num(base_warm, "median") - 1) * 100;
-            json_object_set_new(row, "delta_pct", json_pack("{s:f, s:b}", "median", pct, "separable",
-                                                            !overlap(warm, base_warm)));
+            json_t *delta = json_pack("{s:f}", "median", pct);
+            judge(delta, warm, base_warm);
+            json_object_set_new(row, "delta_pct", delta);
         }
         json_object_set_new(summary, wname, json_pack("{s:s?, s:o}", "baseline", baseline, "rows", rows));
     }
@@ -165,7 +186,7 @@ bool hm_matrix_all_passed(json_t *doc)
     size_t i;
     json_t *run;
     json_array_foreach(runs, i, run) {
-        if (strcmp(json_string_value(json_object_get(run, "status")), "ok")) return false;
+        if (strcmp(text(run, "status"), "ok")) return false;
         const char *k;
         json_t *pass;
         json_object_foreach(json_object_get(run, "passes"), k, pass)
@@ -223,7 +244,9 @@ static void fmt_change(json_t *ch, char *out, size_t len)
     }
     char s[32];
     fmt_signed(num(ch, "median"), s, sizeof(s));
-    snprintf(out, len, "%s%s", s, json_is_true(json_object_get(ch, "separable")) ? "" : " (not separable)");
+    const char *verdict = text(ch, "verdict");
+    snprintf(out, len, "%s%s%s%s", s, strcmp(verdict, "separable") ? " (" : "",
+             strcmp(verdict, "separable") ? verdict : "", strcmp(verdict, "separable") ? ")" : "");
 }
 
 typedef struct table_row {
@@ -280,20 +303,34 @@ static const char *param(json_t *doc, const char *key, const char *dflt, char *b
 
 static const char *status_word(json_t *run)
 {
-    const char *s = str_at(run, "status", NULL);
+    const char *s = text(run, "status");
     return !strcmp(s, "skipped") ? "SKIPPED" : !strcmp(s, "interrupted") ? "INTERRUPTED" : "FAILED";
 }
 
 /* ---- Markdown ------------------------------------------------------------ */
 
-/* Markdown table cells cannot hold '|' or newlines. */
-static void md_cell(FILE *f, const char *s)
+/* Markdown table cells cannot hold '|' or newlines; outside a code span a
+ * backtick would open one. Code spans here are ``double``, so a single
+ * backtick inside is fine and only '|' needs escaping (GFM tables). */
+static void md_text(FILE *f, const char *s, bool in_code)
 {
     for (; s && *s; s++) {
-        if (*s == '|') fputs("\\|", f);
+        if (*s == '|' || (*s == '`' && !in_code)) fputc('\\', f), fputc(*s, f);
         else if (*s == '\n') fputc(' ', f);
         else fputc(*s, f);
     }
+}
+
+static void md_cell(FILE *f, const char *s)
+{
+    md_text(f, s, false);
+}
+
+static void md_code(FILE *f, const char *s)
+{
+    fputs("`` ", f);
+    md_text(f, s, true);
+    fputs(" ``", f);
 }
 
 static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
@@ -329,21 +366,27 @@ static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
     size_t i;
     json_t *o;
     json_array_foreach(json_object_get(doc, "workloads"), i, o) {
-        fprintf(f, "| %s | %s | ", str_at(o, "name", NULL), str_at(o, "scenario", NULL));
-        md_cell(f, str_at(o, "args", NULL) ? str_at(o, "args", NULL) : "—");
+        fputs("| ", f);
+        md_cell(f, str_at(o, "name", NULL));
+        fputs(" | ", f);
+        md_cell(f, str_at(o, "scenario", NULL));
+        fputs(" | ", f);
+        if (str_at(o, "args", NULL)) md_code(f, str_at(o, "args", NULL));
+        else fputs("—", f);
         fprintf(f, " |\n");
     }
     fprintf(f, "\n## Profiles\n\n| Profile | Command | Environment |\n|---|---|---|\n");
     json_array_foreach(json_object_get(doc, "profiles"), i, o) {
-        fprintf(f, "| %s | `", str_at(o, "name", NULL));
-        md_cell(f, str_at(o, "command", NULL));
-        fprintf(f, "` | ");
+        fputs("| ", f);
+        md_cell(f, str_at(o, "name", NULL));
+        fputs(" | ", f);
+        md_code(f, str_at(o, "command", NULL));
+        fputs(" | ", f);
         size_t e;
         json_t *ev;
         json_array_foreach(json_object_get(o, "env"), e, ev) {
-            fprintf(f, "%s`", e ? " " : "");
-            md_cell(f, json_string_value(ev));
-            fprintf(f, "`");
+            if (e) fputc(' ', f);
+            md_code(f, json_string_value(ev));
         }
         fprintf(f, "%s |\n", json_array_size(json_object_get(o, "env")) ? "" : "—");
     }
@@ -364,7 +407,9 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
     const char *wname;
     json_t *ws;
     json_object_foreach(json_object_get(doc, "summary"), wname, ws) {
-        fprintf(f, "\n### %s\n\n", wname);
+        fputs("\n### ", f);
+        md_cell(f, wname);
+        fputs("\n\n", f);
         fprintf(f, "| Profile | %s r/s | %s r/s | Δ | %s OK%% | %s OK%% | %s→%s |\n", a, b, a, b, a, b);
         fprintf(f, "|---|---:|---:|---:|---:|---:|---:|\n");
         size_t i;
@@ -372,10 +417,12 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
         json_array_foreach(json_object_get(ws, "rows"), i, row) {
             table_row t;
             format_row(row, &t);
-            if (t.skipped) fprintf(f, "| %s | SKIPPED | | | | | |\n", t.profile);
+            fputs("| ", f);
+            md_cell(f, t.profile);
+            if (t.skipped) fprintf(f, " | SKIPPED | | | | | |\n");
             else
-                fprintf(f, "| %s%s | %s | %s | %s | %s | %s | %s |\n", t.profile, t.failed ? " ¹" : "",
-                        t.cold, t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w);
+                fprintf(f, "%s | %s | %s | %s | %s | %s | %s |\n", t.failed ? " ¹" : "", t.cold,
+                        t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w);
         }
     }
     /* Why anything is missing. */
@@ -383,11 +430,14 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
     size_t i;
     json_t *run;
     json_array_foreach(json_object_get(doc, "runs"), i, run) {
-        if (!strcmp(str_at(run, "status", NULL), "ok")) continue;
+        if (!strcmp(text(run, "status"), "ok")) continue;
         if (!any) fprintf(f, "\n### Skipped and failed runs\n\n¹ figures from fewer runs; see below.\n\n");
         any = true;
-        fprintf(f, "- round %lld, %s × %s: %s — ", (long long)json_integer_value(json_object_get(run, "round")),
-                str_at(run, "profile", NULL), str_at(run, "workload", NULL), status_word(run));
+        fprintf(f, "- round %lld, ", (long long)json_integer_value(json_object_get(run, "round")));
+        md_cell(f, str_at(run, "profile", NULL));
+        fputs(" × ", f);
+        md_cell(f, str_at(run, "workload", NULL));
+        fprintf(f, ": %s — ", status_word(run));
         md_cell(f, str_at(run, "reason", NULL) ? str_at(run, "reason", NULL) : "no reason recorded");
         fprintf(f, "\n");
     }
@@ -532,15 +582,15 @@ int hm_matrix_html(FILE *f, json_t *doc)
         html_text(f, items[i][1]);
         fprintf(f, "</td></tr>\n");
     }
-    char buf[64], cbuf[64];
+    char buf[64];
     const char *duration = str_at(doc, "parameters", "duration");
-    fprintf(f, "<tr><th>Runs</th><td>%lld, profiles interleaved</td></tr>\n"
-               "<tr><th>%s per pass</th><td>%s</td></tr>\n"
-               "<tr><th>Concurrency</th><td>%s</td></tr>\n</table>\n",
+    fprintf(f, "<tr><th>Runs</th><td>%lld, profiles interleaved</td></tr>\n<tr><th>%s per pass</th><td>",
             (long long)json_integer_value(json_object_get(json_object_get(doc, "parameters"), "runs")),
-            duration ? "Duration" : "Actions",
-            duration ? duration : param(doc, "actions", "5,000", buf, sizeof(buf)),
-            param(doc, "concurrency", "200", cbuf, sizeof(cbuf)));
+            duration ? "Duration" : "Actions");
+    html_text(f, duration ? duration : param(doc, "actions", "5,000", buf, sizeof(buf)));
+    fprintf(f, "</td></tr>\n<tr><th>Concurrency</th><td>");
+    html_text(f, param(doc, "concurrency", "200", buf, sizeof(buf)));
+    fprintf(f, "</td></tr>\n</table>\n");
     fprintf(f, "<h2>Profiles</h2>\n<table><tr><th>Profile</th><th>Command</th><th>Environment</th></tr>\n");
     size_t i;
     json_t *o;
@@ -587,7 +637,8 @@ int hm_matrix_html(FILE *f, json_t *doc)
             fprintf(f, "%s</td>", t.failed ? " ¹" : "");
             const char *cells[] = {t.cold, t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w};
             for (size_t c = 0; c < HM_ARRAY_LEN(cells); c++) {
-                fprintf(f, "<td class=\"n%s\">", strstr(cells[c], "not separable") ? " ns" : "");
+                bool no_verdict = strstr(cells[c], "(not separable)") || strstr(cells[c], "(one run)");
+                fprintf(f, "<td class=\"n%s\">", no_verdict ? " ns" : "");
                 html_text(f, cells[c]);
                 fprintf(f, "</td>");
             }
@@ -601,7 +652,7 @@ int hm_matrix_html(FILE *f, json_t *doc)
     bool any = false;
     json_t *run;
     json_array_foreach(json_object_get(doc, "runs"), i, run) {
-        if (!strcmp(str_at(run, "status", NULL), "ok")) continue;
+        if (!strcmp(text(run, "status"), "ok")) continue;
         if (!any) fprintf(f, "<h2>Skipped and failed runs</h2>\n<p>¹ figures from fewer runs.</p><ul>\n");
         any = true;
         fprintf(f, "<li>round %lld, ", (long long)json_integer_value(json_object_get(run, "round")));
@@ -613,10 +664,17 @@ int hm_matrix_html(FILE *f, json_t *doc)
         fprintf(f, "</li>\n");
     }
     if (any) fprintf(f, "</ul>\n");
-    /* The data, for anyone who wants to redraw it; "</" cannot appear in it
-     * because slashes are escaped. */
+    /* The data, for anyone who wants to redraw it. No '<' may reach the
+     * HTML parser inside a script element ("</script>", "<!--"): '<' only
+     * occurs inside JSON strings, where \u003c means the same. */
     fprintf(f, "<script id=\"hammer-matrix-data\" type=\"application/json\">\n");
-    if (json_dumpf(doc, f, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(10)) < 0) return -EIO;
+    char *data = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    if (!data) return -ENOMEM;
+    for (const char *p = data; *p; p++) {
+        if (*p == '<') fputs("\\u003c", f);
+        else fputc(*p, f);
+    }
+    free(data);
     fprintf(f, "\n</script>\n</body></html>\n");
     return ferror(f) ? -EIO : 0;
 }
