@@ -141,6 +141,18 @@ int main(int argc, char **argv)
     ASSERT_EQ(json_int_at(json_array_get(rows, 2), "runs"), 0);
     json_decref(doc);
     check_html(html);
+
+    /* --render: the same reports from the saved JSON, without measuring. */
+    char md2[300];
+    snprintf(md2, sizeof(md2), "%s/again.md", dir);
+    char *again[] = {argv[1], "matrix", "-q", "--render", js, "--markdown", md2, NULL};
+    ASSERT_EQ(proc_run(&p, again, 30), 1);
+    char *first = slurp(md), *second = slurp(md2);
+    ASSERT_STREQ(second, first);
+    free(first);
+    free(second);
+    char *not_matrix[] = {argv[1], "matrix", "--render", ini, NULL};
+    ASSERT_EQ(proc_run(&p, not_matrix, 30), 2);
     printf("matrix: 20 runs, 8 measured, 3 profiles skipped with reasons; Markdown, JSON, HTML\n");
 
     /* Ctrl-C mid-run: the reports so far, marked interrupted; no server left. */

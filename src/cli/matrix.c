@@ -844,6 +844,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: hammer matrix [options] PROFILES.ini\n"
+            "       hammer matrix --render MATRIX.json [--markdown F] [--html F] [--json F] [-q]\n"
             "Runs every workload against every server profile, a cold and a warm pass\n"
             "each, over interleaved rounds, and reports medians with ranges in the\n"
             "layout of php-via's BENCHMARK_RESULTS.md (docs/matrix.md).\n"
@@ -856,6 +857,7 @@ static void usage(FILE *f)
             "      --html FILE      write a self-contained HTML report with latency plots\n"
             "      --logs DIR       keep server and hammer logs here (default: a new\n"
             "                       directory under $TMPDIR or /tmp)\n"
+            "      --render FILE    no measuring: the reports again from a saved --json\n"
             "  -q, --quiet          do not print the report\n"
             "  -h, --help           this help\n");
 }
@@ -873,17 +875,62 @@ static int write_text(const char *path, json_t *doc, int (*render)(FILE *, json_
     return rc;
 }
 
+typedef struct mx_outputs {
+    const char *markdown, *html, *json;
+    bool quiet;
+} mx_outputs;
+
+/* Summarizes doc and writes every report asked for; the exit status. */
+static int report(json_t *doc, const mx_outputs *out)
+{
+    hm_matrix_summarize(doc);
+    int exit_code = hm_matrix_all_passed(doc) ? 0 : 1;
+    if (!out->quiet) hm_matrix_markdown(stdout, doc);
+    struct { const char *path; int (*render)(FILE *, json_t *); } outs[] = {
+        {out->markdown, hm_matrix_markdown}, {out->html, hm_matrix_html}, {out->json, hm_matrix_json}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(outs); i++) {
+        if (!outs[i].path) continue;
+        int rc = write_text(outs[i].path, doc, outs[i].render);
+        if (rc < 0) {
+            fprintf(stderr, "hammer matrix: cannot write %s: %s\n", outs[i].path, hm_strerror(rc));
+            exit_code = 1;
+        }
+    }
+    return exit_code;
+}
+
+/* --render FILE.json: the reports again from a saved matrix, no measuring. */
+static int render_saved(const char *path, const mx_outputs *out)
+{
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc) {
+        fprintf(stderr, "hammer matrix: %s:%d: %s\n", path, err.line, err.text);
+        return 2;
+    }
+    const char *schema = json_string_value(json_object_get(doc, "schema"));
+    if (!schema || strcmp(schema, "hammer_matrix") || !json_is_array(json_object_get(doc, "runs"))) {
+        fprintf(stderr, "hammer matrix: %s is not a hammer matrix --json file\n", path);
+        json_decref(doc);
+        return 2;
+    }
+    int rc = report(doc, out);
+    json_decref(doc);
+    return rc;
+}
+
 int hm_matrix_main(int argc, char **argv)
 {
-    const char *md_path = NULL, *json_path = NULL, *html_path = NULL, *logs = NULL;
+    mx_outputs out = {0};
+    const char *logs = NULL, *saved = NULL;
     const char *runs_arg = NULL, *actions_arg = NULL, *conc_arg = NULL;
-    bool quiet = false;
-    enum { OPT_RUNS = 1000, OPT_MD, OPT_JSON, OPT_HTML, OPT_LOGS };
+    enum { OPT_RUNS = 1000, OPT_MD, OPT_JSON, OPT_HTML, OPT_LOGS, OPT_RENDER };
     static const struct option longopts[] = {
         {"runs", required_argument, 0, OPT_RUNS},     {"actions", required_argument, 0, 'n'},
         {"concurrency", required_argument, 0, 'c'},   {"markdown", required_argument, 0, OPT_MD},
         {"json", required_argument, 0, OPT_JSON},     {"html", required_argument, 0, OPT_HTML},
         {"logs", required_argument, 0, OPT_LOGS},     {"quiet", no_argument, 0, 'q'},
+        {"render", required_argument, 0, OPT_RENDER},
         {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
     int ch;
     optind = 1;
@@ -892,16 +939,18 @@ int hm_matrix_main(int argc, char **argv)
         case OPT_RUNS: runs_arg = optarg; break;
         case 'n': actions_arg = optarg; break;
         case 'c': conc_arg = optarg; break;
-        case OPT_MD: md_path = optarg; break;
-        case OPT_JSON: json_path = optarg; break;
-        case OPT_HTML: html_path = optarg; break;
+        case OPT_MD: out.markdown = optarg; break;
+        case OPT_JSON: out.json = optarg; break;
+        case OPT_HTML: out.html = optarg; break;
         case OPT_LOGS: logs = optarg; break;
-        case 'q': quiet = true; break;
+        case OPT_RENDER: saved = optarg; break;
+        case 'q': out.quiet = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc - 1) {
+    if (saved && optind == argc) return render_saved(saved, &out);
+    if (saved || optind != argc - 1) {
         usage(stderr);
         return 2;
     }
@@ -1049,20 +1098,7 @@ int hm_matrix_main(int argc, char **argv)
     now_iso(when, sizeof(when));
     json_object_set_new(doc, "finished", json_string(when));
     json_object_set_new(doc, "interrupted", json_boolean(atomic_load(&interrupted)));
-    hm_matrix_summarize(doc);
-
-    int exit_code = hm_matrix_all_passed(doc) ? 0 : 1;
-    if (!quiet) hm_matrix_markdown(stdout, doc);
-    struct { const char *path; int (*render)(FILE *, json_t *); } outs[] = {
-        {md_path, hm_matrix_markdown}, {html_path, hm_matrix_html}, {json_path, hm_matrix_json}};
-    for (size_t i = 0; i < HM_ARRAY_LEN(outs); i++) {
-        if (!outs[i].path) continue;
-        int rc = write_text(outs[i].path, doc, outs[i].render);
-        if (rc < 0) {
-            fprintf(stderr, "hammer matrix: cannot write %s: %s\n", outs[i].path, hm_strerror(rc));
-            exit_code = 1;
-        }
-    }
+    int exit_code = report(doc, &out);
     json_decref(doc);
     config_free(&c);
     return exit_code;
