@@ -10,6 +10,7 @@
 #include "stats/hdr_log.h"
 
 #include <getopt.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -193,7 +194,11 @@ int main(int argc, char **argv)
         .observers = 1,
         .backend = HM_BACKEND_AUTO,
     };
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* One thread per CPU hammer may run on: under taskset (or hammer
+     * matrix's hammer_cpus) that is fewer than the machine has. */
+    cpu_set_t runnable;
+    long cpus = sched_getaffinity(0, sizeof(runnable), &runnable) == 0 ? CPU_COUNT(&runnable)
+                                                                      : sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = cpus > 0 ? (int)cpus : 1;
     bool actions_given = false;
 
