@@ -37,7 +37,7 @@ static void usage(FILE *f)
             "  -c, --concurrency N   connections / actions in flight (200)\n"
             "  -n, --actions N       actions (or requests) in total (5000)\n"
             "  -d, --duration T      run for T (e.g. 30s, 10m, 2h) instead of -n\n"
-            "  -t, --threads N       engine threads (CPU count)\n"
+            "  -t, --threads N       engine threads (one per CPU hammer may run on)\n"
             "  -R, --rate N          open loop: N actions (requests) per second in total,\n"
             "                        sent on schedule; latency is measured from the intended\n"
             "                        send time (corrected) and from the actual one (service)\n"
