@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     fprintf(f,
             "; two real profiles, one that never answers, one that cannot start\n"
             "[matrix]\nruns = 2\nactions = 300\nconcurrency = 20\nbaseline = default\n"
-            "health_timeout = 2s\nstop_grace = 2s\n\n"
+            "health_timeout = 2s\nstop_grace = 2s\nserver_cpus = 0\nhammer_cpus = 0\n\n"
             "[profile default]\ncommand = '%s' --port {port}\nhealth = /_health\n\n"
             "[profile epoll]\ncommand = '%s' --port {port} --engine epoll\nhealth = /_health\n"
             "env = HAMMER_MATRIX_TEST=1\n\n"
@@ -96,6 +96,7 @@ int main(int argc, char **argv)
     ASSERT(strstr(text, "cannot start /nonexistent/server"));
     ASSERT(strstr(text, "exited with status 3 before becoming healthy (last output: boom)"));
     ASSERT(strstr(text, "| Kernel | Linux"));
+    ASSERT(strstr(text, "| CPU pinning | server on 0, hammer on 0 |"));
     free(text);
 
     /* JSON: every run, the environment, and the summary. */
@@ -114,6 +115,8 @@ int main(int argc, char **argv)
             json_t *passes = json_object_get(run, "passes");
             ASSERT_GT(json_number_value(json_object_get(json_object_get(passes, "cold"), "rps")), 0);
             ASSERT_EQ(json_int_at(json_object_get(passes, "warm"), "ok"), 300);
+            /* hammer_cpus = 0: the child hammer saw one CPU, so one thread */
+            ASSERT_EQ(json_int_at(json_object_get(passes, "warm"), "threads"), 1);
             ASSERT_STREQ(json_string_value(json_object_get(run, "server_stopped")), "SIGTERM");
         } else {
             ASSERT_STREQ(status, "skipped");
@@ -153,6 +156,13 @@ int main(int argc, char **argv)
     free(second);
     char *not_matrix[] = {argv[1], "matrix", "--render", ini, NULL};
     ASSERT_EQ(proc_run(&p, not_matrix, 30), 2);
+    f = fopen(ini, "w");
+    ASSERT(f);
+    fprintf(f, "[matrix]\nserver_cpus = 1000\n[profile a]\ncommand = x\n[workload w]\nscenario = counter\n");
+    fclose(f);
+    char *bad_cpus[] = {argv[1], "matrix", ini, NULL};
+    ASSERT_EQ(proc_run(&p, bad_cpus, 30), 2);
+    ASSERT(strstr(p.out, "server_cpus = 1000: none of these CPUs is available here"));
     printf("matrix: 20 runs, 8 measured, 3 profiles skipped with reasons; Markdown, JSON, HTML\n");
 
     /* Ctrl-C mid-run: the reports so far, marked interrupted; no server left. */

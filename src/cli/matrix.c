@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stddef.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -67,6 +68,8 @@ typedef struct mx_config {
     int runs;
     char *actions, *duration, *concurrency, *timeout, *engine, *threads, *passes, *args;
     char *baseline;
+    char *server_cpus, *hammer_cpus; /* CPU lists, or NULL for no pinning */
+    cpu_set_t server_set, hammer_set;
     int64_t health_timeout_ns, stop_grace_ns, run_timeout_ns;
     mx_profile profiles[MX_MAX_PROFILES];
     int n_profiles;
@@ -214,7 +217,8 @@ static int on_ini(void *user, const char *section, const char *key, const char *
         struct { const char *key; char **slot; } strs[] = {
             {"actions", &c->actions}, {"duration", &c->duration}, {"concurrency", &c->concurrency},
             {"timeout", &c->timeout}, {"engine", &c->engine},     {"threads", &c->threads},
-            {"passes", &c->passes},   {"args", &c->args},         {"baseline", &c->baseline}};
+            {"passes", &c->passes},   {"args", &c->args},         {"baseline", &c->baseline},
+            {"server_cpus", &c->server_cpus}, {"hammer_cpus", &c->hammer_cpus}};
         for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
             if (!strcmp(key, strs[i].key)) return set_str(strs[i].slot, value);
         if (!strcmp(key, "health_timeout")) return set_duration(&c->health_timeout_ns, value, c, key);
@@ -266,8 +270,9 @@ static int on_ini(void *user, const char *section, const char *key, const char *
 
 static void config_free(mx_config *c)
 {
-    char **strs[] = {&c->actions, &c->duration, &c->concurrency, &c->timeout, &c->engine,
-                     &c->threads, &c->passes,   &c->args,        &c->baseline};
+    char **strs[] = {&c->actions, &c->duration, &c->concurrency, &c->timeout,     &c->engine,
+                     &c->threads, &c->passes,   &c->args,        &c->baseline,    &c->server_cpus,
+                     &c->hammer_cpus};
     for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++) hm_free(*strs[i]);
     for (int i = 0; i < c->n_profiles; i++) {
         mx_profile *p = &c->profiles[i];
@@ -288,6 +293,41 @@ static void dir_of(const char *path, char *out, size_t outlen)
     char *slash = strrchr(buf, '/');
     if (slash) *slash = 0;
     snprintf(out, outlen, "%s", slash ? (buf[0] ? buf : "/") : ".");
+}
+
+/* A CPU list as taskset takes it ("1", "0-3", "0,2-3") into set, checked
+ * by pinning ourselves to it for a moment (so offline CPUs are caught).
+ * false with c->error set. */
+static bool parse_cpus(mx_config *c, const char *key, const char *list, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    const char *p = list;
+    while (*p) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p) goto bad;
+        if (*end == '-') {
+            p = end + 1;
+            hi = strtol(p, &end, 10);
+            if (end == p) goto bad;
+        }
+        if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) goto bad;
+        for (long i = lo; i <= hi; i++) CPU_SET((int)i, set);
+        p = end;
+        if (*p == ',') p++;
+        else if (*p) goto bad;
+    }
+    cpu_set_t mine;
+    if (!CPU_COUNT(set) || sched_getaffinity(0, sizeof(mine), &mine) < 0) goto bad;
+    if (sched_setaffinity(0, sizeof(*set), set) < 0) {
+        snprintf(c->error, sizeof(c->error), "%s = %s: none of these CPUs is available here", key, list);
+        return false;
+    }
+    sched_setaffinity(0, sizeof(mine), &mine);
+    return true;
+bad:
+    snprintf(c->error, sizeof(c->error), "%s = %s: not a CPU list like 1, 0-3 or 0,2", key, list);
+    return false;
 }
 
 /* Reads and checks the file; 0, or -EINVAL with c->error set. */
@@ -343,6 +383,13 @@ static int config_load(mx_config *c, const char *path)
         }
     } else if (!set_str(&c->baseline, c->profiles[0].name)) {
         return -ENOMEM;
+    }
+    if ((c->server_cpus && !parse_cpus(c, "server_cpus", c->server_cpus, &c->server_set)) ||
+        (c->hammer_cpus && !parse_cpus(c, "hammer_cpus", c->hammer_cpus, &c->hammer_set))) {
+        char why[400];
+        snprintf(why, sizeof(why), "%s: %s", path, c->error);
+        copy_str(c->error, sizeof(c->error), why);
+        return -EINVAL;
     }
     if (!c->passes && !set_str(&c->passes, "cold,warm")) return -ENOMEM;
     const char *comma = strchr(c->passes, ',');
@@ -422,8 +469,15 @@ static int split_words(const char *line, wordexp_t *we, char *why, size_t whylen
  * the terminal's Ctrl-C reaches hammer, not the server, and the whole
  * group (e.g. php's workers) can be stopped at once. */
 static int spawn(char *const argv[], char *const envp[], const char *cwd, const char *log_path,
-                 bool own_group, pid_t *pid)
+                 bool own_group, const cpu_set_t *cpus, pid_t *pid)
 {
+    /* A child inherits its parent's CPU affinity: pin ourselves for the
+     * spawn (the matrix is single-threaded), then go back. */
+    cpu_set_t mine;
+    if (cpus) {
+        if (sched_getaffinity(0, sizeof(mine), &mine) < 0) return -errno;
+        if (sched_setaffinity(0, sizeof(*cpus), cpus) < 0) return -errno;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -447,6 +501,7 @@ static int spawn(char *const argv[], char *const envp[], const char *cwd, const 
     }
     posix_spawnattr_setflags(&at, flags);
     int rc = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
+    if (cpus) sched_setaffinity(0, sizeof(mine), &mine);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     return -rc;
@@ -605,7 +660,8 @@ static int start_server(const mx_config *c, const mx_profile *p, const char *log
         }
     }
     char **env = profile_env(p);
-    rc = env ? spawn(we.we_wordv, env, p->cwd ? wd.we_wordv[0] : NULL, s->log, true, &s->pid)
+    rc = env ? spawn(we.we_wordv, env, p->cwd ? wd.we_wordv[0] : NULL, s->log, true,
+                     c->server_cpus ? &c->server_set : NULL, &s->pid)
              : -ENOMEM;
     hm_free(env);
     if (p->cwd) wordfree(&wd);
@@ -664,6 +720,7 @@ static json_t *pass_numbers(json_t *run)
                           json_number_value(json_object_get(run, "wall_seconds")), "passed",
                           json_is_true(json_object_get(run, "passed")), "interrupted",
                           json_is_true(json_object_get(run, "interrupted")));
+    json_object_set_new(o, "threads", json_integer(json_integer_value(json_object_get(run, "threads"))));
     json_object_set(o, "latency_us", lat ? lat : json_null());
     return o;
 }
@@ -702,7 +759,7 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
     if (split_words(line, &we, why, sizeof(why)) < 0) goto failed;
     pid_t pid;
     unlink(json_path);
-    int rc = spawn(we.we_wordv, environ, NULL, log, false, &pid);
+    int rc = spawn(we.we_wordv, environ, NULL, log, false, c->hammer_cpus ? &c->hammer_set : NULL, &pid);
     wordfree(&we);
     if (rc < 0) {
         snprintf(why, sizeof(why), "cannot start hammer: %s", strerror(-rc));
@@ -828,14 +885,15 @@ static json_t *jstr_or_null(const char *s)
 
 static json_t *parameters(const mx_config *c)
 {
-    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:f, s:f, s:o}",
+    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:f, s:f, s:o, s:o, s:o}",
                      "profiles_file", jtext(c->path), "runs", c->runs, "actions", jstr_or_null(c->actions),
                      "duration", jstr_or_null(c->duration), "concurrency",
                      jstr_or_null(c->concurrency), "timeout", jstr_or_null(c->timeout), "engine",
                      jstr_or_null(c->engine), "threads", jstr_or_null(c->threads), "passes",
                      c->passes, "baseline", c->baseline, "health_timeout_s",
                      (double)c->health_timeout_ns / 1e9, "stop_grace_s",
-                     (double)c->stop_grace_ns / 1e9, "args", jstr_or_null(c->args));
+                     (double)c->stop_grace_ns / 1e9, "args", jstr_or_null(c->args), "server_cpus",
+                     jstr_or_null(c->server_cpus), "hammer_cpus", jstr_or_null(c->hammer_cpus));
 }
 
 /* ---- main ---------------------------------------------------------------- */

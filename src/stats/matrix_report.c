@@ -359,6 +359,13 @@ static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
     fprintf(f, "| Concurrency | %s |\n", param(doc, "concurrency", "200", buf, sizeof(buf)));
     fprintf(f, "| Per-request timeout | %s |\n", param(doc, "timeout", "5s", buf, sizeof(buf)));
     fprintf(f, "| Passes | %s (server just started) + %s (right after, same server) |\n", a, b);
+    if (str_at(doc, "parameters", "server_cpus") || str_at(doc, "parameters", "hammer_cpus")) {
+        fputs("| CPU pinning | server on ", f);
+        md_cell(f, str_at(doc, "parameters", "server_cpus") ? str_at(doc, "parameters", "server_cpus") : "any");
+        fputs(", hammer on ", f);
+        md_cell(f, str_at(doc, "parameters", "hammer_cpus") ? str_at(doc, "parameters", "hammer_cpus") : "any");
+        fputs(" |\n", f);
+    }
     fprintf(f, "| Runs | %lld rounds, profiles interleaved (order rotated each round) |\n",
             (long long)json_integer_value(json_object_get(json_object_get(doc, "parameters"), "runs")));
     fprintf(f, "| Figures | median across runs, (min–max) range in parentheses |\n\n");
