@@ -30,6 +30,7 @@
 #include "base/hm_base.h"
 #include "engine/engine.h"
 #include "proto/http_client.h"
+#include "proto/tls.h"
 #include "scenarios/scenario.h"
 #include "stats/matrix_report.h"
 #include "stats/results.h"
@@ -464,12 +465,12 @@ static int split_words(const char *line, wordexp_t *we, char *why, size_t whylen
 
 /* ---- processes ----------------------------------------------------------- */
 
-/* Starts argv (PATH searched when argv[0] has no slash) with stdout and
- * stderr appended to log_path; own_group puts it in a new process group so
- * the terminal's Ctrl-C reaches hammer, not the server, and the whole
- * group (e.g. php's workers) can be stopped at once. */
-static int spawn(char *const argv[], char *const envp[], const char *cwd, const char *log_path,
-                 bool own_group, const cpu_set_t *cpus, pid_t *pid)
+/* Starts file (argv[0] when NULL; PATH searched when it has no slash) with
+ * argv, stdout and stderr appended to log_path; own_group puts it in a new
+ * process group so the terminal's Ctrl-C reaches hammer, not the server,
+ * and the whole group (e.g. php's workers) can be stopped at once. */
+static int spawn(const char *file, char *const argv[], char *const envp[], const char *cwd,
+                 const char *log_path, bool own_group, const cpu_set_t *cpus, pid_t *pid)
 {
     /* A child inherits its parent's CPU affinity: pin ourselves for the
      * spawn (the matrix is single-threaded), then go back. */
@@ -500,7 +501,7 @@ static int spawn(char *const argv[], char *const envp[], const char *cwd, const 
         posix_spawnattr_setpgroup(&at, 0);
     }
     posix_spawnattr_setflags(&at, flags);
-    int rc = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
+    int rc = posix_spawnp(pid, file ? file : argv[0], &fa, &at, argv, envp);
     if (cpus) sched_setaffinity(0, sizeof(mine), &mine);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
@@ -598,37 +599,18 @@ static char **profile_env(const mx_profile *p)
     return env;
 }
 
-/* Starts the profile's server and waits until its health path answers 2xx.
- * 0, or -1 with the reason in why (the server is stopped again). */
-static int start_server(const mx_config *c, const mx_profile *p, const char *logdir, int round,
-                        hm_backend_kind backend, mx_server *s, char *why, size_t whylen)
+/* The second half of start_server, once the URL is known: starts the
+ * command and polls its health path. */
+static int launch_and_wait(const mx_config *c, const mx_profile *p, const hm_http_target *target,
+                           const char *logdir, int round, hm_backend_kind backend, mx_server *s,
+                           const char *line, char *why, size_t whylen)
 {
-    memset(s, 0, sizeof(*s));
-    s->pid = -1;
-    s->port = p->port ? p->port : free_port();
-    if (s->port <= 0) {
-        snprintf(why, whylen, "no free port: %s", hm_strerror(s->port));
-        return -1;
-    }
-    char line[4096];
-    if (expand(c, p->url ? p->url : "http://127.0.0.1:{port}", s->port, s->url, sizeof(s->url)) < 0 ||
-        expand(c, p->command, s->port, line, sizeof(line)) < 0) {
-        snprintf(why, whylen, "command or url too long");
-        return -1;
-    }
-    hm_http_target target;
-    char *path = NULL;
-    int rc = hm_http_target_from_url(s->url, &target, &path);
-    hm_free(path);
-    if (rc < 0) {
-        snprintf(why, whylen, "bad url %s: %s", s->url, hm_strerror(rc));
-        return -1;
-    }
+    int rc;
     const char *health = p->health ? p->health : "/";
     int status;
     char probe_why[300];
     /* Something already answering would pass the health check for us. */
-    if (hm_probe_get(backend, &target, health, 1000000000, &status, probe_why, sizeof(probe_why)) == 0) {
+    if (hm_probe_get(backend, target, health, 1000000000, &status, probe_why, sizeof(probe_why)) == 0) {
         snprintf(why, whylen, "port %d is already in use: another server answers %s", s->port, s->url);
         return -1;
     }
@@ -660,7 +642,7 @@ static int start_server(const mx_config *c, const mx_profile *p, const char *log
         }
     }
     char **env = profile_env(p);
-    rc = env ? spawn(we.we_wordv, env, p->cwd ? wd.we_wordv[0] : NULL, s->log, true,
+    rc = env ? spawn(NULL, we.we_wordv, env, p->cwd ? wd.we_wordv[0] : NULL, s->log, true,
                      c->server_cpus ? &c->server_set : NULL, &s->pid)
              : -ENOMEM;
     hm_free(env);
@@ -688,7 +670,7 @@ static int start_server(const mx_config *c, const mx_profile *p, const char *log
         }
         int64_t left = end - hm_now_ns();
         if (left <= 0) break;
-        if (hm_probe_get(backend, &target, health, left < 1000000000 ? left : 1000000000, &status,
+        if (hm_probe_get(backend, target, health, left < 1000000000 ? left : 1000000000, &status,
                          probe_why, sizeof(probe_why)) == 0) {
             if (status >= 200 && status < 300) return 0;
             snprintf(probe_why, sizeof(probe_why), "%s answered HTTP %d", health, status);
@@ -704,6 +686,48 @@ static int start_server(const mx_config *c, const mx_profile *p, const char *log
         snprintf(why, whylen, "not healthy after %.1f s (last: %s)",
                  (double)c->health_timeout_ns / 1e9, probe_why);
     return -1;
+}
+
+/* Starts the profile's server and waits until its health path answers 2xx.
+ * 0, or -1 with the reason in why (the server is stopped again). */
+static int start_server(const mx_config *c, const mx_profile *p, const char *logdir, int round,
+                        hm_backend_kind backend, mx_server *s, char *why, size_t whylen)
+{
+    memset(s, 0, sizeof(*s));
+    s->pid = -1;
+    s->port = p->port ? p->port : free_port();
+    if (s->port <= 0) {
+        snprintf(why, whylen, "no free port: %s", hm_strerror(s->port));
+        return -1;
+    }
+    char line[4096];
+    if (expand(c, p->url ? p->url : "http://127.0.0.1:{port}", s->port, s->url, sizeof(s->url)) < 0 ||
+        expand(c, p->command, s->port, line, sizeof(line)) < 0) {
+        snprintf(why, whylen, "command or url too long");
+        return -1;
+    }
+    hm_http_target target;
+    char *path = NULL;
+    int rc = hm_http_target_from_url(s->url, &target, &path);
+    hm_free(path);
+    if (rc < 0) {
+        snprintf(why, whylen, "bad url %s: %s", s->url, hm_strerror(rc));
+        return -1;
+    }
+    /* https: the health check only asks whether the server is up; whether
+     * its certificate is trusted is the hammer run's business (its args). */
+    hm_tls_config *tls = NULL;
+    if (target.tls) {
+        char tls_why[300];
+        if (hm_tls_config_create(&tls, true, NULL, tls_why, sizeof(tls_why)) < 0) {
+            snprintf(why, whylen, "TLS for the health check: %s", tls_why);
+            return -1;
+        }
+        target.tls_cfg = tls;
+    }
+    rc = launch_and_wait(c, p, &target, logdir, round, backend, s, line, why, whylen);
+    hm_tls_config_free(tls);
+    return rc;
 }
 
 /* The numbers of one pass, from the child's JSON. */
@@ -759,7 +783,10 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
     if (split_words(line, &we, why, sizeof(why)) < 0) goto failed;
     pid_t pid;
     unlink(json_path);
-    int rc = spawn(we.we_wordv, environ, NULL, log, false, c->hammer_cpus ? &c->hammer_set : NULL, &pid);
+    /* /proc/self/exe: this very binary, even if a rebuild has replaced the
+     * file at its path since the matrix started. */
+    int rc = spawn("/proc/self/exe", we.we_wordv, environ, NULL, log, false,
+                   c->hammer_cpus ? &c->hammer_set : NULL, &pid);
     wordfree(&we);
     if (rc < 0) {
         snprintf(why, sizeof(why), "cannot start hammer: %s", strerror(-rc));
