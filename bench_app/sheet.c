@@ -146,14 +146,6 @@ static int seed(ba_sheet *sh)
     return ret;
 }
 
-static char *str_dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = hm_alloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 int hm__ba_sheet_open(const char *path, ba_sheet **out)
 {
     *out = NULL;
@@ -161,7 +153,7 @@ int hm__ba_sheet_open(const char *path, ba_sheet **out)
     if (!sh) return -ENOMEM;
     int ret = 0;
     if (path) {
-        sh->path = str_dup(path);
+        sh->path = hm_strdup(path);
         if (!sh->path) ret = -ENOMEM;
     } else {
         const char *tmp = getenv("TMPDIR");

@@ -141,18 +141,10 @@ static bool is_utf8(const char *s)
 
 /* ---- the profiles file ------------------------------------------------- */
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = hm_alloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 static bool set_str(char **slot, const char *value)
 {
     hm_free(*slot);
-    *slot = dup_str(value);
+    *slot = hm_strdup(value);
     return *slot != NULL;
 }
 
