@@ -40,7 +40,8 @@ static void assert_same(const hm_hdr *a, const hm_hdr *b)
     ASSERT_EQ(a->sigfigs, b->sigfigs);
     ASSERT_EQ(a->counts_len, b->counts_len);
     ASSERT_EQ(hm_hdr_count(a), hm_hdr_count(b));
-    for (int32_t i = 0; i < a->counts_len; i++) ASSERT_EQ(a->counts[i], b->counts[i]);
+    for (int32_t i = 0; i < a->counts_len; i++)
+        ASSERT_EQ(a->counts[i], b->counts[i]);
     ASSERT_EQ(hm_hdr_min(a), hm_hdr_min(b));
     ASSERT_EQ(hm_hdr_max(a), hm_hdr_max(b));
     const double ps[] = {0, 10, 50, 90, 99, 99.9, 99.99, 100};
@@ -157,7 +158,8 @@ static void test_log_round_trip(void)
     int64_t t0 = log.start_ns;
     for (int i = 0; i < 5; i++) {
         hm_hdr_reset(&interval);
-        for (int k = 0; k <= i * 100; k++) hm_hdr_record(&interval, 100 + k * (i + 1));
+        for (int k = 0; k <= i * 100; k++)
+            hm_hdr_record(&interval, 100 + k * (i + 1));
         hm_hdr_add(&total, &interval);
         ASSERT_EQ(hm_hlog_write(&log, i == 4 ? "warm" : NULL, t0 + i * INT64_C(1000000000),
                                 t0 + (i + 1) * INT64_C(1000000000), &interval),

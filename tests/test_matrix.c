@@ -76,8 +76,8 @@ int main(int argc, char **argv)
     fclose(f);
 
     proc p;
-    char *m[] = {argv[1], "matrix", "--markdown", md, "--html", html, "--json", js,
-                 "--logs", logs, ini, NULL};
+    char *m[] = {argv[1],  "matrix", "--markdown", md,   "--html", html,
+                 "--json", js,       "--logs",     logs, ini,      NULL};
     int rc = proc_run(&p, m, 240);
     if (rc != 1) fprintf(stderr, "%s\n", p.out);
     ASSERT_EQ(rc, 1); /* completed, with skipped profiles */
@@ -106,14 +106,16 @@ int main(int argc, char **argv)
     int ok = 0;
     size_t i;
     json_t *run;
-    json_array_foreach(runs, i, run) {
+    json_array_foreach(runs, i, run)
+    {
         const char *status = json_string_value(json_object_get(run, "status"));
         const char *profile = json_string_value(json_object_get(run, "profile"));
         if (!strcmp(status, "ok")) {
             ok++;
             ASSERT(!strcmp(profile, "default") || !strcmp(profile, "epoll"));
             json_t *passes = json_object_get(run, "passes");
-            ASSERT_GT(json_number_value(json_object_get(json_object_get(passes, "cold"), "rps")), 0);
+            ASSERT_GT(json_number_value(json_object_get(json_object_get(passes, "cold"), "rps")),
+                      0);
             ASSERT_EQ(json_int_at(json_object_get(passes, "warm"), "ok"), 300);
             /* hammer_cpus = 0: the child hammer saw one CPU, so one thread */
             ASSERT_EQ(json_int_at(json_object_get(passes, "warm"), "threads"), 1);
@@ -158,7 +160,8 @@ int main(int argc, char **argv)
     ASSERT_EQ(proc_run(&p, not_matrix, 30), 2);
     f = fopen(ini, "w");
     ASSERT(f);
-    fprintf(f, "[matrix]\nserver_cpus = 1000\n[profile a]\ncommand = x\n[workload w]\nscenario = counter\n");
+    fprintf(f, "[matrix]\nserver_cpus = 1000\n[profile a]\ncommand = x\n[workload w]\nscenario = "
+               "counter\n");
     fclose(f);
     char *bad_cpus[] = {argv[1], "matrix", ini, NULL};
     ASSERT_EQ(proc_run(&p, bad_cpus, 30), 2);
@@ -168,9 +171,10 @@ int main(int argc, char **argv)
     /* Ctrl-C mid-run: the reports so far, marked interrupted; no server left. */
     f = fopen(ini, "w");
     ASSERT(f);
-    fprintf(f, "[matrix]\nruns = 2\nduration = 5s\nconcurrency = 20\n"
-               "[profile default]\ncommand = '%s' --port {port}\nhealth = /_health\n"
-               "[workload counter]\nscenario = counter\n",
+    fprintf(f,
+            "[matrix]\nruns = 2\nduration = 5s\nconcurrency = 20\n"
+            "[profile default]\ncommand = '%s' --port {port}\nhealth = /_health\n"
+            "[workload counter]\nscenario = counter\n",
             argv[2]);
     fclose(f);
     unlink(js);
@@ -187,12 +191,16 @@ int main(int argc, char **argv)
     ASSERT_EQ(json_array_size(runs), 1);
     run = json_array_get(runs, 0);
     ASSERT_STREQ(json_string_value(json_object_get(run, "status")), "interrupted");
-    ASSERT_GT(json_number_value(json_object_get(json_object_get(json_object_get(run, "passes"), "cold"), "rps")), 0);
+    ASSERT_GT(json_number_value(
+                  json_object_get(json_object_get(json_object_get(run, "passes"), "cold"), "rps")),
+              0);
     ASSERT_STREQ(json_string_value(json_object_get(run, "server_stopped")), "SIGTERM");
     int port = 0;
-    ASSERT_EQ(sscanf(json_string_value(json_object_get(run, "url")), "http://127.0.0.1:%d", &port), 1);
+    ASSERT_EQ(sscanf(json_string_value(json_object_get(run, "url")), "http://127.0.0.1:%d", &port),
+              1);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     ASSERT(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0); /* the server is gone */
     close(fd);
@@ -200,14 +208,15 @@ int main(int argc, char **argv)
     printf("matrix: SIGINT mid-run wrote the reports so far and stopped the server\n");
 
     /* The example profiles file, shortened. */
-    char *ex[] = {argv[1], "matrix", "--runs", "1", "-n", "200", "-c", "20", "--html", html,
-                  "--logs", logs, argv[3], NULL};
+    char *ex[] = {argv[1], "matrix", "--runs", "1",      "-n", "200",   "-c",
+                  "20",    "--html", html,     "--logs", logs, argv[3], NULL};
     rc = proc_run(&p, ex, 240);
     if (rc != 0 && rc != 1) fprintf(stderr, "%s\n", p.out);
     ASSERT(rc == 0 || rc == 1); /* the multi-worker rows fail by design */
     const char *names[] = {"| 1-worker | ", "| 1-worker-epoll | ", "| 2-workers | ",
                            "| 4-workers | ", "| 4-workers-stream | "};
-    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) ASSERT(strstr(p.out, names[k]));
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+        ASSERT(strstr(p.out, names[k]));
     ASSERT(!strstr(p.out, "SKIPPED"));
     ASSERT(strstr(p.out, "### spreadsheet"));
     ASSERT(strstr(p.out, "(one run)")); /* one round: no verdict on any change */

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: hammer [options] scenario NAME [options]\n"
-            "       hammer matrix [options] PROFILES.ini   (server profiles compared; matrix --help)\n"
+            "       hammer matrix [options] PROFILES.ini  (profiles compared; matrix --help)\n"
             "       hammer list | --help | --version\n"
             "\n"
             "Drives php-via apps (PHP + OpenSwoole + Datastar over SSE) like browsers do and\n"
@@ -197,8 +197,9 @@ int main(int argc, char **argv)
     /* One thread per CPU hammer may run on: under taskset (or hammer
      * matrix's hammer_cpus) that is fewer than the machine has. */
     cpu_set_t runnable;
-    long cpus = sched_getaffinity(0, sizeof(runnable), &runnable) == 0 ? CPU_COUNT(&runnable)
-                                                                      : sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = sched_getaffinity(0, sizeof(runnable), &runnable) == 0
+                    ? CPU_COUNT(&runnable)
+                    : sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = cpus > 0 ? (int)cpus : 1;
     bool actions_given = false;
 
@@ -470,8 +471,9 @@ int main(int argc, char **argv)
     /* Reachability first: an unreachable target is a usage-level failure. */
     int status;
     char unreachable[300];
-    if (hm_probe_get(o.backend, &o.target, o.embedded ? "/_health" : (o.target_path ? o.target_path : "/"),
-                     o.timeout_ns, &status, unreachable, sizeof(unreachable)) < 0) {
+    const char *probe_path = o.embedded ? "/_health" : (o.target_path ? o.target_path : "/");
+    if (hm_probe_get(o.backend, &o.target, probe_path, o.timeout_ns, &status, unreachable,
+                     sizeof(unreachable)) < 0) {
         fprintf(stderr, "hammer: target %s is unreachable: %s\n", o.url, unreachable);
         stop_embedded();
         hm_free(o.target_path);

@@ -37,28 +37,28 @@
 
 extern char **environ;
 
-#define MX_MAX_PROFILES  32
+#define MX_MAX_PROFILES 32
 #define MX_MAX_WORKLOADS 32
-#define MX_MAX_ENV       32
+#define MX_MAX_ENV 32
 
 typedef struct mx_profile {
     char *name;
     char *command; /* template: {port}, {bindir}, {dir} */
     char *env[MX_MAX_ENV];
     int n_env;
-    int port;      /* 0: a free port for each start */
-    char *health;  /* path that answers 2xx once the server is ready */
-    char *url;     /* template, default http://127.0.0.1:{port} */
+    int port;     /* 0: a free port for each start */
+    char *health; /* path that answers 2xx once the server is ready */
+    char *url;    /* template, default http://127.0.0.1:{port} */
     char *cwd;
 } mx_profile;
 
 typedef struct mx_workload {
     char *name;
     char *scenario;
-    char *args;         /* extra hammer options, before "scenario" */
-    char *actions;      /* per-workload -n, or NULL for the matrix's */
-    char *duration;     /* per-workload -d */
-    char *concurrency;  /* per-workload -c */
+    char *args;        /* extra hammer options, before "scenario" */
+    char *actions;     /* per-workload -n, or NULL for the matrix's */
+    char *duration;    /* per-workload -d */
+    char *concurrency; /* per-workload -c */
 } mx_workload;
 
 typedef struct mx_config {
@@ -99,7 +99,10 @@ static void on_signal(int sig)
 static int utf8_seq(const unsigned char *p)
 {
     if (p[0] < 0x80) return 1;
-    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+    int n = p[0] >= 0xf0 && p[0] <= 0xf4  ? 4
+            : p[0] >= 0xe0                ? 3
+            : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
+                                          : 0;
     if (!n) return 0;
     for (int i = 1; i < n; i++)
         if ((p[i] & 0xc0) != 0x80) return 0;
@@ -120,8 +123,10 @@ static json_t *jtext(const char *s)
     size_t o = 0;
     while (*p) {
         int k = utf8_seq(p);
-        if (k) memcpy(clean + o, p, (size_t)k), o += (size_t)k, p += k;
-        else clean[o++] = '?', p++;
+        if (k)
+            memcpy(clean + o, p, (size_t)k), o += (size_t)k, p += k;
+        else
+            clean[o++] = '?', p++;
     }
     clean[o] = 0;
     json_t *j = json_string(clean);
@@ -173,8 +178,8 @@ _Static_assert(offsetof(mx_workload, name) == 0, "name first");
 /* The entry a [KIND NAME] line belongs to: the last one while its keys
  * continue, else a new one. NULL with c->error set for a name used twice
  * or one entry too many. */
-static void *named_entry(mx_config *c, const char *kind, const char *name, void *array,
-                         size_t size, int *n, int max)
+static void *named_entry(mx_config *c, const char *kind, const char *name, void *array, size_t size,
+                         int *n, int max)
 {
     char *a = array;
     if (*n && !strcmp(*(char **)(void *)(a + (size_t)(*n - 1) * size), name))
@@ -207,14 +212,19 @@ static int on_ini(void *user, const char *section, const char *key, const char *
             }
             return 1;
         }
-        struct { const char *key; char **slot; } strs[] = {
-            {"actions", &c->actions}, {"duration", &c->duration}, {"concurrency", &c->concurrency},
-            {"timeout", &c->timeout}, {"engine", &c->engine},     {"threads", &c->threads},
-            {"passes", &c->passes},   {"args", &c->args},         {"baseline", &c->baseline},
-            {"server_cpus", &c->server_cpus}, {"hammer_cpus", &c->hammer_cpus}};
+        struct {
+            const char *key;
+            char **slot;
+        } strs[] = {{"actions", &c->actions},         {"duration", &c->duration},
+                    {"concurrency", &c->concurrency}, {"timeout", &c->timeout},
+                    {"engine", &c->engine},           {"threads", &c->threads},
+                    {"passes", &c->passes},           {"args", &c->args},
+                    {"baseline", &c->baseline},       {"server_cpus", &c->server_cpus},
+                    {"hammer_cpus", &c->hammer_cpus}};
         for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
             if (!strcmp(key, strs[i].key)) return set_str(strs[i].slot, value);
-        if (!strcmp(key, "health_timeout")) return set_duration(&c->health_timeout_ns, value, c, key);
+        if (!strcmp(key, "health_timeout"))
+            return set_duration(&c->health_timeout_ns, value, c, key);
         if (!strcmp(key, "stop_grace")) return set_duration(&c->stop_grace_ns, value, c, key);
         if (!strcmp(key, "run_timeout")) return set_duration(&c->run_timeout_ns, value, c, key);
     } else if (!strncmp(section, "profile ", 8) && section[8]) {
@@ -244,12 +254,17 @@ static int on_ini(void *user, const char *section, const char *key, const char *
         }
     } else if (!strncmp(section, "workload ", 9) && section[9]) {
         const char *name = section + 9;
-        mx_workload *w = named_entry(c, "workload", name, c->workloads, sizeof(*w),
-                                     &c->n_workloads, MX_MAX_WORKLOADS);
+        mx_workload *w = named_entry(c, "workload", name, c->workloads, sizeof(*w), &c->n_workloads,
+                                     MX_MAX_WORKLOADS);
         if (!w) return 0;
-        struct { const char *key; char **slot; } strs[] = {
-            {"scenario", &w->scenario}, {"args", &w->args},         {"actions", &w->actions},
-            {"duration", &w->duration}, {"concurrency", &w->concurrency}};
+        struct {
+            const char *key;
+            char **slot;
+        } strs[] = {{"scenario", &w->scenario},
+                    {"args", &w->args},
+                    {"actions", &w->actions},
+                    {"duration", &w->duration},
+                    {"concurrency", &w->concurrency}};
         for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
             if (!strcmp(key, strs[i].key)) return set_str(strs[i].slot, value);
     } else {
@@ -263,14 +278,16 @@ static int on_ini(void *user, const char *section, const char *key, const char *
 
 static void config_free(mx_config *c)
 {
-    char **strs[] = {&c->actions, &c->duration, &c->concurrency, &c->timeout,     &c->engine,
-                     &c->threads, &c->passes,   &c->args,        &c->baseline,    &c->server_cpus,
-                     &c->hammer_cpus};
-    for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++) hm_free(*strs[i]);
+    char **strs[] = {&c->actions,  &c->duration,    &c->concurrency, &c->timeout,
+                     &c->engine,   &c->threads,     &c->passes,      &c->args,
+                     &c->baseline, &c->server_cpus, &c->hammer_cpus};
+    for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
+        hm_free(*strs[i]);
     for (int i = 0; i < c->n_profiles; i++) {
         mx_profile *p = &c->profiles[i];
         hm_free(p->name), hm_free(p->command), hm_free(p->health), hm_free(p->url), hm_free(p->cwd);
-        for (int e = 0; e < p->n_env; e++) hm_free(p->env[e]);
+        for (int e = 0; e < p->n_env; e++)
+            hm_free(p->env[e]);
     }
     for (int i = 0; i < c->n_workloads; i++) {
         mx_workload *w = &c->workloads[i];
@@ -305,15 +322,19 @@ static bool parse_cpus(mx_config *c, const char *key, const char *list, cpu_set_
             if (end == p) goto bad;
         }
         if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) goto bad;
-        for (long i = lo; i <= hi; i++) CPU_SET((int)i, set);
+        for (long i = lo; i <= hi; i++)
+            CPU_SET((int)i, set);
         p = end;
-        if (*p == ',') p++;
-        else if (*p) goto bad;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
     }
     cpu_set_t mine;
     if (!CPU_COUNT(set) || sched_getaffinity(0, sizeof(mine), &mine) < 0) goto bad;
     if (sched_setaffinity(0, sizeof(*set), set) < 0) {
-        snprintf(c->error, sizeof(c->error), "%s = %s: none of these CPUs is available here", key, list);
+        snprintf(c->error, sizeof(c->error), "%s = %s: none of these CPUs is available here", key,
+                 list);
         return false;
     }
     sched_setaffinity(0, sizeof(mine), &mine);
@@ -354,24 +375,29 @@ static int config_load(mx_config *c, const char *path)
         return -EINVAL;
     }
     if (!c->n_profiles || !c->n_workloads) {
-        snprintf(c->error, sizeof(c->error), "%s: needs at least one [profile NAME] and one [workload NAME]", path);
+        snprintf(c->error, sizeof(c->error),
+                 "%s: needs at least one [profile NAME] and one [workload NAME]", path);
         return -EINVAL;
     }
     for (int i = 0; i < c->n_profiles; i++)
         if (!c->profiles[i].command) {
-            snprintf(c->error, sizeof(c->error), "%s: profile %s has no command", path, c->profiles[i].name);
+            snprintf(c->error, sizeof(c->error), "%s: profile %s has no command", path,
+                     c->profiles[i].name);
             return -EINVAL;
         }
     for (int i = 0; i < c->n_workloads; i++)
         if (!c->workloads[i].scenario) {
-            snprintf(c->error, sizeof(c->error), "%s: workload %s has no scenario", path, c->workloads[i].name);
+            snprintf(c->error, sizeof(c->error), "%s: workload %s has no scenario", path,
+                     c->workloads[i].name);
             return -EINVAL;
         }
     if (c->baseline) {
         bool found = false;
-        for (int i = 0; i < c->n_profiles; i++) found = found || !strcmp(c->profiles[i].name, c->baseline);
+        for (int i = 0; i < c->n_profiles; i++)
+            found = found || !strcmp(c->profiles[i].name, c->baseline);
         if (!found) {
-            snprintf(c->error, sizeof(c->error), "%s: baseline '%s' is not a profile", path, c->baseline);
+            snprintf(c->error, sizeof(c->error), "%s: baseline '%s' is not a profile", path,
+                     c->baseline);
             return -EINVAL;
         }
     } else if (!set_str(&c->baseline, c->profiles[0].name)) {
@@ -502,9 +528,12 @@ static int spawn(const char *file, char *const argv[], char *const envp[], const
 
 static void describe_status(int status, char *out, size_t len)
 {
-    if (WIFEXITED(status)) snprintf(out, len, "exited with status %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status)) snprintf(out, len, "was killed by signal %d", WTERMSIG(status));
-    else snprintf(out, len, "stopped");
+    if (WIFEXITED(status))
+        snprintf(out, len, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(out, len, "was killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(out, len, "stopped");
 }
 
 /* Waits up to timeout_ns for pid; true (and *status) once it has exited. */
@@ -575,7 +604,8 @@ typedef struct mx_server {
 static char **profile_env(const mx_profile *p)
 {
     size_t n = 0;
-    while (environ[n]) n++;
+    while (environ[n])
+        n++;
     char **env = hm_calloc(n + (size_t)p->n_env + 1, sizeof(char *));
     if (!env) return NULL;
     size_t k = 0;
@@ -587,7 +617,8 @@ static char **profile_env(const mx_profile *p)
         }
         if (!overridden) env[k++] = environ[i];
     }
-    for (int e = 0; e < p->n_env; e++) env[k++] = p->env[e];
+    for (int e = 0; e < p->n_env; e++)
+        env[k++] = p->env[e];
     return env;
 }
 
@@ -602,8 +633,10 @@ static int launch_and_wait(const mx_config *c, const mx_profile *p, const hm_htt
     int status;
     char probe_why[300];
     /* Something already answering would pass the health check for us. */
-    if (hm_probe_get(backend, target, health, 1000000000, &status, probe_why, sizeof(probe_why)) == 0) {
-        snprintf(why, whylen, "port %d is already in use: another server answers %s", s->port, s->url);
+    if (hm_probe_get(backend, target, health, 1000000000, &status, probe_why, sizeof(probe_why)) ==
+        0) {
+        snprintf(why, whylen, "port %d is already in use: another server answers %s", s->port,
+                 s->url);
         return -1;
     }
     wordexp_t we;
@@ -673,7 +706,8 @@ static int launch_and_wait(const mx_config *c, const mx_profile *p, const hm_htt
     char how[64];
     stop_server(s->pid, c->stop_grace_ns, how, sizeof(how));
     s->pid = -1;
-    if (atomic_load(&interrupted)) snprintf(why, whylen, "interrupted while waiting for health");
+    if (atomic_load(&interrupted))
+        snprintf(why, whylen, "interrupted while waiting for health");
     else
         snprintf(why, whylen, "not healthy after %.1f s (last: %s)",
                  (double)c->health_timeout_ns / 1e9, probe_why);
@@ -693,7 +727,8 @@ static int start_server(const mx_config *c, const mx_profile *p, const char *log
         return -1;
     }
     char line[4096];
-    if (expand(c, p->url ? p->url : "http://127.0.0.1:{port}", s->port, s->url, sizeof(s->url)) < 0 ||
+    if (expand(c, p->url ? p->url : "http://127.0.0.1:{port}", s->port, s->url, sizeof(s->url)) <
+            0 ||
         expand(c, p->command, s->port, line, sizeof(line)) < 0) {
         snprintf(why, whylen, "command or url too long");
         return -1;
@@ -736,7 +771,8 @@ static json_t *pass_numbers(json_t *run)
                           json_number_value(json_object_get(run, "wall_seconds")), "passed",
                           json_is_true(json_object_get(run, "passed")), "interrupted",
                           json_is_true(json_object_get(run, "interrupted")));
-    json_object_set_new(o, "threads", json_integer(json_integer_value(json_object_get(run, "threads"))));
+    json_object_set_new(o, "threads",
+                        json_integer(json_integer_value(json_object_get(run, "threads"))));
     json_object_set(o, "latency_us", lat ? lat : json_null());
     return o;
 }
@@ -747,7 +783,8 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
                          const char *logdir, int round, const char *profile, json_t *run)
 {
     char json_path[2 * PATH_MAX], log[2 * PATH_MAX], why[600] = "";
-    snprintf(json_path, sizeof(json_path), "%s/run-%s-%s-r%d.json", logdir, profile, w->name, round);
+    snprintf(json_path, sizeof(json_path), "%s/run-%s-%s-r%d.json", logdir, profile, w->name,
+             round);
     snprintf(log, sizeof(log), "%s/hammer-%s-%s-r%d.log", logdir, profile, w->name, round);
     /* hammer's options, then the workload's, as one command line. */
     char line[8192];
@@ -756,10 +793,11 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
     const char *duration = w->duration ? w->duration : c->duration;
     const char *conc = w->concurrency ? w->concurrency : c->concurrency;
     append_quoted(line, sizeof(line), c->self);
-    struct { const char *flag, *value; } opts[] = {
-        {"-n", duration ? NULL : actions}, {"-d", duration},       {"-c", conc},
-        {"--timeout", c->timeout},         {"--engine", c->engine}, {"-t", c->threads},
-        {"--passes", c->passes},           {"--json", json_path},  {"--url", s->url}};
+    struct {
+        const char *flag, *value;
+    } opts[] = {{"-n", duration ? NULL : actions}, {"-d", duration},        {"-c", conc},
+                {"--timeout", c->timeout},         {"--engine", c->engine}, {"-t", c->threads},
+                {"--passes", c->passes},           {"--json", json_path},   {"--url", s->url}};
     for (size_t i = 0; i < HM_ARRAY_LEN(opts); i++) {
         if (!opts[i].value) continue;
         size_t n = strlen(line);
@@ -825,7 +863,8 @@ static void run_workload(const mx_config *c, const mx_workload *w, const mx_serv
         snprintf(first, sizeof(first), "%.*s", (int)strcspn(c->passes, ","), c->passes);
         json_object_set_new(passes, first, pass_numbers(doc));
     }
-    json_array_foreach(arr, i, pj) {
+    json_array_foreach(arr, i, pj)
+    {
         const char *name = json_string_value(json_object_get(pj, "pass"));
         json_object_set_new(passes, name ? name : "run", pass_numbers(pj));
         cut_short = cut_short || json_is_true(json_object_get(pj, "interrupted"));
@@ -880,8 +919,9 @@ static json_t *environment(hm_backend_kind engine)
     snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
     json_object_set_new(env, "cpu", jtext(model));
     json_object_set_new(env, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-    json_object_set_new(env, "memory_gib", json_real((double)sysconf(_SC_PHYS_PAGES) *
-                                                     (double)sysconf(_SC_PAGESIZE) / 1073741824.0));
+    json_object_set_new(
+        env, "memory_gib",
+        json_real((double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 1073741824.0));
     json_object_set_new(env, "kernel", jtext(kernel));
     json_object_set_new(env, "os", jtext(os));
     json_object_set_new(env, "hostname", jtext(u.nodename));
@@ -905,8 +945,8 @@ static json_t *jstr_or_null(const char *s)
 static json_t *parameters(const mx_config *c)
 {
     return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:f, s:f, s:o, s:o, s:o}",
-                     "profiles_file", jtext(c->path), "runs", c->runs, "actions", jstr_or_null(c->actions),
-                     "duration", jstr_or_null(c->duration), "concurrency",
+                     "profiles_file", jtext(c->path), "runs", c->runs, "actions",
+                     jstr_or_null(c->actions), "duration", jstr_or_null(c->duration), "concurrency",
                      jstr_or_null(c->concurrency), "timeout", jstr_or_null(c->timeout), "engine",
                      jstr_or_null(c->engine), "threads", jstr_or_null(c->threads), "passes",
                      c->passes, "baseline", c->baseline, "health_timeout_s",
@@ -963,8 +1003,12 @@ static int report(json_t *doc, const mx_outputs *out)
     hm_matrix_summarize(doc);
     int exit_code = hm_matrix_all_passed(doc) ? 0 : 1;
     if (!out->quiet) hm_matrix_markdown(stdout, doc);
-    struct { const char *path; int (*render)(FILE *, json_t *); } outs[] = {
-        {out->markdown, hm_matrix_markdown}, {out->html, hm_matrix_html}, {out->json, hm_matrix_json}};
+    struct {
+        const char *path;
+        int (*render)(FILE *, json_t *);
+    } outs[] = {{out->markdown, hm_matrix_markdown},
+                {out->html, hm_matrix_html},
+                {out->json, hm_matrix_json}};
     for (size_t i = 0; i < HM_ARRAY_LEN(outs); i++) {
         if (!outs[i].path) continue;
         int rc = write_text(outs[i].path, doc, outs[i].render);
@@ -986,7 +1030,8 @@ static int render_saved(const char *path, const mx_outputs *out)
         return 2;
     }
     const char *schema = json_string_value(json_object_get(doc, "schema"));
-    if (!schema || strcmp(schema, "hammer_matrix") || !json_is_array(json_object_get(doc, "runs"))) {
+    if (!schema || strcmp(schema, "hammer_matrix") ||
+        !json_is_array(json_object_get(doc, "runs"))) {
         fprintf(stderr, "hammer matrix: %s is not a hammer matrix --json file\n", path);
         json_decref(doc);
         return 2;
@@ -1002,28 +1047,54 @@ int hm_matrix_main(int argc, char **argv)
     const char *logs = NULL, *saved = NULL;
     const char *runs_arg = NULL, *actions_arg = NULL, *conc_arg = NULL;
     enum { OPT_RUNS = 1000, OPT_MD, OPT_JSON, OPT_HTML, OPT_LOGS, OPT_RENDER };
-    static const struct option longopts[] = {
-        {"runs", required_argument, 0, OPT_RUNS},     {"actions", required_argument, 0, 'n'},
-        {"concurrency", required_argument, 0, 'c'},   {"markdown", required_argument, 0, OPT_MD},
-        {"json", required_argument, 0, OPT_JSON},     {"html", required_argument, 0, OPT_HTML},
-        {"logs", required_argument, 0, OPT_LOGS},     {"quiet", no_argument, 0, 'q'},
-        {"render", required_argument, 0, OPT_RENDER},
-        {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"runs", required_argument, 0, OPT_RUNS},
+                                             {"actions", required_argument, 0, 'n'},
+                                             {"concurrency", required_argument, 0, 'c'},
+                                             {"markdown", required_argument, 0, OPT_MD},
+                                             {"json", required_argument, 0, OPT_JSON},
+                                             {"html", required_argument, 0, OPT_HTML},
+                                             {"logs", required_argument, 0, OPT_LOGS},
+                                             {"quiet", no_argument, 0, 'q'},
+                                             {"render", required_argument, 0, OPT_RENDER},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     int ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "n:c:qh", longopts, NULL)) != -1) {
         switch (ch) {
-        case OPT_RUNS: runs_arg = optarg; break;
-        case 'n': actions_arg = optarg; break;
-        case 'c': conc_arg = optarg; break;
-        case OPT_MD: out.markdown = optarg; break;
-        case OPT_JSON: out.json = optarg; break;
-        case OPT_HTML: out.html = optarg; break;
-        case OPT_LOGS: logs = optarg; break;
-        case OPT_RENDER: saved = optarg; break;
-        case 'q': out.quiet = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case OPT_RUNS:
+            runs_arg = optarg;
+            break;
+        case 'n':
+            actions_arg = optarg;
+            break;
+        case 'c':
+            conc_arg = optarg;
+            break;
+        case OPT_MD:
+            out.markdown = optarg;
+            break;
+        case OPT_JSON:
+            out.json = optarg;
+            break;
+        case OPT_HTML:
+            out.html = optarg;
+            break;
+        case OPT_LOGS:
+            logs = optarg;
+            break;
+        case OPT_RENDER:
+            saved = optarg;
+            break;
+        case 'q':
+            out.quiet = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (saved && optind == argc) return render_saved(saved, &out);
@@ -1067,7 +1138,8 @@ int hm_matrix_main(int argc, char **argv)
     }
     hm_backend_kind engine = HM_BACKEND_AUTO;
     if (c.engine && hm_backend_parse(c.engine, &engine) < 0) {
-        fprintf(stderr, "hammer matrix: engine must be auto, io_uring or epoll, not '%s'\n", c.engine);
+        fprintf(stderr, "hammer matrix: engine must be auto, io_uring or epoll, not '%s'\n",
+                c.engine);
         config_free(&c);
         return 2;
     }
@@ -1109,10 +1181,11 @@ int hm_matrix_main(int argc, char **argv)
     for (int i = 0; i < c.n_profiles; i++) {
         const mx_profile *p = &c.profiles[i];
         json_t *env = json_array();
-        for (int e = 0; e < p->n_env; e++) json_array_append_new(env, json_string(p->env[e]));
-        json_array_append_new(jprofiles,
-                              json_pack("{s:s, s:s, s:o, s:s}", "name", p->name, "command",
-                                        p->command, "env", env, "health", p->health ? p->health : "/"));
+        for (int e = 0; e < p->n_env; e++)
+            json_array_append_new(env, json_string(p->env[e]));
+        json_array_append_new(jprofiles, json_pack("{s:s, s:s, s:o, s:s}", "name", p->name,
+                                                   "command", p->command, "env", env, "health",
+                                                   p->health ? p->health : "/"));
     }
     for (int i = 0; i < c.n_workloads; i++) {
         const mx_workload *w = &c.workloads[i];
@@ -1138,8 +1211,8 @@ int hm_matrix_main(int argc, char **argv)
             if (rc < 0) {
                 fprintf(stderr, "SKIPPED: %s\n", why);
                 for (int wi = 0; wi < c.n_workloads; wi++)
-                    json_array_append_new(runs, json_pack("{s:i, s:s, s:s, s:s, s:o}", "round", round,
-                                                          "profile", p->name, "workload",
+                    json_array_append_new(runs, json_pack("{s:i, s:s, s:s, s:s, s:o}", "round",
+                                                          round, "profile", p->name, "workload",
                                                           c.workloads[wi].name, "status", "skipped",
                                                           "reason", jtext(why)));
                 continue;
@@ -1158,9 +1231,11 @@ int hm_matrix_main(int argc, char **argv)
                 }
                 json_t *warm = json_object_get(json_object_get(run, "passes"), "warm");
                 if (warm)
-                    fprintf(stderr, " %s %.0f/s", w->name, json_number_value(json_object_get(warm, "rps")));
+                    fprintf(stderr, " %s %.0f/s", w->name,
+                            json_number_value(json_object_get(warm, "rps")));
                 else
-                    fprintf(stderr, " %s %s", w->name, json_string_value(json_object_get(run, "status")));
+                    fprintf(stderr, " %s %s", w->name,
+                            json_string_value(json_object_get(run, "status")));
                 these[wi] = run;
             }
             char how[64];

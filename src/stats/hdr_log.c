@@ -13,21 +13,23 @@
 #include "base/hm_base.h"
 
 /* Cookies with the word-size nibble 1 (ZigZag LEB128 counts). */
-#define V2_ENCODING_COOKIE    UINT32_C(0x1c849313)
+#define V2_ENCODING_COOKIE UINT32_C(0x1c849313)
 #define V2_COMPRESSION_COOKIE UINT32_C(0x1c849314)
-#define COOKIE_BASE(c)        ((c) & ~UINT32_C(0xf0))
-#define ENCODING_HEADER       40
-#define COMPRESSION_HEADER    8
-#define MAX_VARINT            9
+#define COOKIE_BASE(c) ((c) & ~UINT32_C(0xf0))
+#define ENCODING_HEADER 40
+#define COMPRESSION_HEADER 8
+#define MAX_VARINT 9
 
 static void put_be32(uint8_t *p, uint32_t v)
 {
-    for (int i = 3; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
 }
 
 static void put_be64(uint8_t *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
 }
 
 static uint32_t get_be32(const uint8_t *p)
@@ -92,7 +94,8 @@ int hm_hdr_encode_base64(const hm_hdr *h, char **out)
         int64_t c = h->counts[i++];
         if (c == 0) {
             int64_t zeros = 1;
-            while (i < limit && h->counts[i] == 0) zeros++, i++;
+            while (i < limit && h->counts[i] == 0)
+                zeros++, i++;
             n += zigzag_put(raw + n, -zeros);
         } else {
             n += zigzag_put(raw + n, c);
@@ -201,7 +204,8 @@ int hm_hdr_decode_base64(const char *b64, size_t len, hm_hdr *h)
     /* EVP_DecodeBlock counts the padding as zero bytes. */
     if (plen >= 0 && b64[len - 1] == '=') plen -= b64[len - 2] == '=' ? 2 : 1;
     int rc = -EINVAL;
-    if (plen < COMPRESSION_HEADER || COOKIE_BASE(get_be32(packed)) != COOKIE_BASE(V2_COMPRESSION_COOKIE))
+    if (plen < COMPRESSION_HEADER ||
+        COOKIE_BASE(get_be32(packed)) != COOKIE_BASE(V2_COMPRESSION_COOKIE))
         goto out;
     uint32_t zlen = get_be32(packed + 4);
     if (zlen > (uint32_t)plen - COMPRESSION_HEADER) goto out;
@@ -269,7 +273,8 @@ int hm_hlog_read(FILE *f, hm_hlog_entry *e)
     ssize_t n;
     int rc = 0;
     while ((n = getline(&line, &cap, f)) >= 0) {
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = 0;
         if (n == 0 || line[0] == '#' || line[0] == '"') continue;
         char *p = line;
         if (!strncmp(p, "Tag=", 4)) {

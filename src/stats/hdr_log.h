@@ -61,9 +61,9 @@ int hm_hlog_close(hm_hlog *log);
 
 /* One interval read back from a log. */
 typedef struct hm_hlog_entry {
-    char tag[64];       /* "" when untagged */
+    char tag[64]; /* "" when untagged */
     double start_s, length_s, max_ms;
-    hm_hdr hist;        /* initialised by the reader; destroy it */
+    hm_hdr hist; /* initialised by the reader; destroy it */
 } hm_hlog_entry;
 
 /* Reads the next interval line of f, skipping comments and the CSV header.

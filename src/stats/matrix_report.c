@@ -23,7 +23,8 @@ static json_t *stat_of(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp_double);
     double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    return json_pack("{s:f, s:f, s:f, s:i}", "median", median, "min", v[0], "max", v[n - 1], "n", n);
+    return json_pack("{s:f, s:f, s:f, s:i}", "median", median, "min", v[0], "max", v[n - 1], "n",
+                     n);
 }
 
 /* o[key] as a string, "" when absent: the renderers take documents from
@@ -47,13 +48,17 @@ static void judge(json_t *ch, json_t *a, json_t *b)
     bool one = num(a, "n") < 2 || num(b, "n") < 2;
     bool overlap = num(a, "min") <= num(b, "max") && num(b, "min") <= num(a, "max");
     json_object_set_new(ch, "separable", json_boolean(!one && !overlap));
-    json_object_set_new(ch, "verdict", json_string(one ? "one run" : overlap ? "not separable" : "separable"));
+    json_object_set_new(ch, "verdict",
+                        json_string(one       ? "one run"
+                                    : overlap ? "not separable"
+                                              : "separable"));
 }
 
 /* The two pass names ("cold,warm") into a and b. */
 static void pass_names(json_t *doc, char *a, char *b, size_t len)
 {
-    const char *passes = json_string_value(json_object_get(json_object_get(doc, "parameters"), "passes"));
+    const char *passes =
+        json_string_value(json_object_get(json_object_get(doc, "parameters"), "passes"));
     if (!passes) passes = "cold,warm";
     size_t k = strcspn(passes, ",");
     snprintf(a, len, "%.*s", (int)k, passes);
@@ -85,32 +90,37 @@ static json_t *median_ladder(json_t **passes, int n, double *scratch)
         if (!m) continue;
         qsort(scratch, (size_t)m, sizeof(double), cmp_double);
         double med = m % 2 ? scratch[m / 2] : (scratch[m / 2 - 1] + scratch[m / 2]) / 2;
-        json_array_append_new(out, json_pack("[O,f]", json_array_get(json_array_get(first, i), 0), med));
+        json_array_append_new(out,
+                              json_pack("[O,f]", json_array_get(json_array_get(first, i), 0), med));
     }
     return out;
 }
 
 /* One table row: a profile's runs of a workload. */
-static json_t *summarize_row(json_t *runs, const char *profile, const char *workload,
-                             const char *a, const char *b)
+static json_t *summarize_row(json_t *runs, const char *profile, const char *workload, const char *a,
+                             const char *b)
 {
     size_t cap = json_array_size(runs) + 1;
     double *v[5];
     json_t **pa = hm_calloc(cap, sizeof(json_t *)), **pb = hm_calloc(cap, sizeof(json_t *));
-    for (int i = 0; i < 5; i++) v[i] = hm_calloc(cap, sizeof(double));
+    for (int i = 0; i < 5; i++)
+        v[i] = hm_calloc(cap, sizeof(double));
     int n = 0, failed = 0, skipped = 0;
     const char *reason = NULL;
     size_t i;
     json_t *run;
-    json_array_foreach(runs, i, run) {
+    json_array_foreach(runs, i, run)
+    {
         if (strcmp(text(run, "profile"), profile) || strcmp(text(run, "workload"), workload))
             continue;
         const char *status = text(run, "status");
         json_t *passes = json_object_get(run, "passes");
         json_t *ja = json_object_get(passes, a), *jb = json_object_get(passes, b);
         if (strcmp(status, "ok") || !ja || !jb) {
-            if (!strcmp(status, "skipped") || !strcmp(status, "interrupted")) skipped++;
-            else failed++;
+            if (!strcmp(status, "skipped") || !strcmp(status, "interrupted"))
+                skipped++;
+            else
+                failed++;
             if (!reason) reason = json_string_value(json_object_get(run, "reason"));
             continue;
         }
@@ -135,10 +145,12 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
         json_object_set_new(row, "cold_ok_pct", stat_of(v[2], n));
         json_object_set_new(row, "warm_ok_pct", stat_of(v[3], n));
         json_object_set_new(row, "cold_to_warm_pct", c2w);
-        json_object_set_new(row, "latency_us", json_pack("{s:o, s:o}", a, median_ladder(pa, n, v[0]),
-                                                         b, median_ladder(pb, n, v[1])));
+        json_object_set_new(
+            row, "latency_us",
+            json_pack("{s:o, s:o}", a, median_ladder(pa, n, v[0]), b, median_ladder(pb, n, v[1])));
     }
-    for (int k = 0; k < 5; k++) hm_free(v[k]);
+    for (int k = 0; k < 5; k++)
+        hm_free(v[k]);
     hm_free(pa);
     hm_free(pb);
     return row;
@@ -154,10 +166,12 @@ void hm_matrix_summarize(json_t *doc)
     json_t *summary = json_object();
     size_t wi, pi;
     json_t *w, *p;
-    json_array_foreach(json_object_get(doc, "workloads"), wi, w) {
+    json_array_foreach(json_object_get(doc, "workloads"), wi, w)
+    {
         const char *wname = text(w, "name");
         json_t *rows = json_array(), *base = NULL;
-        json_array_foreach(json_object_get(doc, "profiles"), pi, p) {
+        json_array_foreach(json_object_get(doc, "profiles"), pi, p)
+        {
             const char *pname = text(p, "name");
             json_t *row = summarize_row(runs, pname, wname, a, b);
             json_array_append_new(rows, row);
@@ -165,7 +179,8 @@ void hm_matrix_summarize(json_t *doc)
         }
         json_t *base_warm = base ? json_object_get(base, "warm_rps") : NULL;
         json_t *row;
-        json_array_foreach(rows, pi, row) {
+        json_array_foreach(rows, pi, row)
+        {
             json_t *warm = json_object_get(row, "warm_rps");
             if (row == base || !warm || !base_warm || num(base_warm, "median") <= 0) continue;
             double pct = (num(warm, "median") / num(base_warm, "median") - 1) * 100;
@@ -173,7 +188,8 @@ void hm_matrix_summarize(json_t *doc)
             judge(delta, warm, base_warm);
             json_object_set_new(row, "delta_pct", delta);
         }
-        json_object_set_new(summary, wname, json_pack("{s:s?, s:o}", "baseline", baseline, "rows", rows));
+        json_object_set_new(summary, wname,
+                            json_pack("{s:s?, s:o}", "baseline", baseline, "rows", rows));
     }
     json_object_set_new(doc, "summary", summary);
 }
@@ -185,12 +201,13 @@ bool hm_matrix_all_passed(json_t *doc)
     if (!json_array_size(runs)) return false;
     size_t i;
     json_t *run;
-    json_array_foreach(runs, i, run) {
+    json_array_foreach(runs, i, run)
+    {
         if (strcmp(text(run, "status"), "ok")) return false;
         const char *k;
         json_t *pass;
-        json_object_foreach(json_object_get(run, "passes"), k, pass)
-            if (!json_is_true(json_object_get(pass, "passed"))) return false;
+        json_object_foreach(json_object_get(run, "passes"), k,
+                            pass) if (!json_is_true(json_object_get(pass, "passed"))) return false;
     }
     return true;
 }
@@ -218,21 +235,27 @@ static void fmt_rps(json_t *st, char *out, size_t len)
     fmt_thousands(num(st, "median"), m, sizeof(m));
     fmt_thousands(num(st, "min"), lo, sizeof(lo));
     fmt_thousands(num(st, "max"), hi, sizeof(hi));
-    if (!strcmp(lo, hi)) snprintf(out, len, "%s", m);
-    else snprintf(out, len, "%s (%s–%s)", m, lo, hi);
+    if (!strcmp(lo, hi))
+        snprintf(out, len, "%s", m);
+    else
+        snprintf(out, len, "%s (%s–%s)", m, lo, hi);
 }
 
 static void fmt_ok(json_t *st, char *out, size_t len)
 {
-    if (num(st, "min") == num(st, "max")) snprintf(out, len, "%.1f", num(st, "median"));
-    else snprintf(out, len, "%.1f (%.1f–%.1f)", num(st, "median"), num(st, "min"), num(st, "max"));
+    if (num(st, "min") == num(st, "max"))
+        snprintf(out, len, "%.1f", num(st, "median"));
+    else
+        snprintf(out, len, "%.1f (%.1f–%.1f)", num(st, "median"), num(st, "min"), num(st, "max"));
 }
 
 /* "+3.1%" / "−5.7%" (a real minus sign, as BENCHMARK_RESULTS.md writes it). */
 static void fmt_signed(double pct, char *out, size_t len)
 {
-    if (pct < 0) snprintf(out, len, "\u2212%.1f%%", -pct);
-    else snprintf(out, len, "+%.1f%%", pct);
+    if (pct < 0)
+        snprintf(out, len, "\u2212%.1f%%", -pct);
+    else
+        snprintf(out, len, "+%.1f%%", pct);
 }
 
 /* Δ or cold→warm with its verdict. */
@@ -315,9 +338,12 @@ static const char *status_word(json_t *run)
 static void md_text(FILE *f, const char *s, bool in_code)
 {
     for (; s && *s; s++) {
-        if (*s == '|' || (*s == '`' && !in_code)) fputc('\\', f), fputc(*s, f);
-        else if (*s == '\n') fputc(' ', f);
-        else fputc(*s, f);
+        if (*s == '|' || (*s == '`' && !in_code))
+            fputc('\\', f), fputc(*s, f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
     }
 }
 
@@ -339,8 +365,9 @@ static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
     char buf[64];
     fprintf(f, "# Benchmark results — hammer matrix\n\n");
     if (json_is_true(json_object_get(doc, "interrupted")))
-        fprintf(f, "**Interrupted:** the matrix was stopped by a signal; the figures cover the runs "
-                   "that completed.\n\n");
+        fprintf(f,
+                "**Interrupted:** the matrix was stopped by a signal; the figures cover the runs "
+                "that completed.\n\n");
     fprintf(f, "## Environment\n\n| Item | Value |\n|---|---|\n");
     fprintf(f, "| Date | %s |\n", str_at(doc, "started", NULL));
     fprintf(f, "| hammer | %s |\n", str_at(env, "hammer_version", NULL));
@@ -350,7 +377,8 @@ static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
     fprintf(f, "| OS | %s |\n| Kernel | %s |\n| Host | %s |\n| Engine | %s |\n\n",
             str_at(env, "os", NULL), str_at(env, "kernel", NULL), str_at(env, "hostname", NULL),
             str_at(env, "engine", NULL));
-    fprintf(f, "## Test methodology\n\nTool: `hammer matrix %s`\n\n| Parameter | Value |\n|---|---|\n",
+    fprintf(f,
+            "## Test methodology\n\nTool: `hammer matrix %s`\n\n| Parameter | Value |\n|---|---|\n",
             str_at(doc, "parameters", "profiles_file"));
     if (str_at(doc, "parameters", "duration"))
         fprintf(f, "| Duration per pass | %s |\n", str_at(doc, "parameters", "duration"));
@@ -361,29 +389,38 @@ static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
     fprintf(f, "| Passes | %s (server just started) + %s (right after, same server) |\n", a, b);
     if (str_at(doc, "parameters", "server_cpus") || str_at(doc, "parameters", "hammer_cpus")) {
         fputs("| CPU pinning | server on ", f);
-        md_cell(f, str_at(doc, "parameters", "server_cpus") ? str_at(doc, "parameters", "server_cpus") : "any");
+        md_cell(f, str_at(doc, "parameters", "server_cpus")
+                       ? str_at(doc, "parameters", "server_cpus")
+                       : "any");
         fputs(", hammer on ", f);
-        md_cell(f, str_at(doc, "parameters", "hammer_cpus") ? str_at(doc, "parameters", "hammer_cpus") : "any");
+        md_cell(f, str_at(doc, "parameters", "hammer_cpus")
+                       ? str_at(doc, "parameters", "hammer_cpus")
+                       : "any");
         fputs(" |\n", f);
     }
-    fprintf(f, "| Runs | %lld rounds, profiles interleaved (order rotated each round) |\n",
-            (long long)json_integer_value(json_object_get(json_object_get(doc, "parameters"), "runs")));
+    fprintf(
+        f, "| Runs | %lld rounds, profiles interleaved (order rotated each round) |\n",
+        (long long)json_integer_value(json_object_get(json_object_get(doc, "parameters"), "runs")));
     fprintf(f, "| Figures | median across runs, (min–max) range in parentheses |\n\n");
     fprintf(f, "## Workloads\n\n| Name | Scenario | Extra hammer arguments |\n|---|---|---|\n");
     size_t i;
     json_t *o;
-    json_array_foreach(json_object_get(doc, "workloads"), i, o) {
+    json_array_foreach(json_object_get(doc, "workloads"), i, o)
+    {
         fputs("| ", f);
         md_cell(f, str_at(o, "name", NULL));
         fputs(" | ", f);
         md_cell(f, str_at(o, "scenario", NULL));
         fputs(" | ", f);
-        if (str_at(o, "args", NULL)) md_code(f, str_at(o, "args", NULL));
-        else fputs("—", f);
+        if (str_at(o, "args", NULL))
+            md_code(f, str_at(o, "args", NULL));
+        else
+            fputs("—", f);
         fprintf(f, " |\n");
     }
     fprintf(f, "\n## Profiles\n\n| Profile | Command | Environment |\n|---|---|---|\n");
-    json_array_foreach(json_object_get(doc, "profiles"), i, o) {
+    json_array_foreach(json_object_get(doc, "profiles"), i, o)
+    {
         fputs("| ", f);
         md_cell(f, str_at(o, "name", NULL));
         fputs(" | ", f);
@@ -391,7 +428,8 @@ static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
         fputs(" | ", f);
         size_t e;
         json_t *ev;
-        json_array_foreach(json_object_get(o, "env"), e, ev) {
+        json_array_foreach(json_object_get(o, "env"), e, ev)
+        {
             if (e) fputc(' ', f);
             md_code(f, json_string_value(ev));
         }
@@ -406,27 +444,32 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
     pass_names(doc, a, b, sizeof(a));
     write_header_md(f, doc, a, b);
     const char *baseline = str_at(doc, "parameters", "baseline");
-    fprintf(f, "All throughput values in actions/s (requests/s for `get`). Δ is %s r/s vs %s %s. "
-               "\"not separable\": the two ranges overlap, so the difference is within "
-               "run-to-run noise. \u26a0 OK<100%%: some actions failed, and failed actions are "
-               "cheap, so that throughput is not comparable.\n",
+    fprintf(f,
+            "All throughput values in actions/s (requests/s for `get`). Δ is %s r/s vs %s %s. "
+            "\"not separable\": the two ranges overlap, so the difference is within "
+            "run-to-run noise. \u26a0 OK<100%%: some actions failed, and failed actions are "
+            "cheap, so that throughput is not comparable.\n",
             b, baseline ? baseline : "the first profile", b);
     const char *wname;
     json_t *ws;
-    json_object_foreach(json_object_get(doc, "summary"), wname, ws) {
+    json_object_foreach(json_object_get(doc, "summary"), wname, ws)
+    {
         fputs("\n### ", f);
         md_cell(f, wname);
         fputs("\n\n", f);
-        fprintf(f, "| Profile | %s r/s | %s r/s | Δ | %s OK%% | %s OK%% | %s→%s |\n", a, b, a, b, a, b);
+        fprintf(f, "| Profile | %s r/s | %s r/s | Δ | %s OK%% | %s OK%% | %s→%s |\n", a, b, a, b, a,
+                b);
         fprintf(f, "|---|---:|---:|---:|---:|---:|---:|\n");
         size_t i;
         json_t *row;
-        json_array_foreach(json_object_get(ws, "rows"), i, row) {
+        json_array_foreach(json_object_get(ws, "rows"), i, row)
+        {
             table_row t;
             format_row(row, &t);
             fputs("| ", f);
             md_cell(f, t.profile);
-            if (t.skipped) fprintf(f, " | SKIPPED | | | | | |\n");
+            if (t.skipped)
+                fprintf(f, " | SKIPPED | | | | | |\n");
             else
                 fprintf(f, "%s | %s | %s | %s | %s | %s | %s |\n", t.failed ? " ¹" : "", t.cold,
                         t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w);
@@ -436,20 +479,25 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
     bool any = false;
     size_t i;
     json_t *run;
-    json_array_foreach(json_object_get(doc, "runs"), i, run) {
+    json_array_foreach(json_object_get(doc, "runs"), i, run)
+    {
         if (!strcmp(text(run, "status"), "ok")) continue;
-        if (!any) fprintf(f, "\n### Skipped and failed runs\n\n¹ figures from fewer runs; see below.\n\n");
+        if (!any)
+            fprintf(f,
+                    "\n### Skipped and failed runs\n\n¹ figures from fewer runs; see below.\n\n");
         any = true;
         fprintf(f, "- round %lld, ", (long long)json_integer_value(json_object_get(run, "round")));
         md_cell(f, str_at(run, "profile", NULL));
         fputs(" × ", f);
         md_cell(f, str_at(run, "workload", NULL));
         fprintf(f, ": %s — ", status_word(run));
-        md_cell(f, str_at(run, "reason", NULL) ? str_at(run, "reason", NULL) : "no reason recorded");
+        md_cell(f,
+                str_at(run, "reason", NULL) ? str_at(run, "reason", NULL) : "no reason recorded");
         fprintf(f, "\n");
     }
-    fprintf(f, "\nEvery run's numbers, the environment and the logs directory (%s) are in the JSON "
-               "report.\n",
+    fprintf(f,
+            "\nEvery run's numbers, the environment and the logs directory (%s) are in the JSON "
+            "report.\n",
             str_at(doc, "logs_dir", NULL));
     return ferror(f) ? -EIO : 0;
 }
@@ -467,11 +515,20 @@ static void html_text(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -494,11 +551,13 @@ static void svg_plot(FILE *f, json_t *rows, const char *a, const char *b)
     double ymax = 0;
     size_t i, k;
     json_t *row, *pt;
-    json_array_foreach(rows, i, row) {
+    json_array_foreach(rows, i, row)
+    {
         json_t *lat = json_object_get(row, "latency_us");
         const char *names[2] = {a, b};
         for (int s = 0; s < 2; s++)
-            json_array_foreach(json_object_get(lat, names[s]), k, pt) {
+            json_array_foreach(json_object_get(lat, names[s]), k, pt)
+            {
                 double v = json_number_value(json_array_get(pt, 1));
                 if (v > ymax) ymax = v;
             }
@@ -509,48 +568,57 @@ static void svg_plot(FILE *f, json_t *rows, const char *a, const char *b)
     }
     /* A round axis: 1, 2 or 5 times a power of ten per step, 4-6 steps. */
     double ms = ymax / 1000.0, step = pow(10, floor(log10(ms / 5)));
-    if (ms / step > 25) step *= 5;
-    else if (ms / step > 10) step *= 2;
+    if (ms / step > 25)
+        step *= 5;
+    else if (ms / step > 10)
+        step *= 2;
     double top = ceil(ms / step) * step;
     double pw = W - ml - mr, ph = H - mt - mb;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
-               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
+            "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
             W, H, W, H);
     const char *xl[] = {"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "max"};
     for (int t = 0; t <= 6; t++) {
         double x = ml + t / 6.0 * pw;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
                 x, mt, x, mt + ph, x, mt + ph + 14, xl[t]);
     }
     for (double v = 0; v <= top + step / 2; v += step) {
         double y = mt + ph - v / top * ph;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 ml, y, ml + pw, y, ml - 6, y + 4, v);
     }
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">percentile</text>\n"
-               "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\">"
-               "latency (ms)</text>\n",
+    fprintf(f,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">percentile</text>\n"
+            "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\">"
+            "latency (ms)</text>\n",
             ml + pw / 2, H - 6, mt + ph / 2);
     int legend = 0;
-    json_array_foreach(rows, i, row) {
+    json_array_foreach(rows, i, row)
+    {
         json_t *lat = json_object_get(row, "latency_us");
         if (!lat) continue;
         const char *color = palette[i % HM_ARRAY_LEN(palette)];
         const char *names[2] = {b, a}; /* warm solid, cold dashed */
         for (int s = 0; s < 2; s++) {
-            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", color,
-                    s ? "1.2" : "2", s ? " stroke-dasharray=\"5 4\"" : "");
-            json_array_foreach(json_object_get(lat, names[s]), k, pt) {
+            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"",
+                    color, s ? "1.2" : "2", s ? " stroke-dasharray=\"5 4\"" : "");
+            json_array_foreach(json_object_get(lat, names[s]), k, pt)
+            {
                 double x = ml + pct_axis(json_number_value(json_array_get(pt, 0))) / 6.0 * pw;
                 double y = mt + ph - json_number_value(json_array_get(pt, 1)) / 1000.0 / top * ph;
                 fprintf(f, "%.1f,%.1f ", x, y);
             }
             fprintf(f, "\"/>\n");
             double ly = mt + 8 + 16 * legend++;
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                       "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">",
+            fprintf(f,
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                    "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">",
                     ml + pw + 12, ly, ml + pw + 36, ly, color, s ? " stroke-dasharray=\"5 4\"" : "",
                     ml + pw + 42, ly + 4);
             html_text(f, json_string_value(json_object_get(row, "profile")));
@@ -565,15 +633,17 @@ int hm_matrix_html(FILE *f, json_t *doc)
     char a[64], b[64];
     pass_names(doc, a, b, sizeof(a));
     json_t *env = json_object_get(doc, "environment");
-    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-               "<title>hammer matrix — benchmark results</title>\n<style>\n"
-               "body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}\n"
-               "table{border-collapse:collapse;margin:.5em 0 1.5em}\n"
-               "th,td{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right}\n"
-               "th{background:#f4f4f4}.skip{color:#a00}.ns{color:#777}code{font-size:90%%}\n"
-               "</style></head><body>\n<h1>Benchmark results — hammer matrix</h1>\n");
+    fprintf(
+        f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+           "<title>hammer matrix — benchmark results</title>\n<style>\n"
+           "body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}\n"
+           "table{border-collapse:collapse;margin:.5em 0 1.5em}\n"
+           "th,td{border:1px solid #ccc;padding:.25em .6em}td.n{text-align:right}\n"
+           "th{background:#f4f4f4}.skip{color:#a00}.ns{color:#777}code{font-size:90%%}\n"
+           "</style></head><body>\n<h1>Benchmark results — hammer matrix</h1>\n");
     if (json_is_true(json_object_get(doc, "interrupted")))
-        fprintf(f, "<p><strong>Interrupted:</strong> the figures cover the runs that completed.</p>\n");
+        fprintf(
+            f, "<p><strong>Interrupted:</strong> the figures cover the runs that completed.</p>\n");
     fprintf(f, "<h2>Environment</h2>\n<table>\n");
     const char *items[][2] = {{"Date", str_at(doc, "started", NULL)},
                               {"hammer", str_at(env, "hammer_version", NULL)},
@@ -591,17 +661,21 @@ int hm_matrix_html(FILE *f, json_t *doc)
     }
     char buf[64];
     const char *duration = str_at(doc, "parameters", "duration");
-    fprintf(f, "<tr><th>Runs</th><td>%lld, profiles interleaved</td></tr>\n<tr><th>%s per pass</th><td>",
-            (long long)json_integer_value(json_object_get(json_object_get(doc, "parameters"), "runs")),
-            duration ? "Duration" : "Actions");
+    fprintf(
+        f,
+        "<tr><th>Runs</th><td>%lld, profiles interleaved</td></tr>\n<tr><th>%s per pass</th><td>",
+        (long long)json_integer_value(json_object_get(json_object_get(doc, "parameters"), "runs")),
+        duration ? "Duration" : "Actions");
     html_text(f, duration ? duration : param(doc, "actions", "5,000", buf, sizeof(buf)));
     fprintf(f, "</td></tr>\n<tr><th>Concurrency</th><td>");
     html_text(f, param(doc, "concurrency", "200", buf, sizeof(buf)));
     fprintf(f, "</td></tr>\n</table>\n");
-    fprintf(f, "<h2>Profiles</h2>\n<table><tr><th>Profile</th><th>Command</th><th>Environment</th></tr>\n");
+    fprintf(f, "<h2>Profiles</h2>\n<table><tr><th>Profile</th><th>Command</th><th>Environment</"
+               "th></tr>\n");
     size_t i;
     json_t *o;
-    json_array_foreach(json_object_get(doc, "profiles"), i, o) {
+    json_array_foreach(json_object_get(doc, "profiles"), i, o)
+    {
         fprintf(f, "<tr><td>");
         html_text(f, str_at(o, "name", NULL));
         fprintf(f, "</td><td><code>");
@@ -609,28 +683,33 @@ int hm_matrix_html(FILE *f, json_t *doc)
         fprintf(f, "</code></td><td>");
         size_t e;
         json_t *ev;
-        json_array_foreach(json_object_get(o, "env"), e, ev) {
+        json_array_foreach(json_object_get(o, "env"), e, ev)
+        {
             fprintf(f, "<code>");
             html_text(f, json_string_value(ev));
             fprintf(f, "</code> ");
         }
         fprintf(f, "</td></tr>\n");
     }
-    fprintf(f, "</table>\n<h2>Results</h2>\n<p>Throughput in actions/s: median across runs, "
-               "(min–max) range. Δ is %s r/s vs the baseline profile (",
+    fprintf(f,
+            "</table>\n<h2>Results</h2>\n<p>Throughput in actions/s: median across runs, "
+            "(min–max) range. Δ is %s r/s vs the baseline profile (",
             b);
     html_text(f, str_at(doc, "parameters", "baseline"));
     fprintf(f, "). <span class=\"ns\">not separable</span>: the ranges overlap.</p>\n");
     const char *wname;
     json_t *ws;
-    json_object_foreach(json_object_get(doc, "summary"), wname, ws) {
+    json_object_foreach(json_object_get(doc, "summary"), wname, ws)
+    {
         fprintf(f, "<h3>");
         html_text(f, wname);
-        fprintf(f, "</h3>\n<table><tr><th>Profile</th><th>%s r/s</th><th>%s r/s</th><th>Δ</th>"
-                   "<th>%s OK%%</th><th>%s OK%%</th><th>%s→%s</th></tr>\n",
+        fprintf(f,
+                "</h3>\n<table><tr><th>Profile</th><th>%s r/s</th><th>%s r/s</th><th>Δ</th>"
+                "<th>%s OK%%</th><th>%s OK%%</th><th>%s→%s</th></tr>\n",
                 a, b, a, b, a, b);
         json_t *row;
-        json_array_foreach(json_object_get(ws, "rows"), i, row) {
+        json_array_foreach(json_object_get(ws, "rows"), i, row)
+        {
             table_row t;
             format_row(row, &t);
             fprintf(f, "<tr><td>");
@@ -644,25 +723,30 @@ int hm_matrix_html(FILE *f, json_t *doc)
             fprintf(f, "%s</td>", t.failed ? " ¹" : "");
             const char *cells[] = {t.cold, t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w};
             for (size_t c = 0; c < HM_ARRAY_LEN(cells); c++) {
-                bool no_verdict = strstr(cells[c], "(not separable)") || strstr(cells[c], "(one run)");
+                bool no_verdict =
+                    strstr(cells[c], "(not separable)") || strstr(cells[c], "(one run)");
                 fprintf(f, "<td class=\"n%s\">", no_verdict ? " ns" : "");
                 html_text(f, cells[c]);
                 fprintf(f, "</td>");
             }
             fprintf(f, "</tr>\n");
         }
-        fprintf(f, "</table>\n<p>Latency distribution (median across runs at each percentile; "
-                   "solid %s, dashed %s):</p>\n",
+        fprintf(f,
+                "</table>\n<p>Latency distribution (median across runs at each percentile; "
+                "solid %s, dashed %s):</p>\n",
                 b, a);
         svg_plot(f, json_object_get(ws, "rows"), a, b);
     }
     bool any = false;
     json_t *run;
-    json_array_foreach(json_object_get(doc, "runs"), i, run) {
+    json_array_foreach(json_object_get(doc, "runs"), i, run)
+    {
         if (!strcmp(text(run, "status"), "ok")) continue;
-        if (!any) fprintf(f, "<h2>Skipped and failed runs</h2>\n<p>¹ figures from fewer runs.</p><ul>\n");
+        if (!any)
+            fprintf(f, "<h2>Skipped and failed runs</h2>\n<p>¹ figures from fewer runs.</p><ul>\n");
         any = true;
-        fprintf(f, "<li>round %lld, ", (long long)json_integer_value(json_object_get(run, "round")));
+        fprintf(f, "<li>round %lld, ",
+                (long long)json_integer_value(json_object_get(run, "round")));
         html_text(f, str_at(run, "profile", NULL));
         fprintf(f, " × ");
         html_text(f, str_at(run, "workload", NULL));
@@ -678,8 +762,10 @@ int hm_matrix_html(FILE *f, json_t *doc)
     char *data = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10));
     if (!data) return -ENOMEM;
     for (const char *p = data; *p; p++) {
-        if (*p == '<') fputs("\\u003c", f);
-        else fputc(*p, f);
+        if (*p == '<')
+            fputs("\\u003c", f);
+        else
+            fputc(*p, f);
     }
     free(data);
     fprintf(f, "\n</script>\n</body></html>\n");

@@ -130,7 +130,8 @@ static void *report_loop(void *arg)
     uint64_t sent = 0, ok = 0;
     hm_hdr_reset(&interval);
     collect(&sent, &ok, &interval);
-    if (opts.hlog && hm_hdr_count(&interval)) hm_hlog_write(opts.hlog, opts.hlog_tag, from, hm_now_ns(), &interval);
+    if (opts.hlog && hm_hdr_count(&interval))
+        hm_hlog_write(opts.hlog, opts.hlog_tag, from, hm_now_ns(), &interval);
     hm_hdr_destroy(&interval);
     return NULL;
 }
