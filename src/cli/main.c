@@ -359,7 +359,10 @@ int main(int argc, char **argv)
         }
         continue;
     bad_value:
-        fprintf(stderr, "hammer: bad value '%s' for %s\n", optarg, argv[optind - 1]);
+        /* "-c abc": the option is the word before its value; "--concurrency=abc"
+         * and "-cabc": the same word. */
+        fprintf(stderr, "hammer: bad value '%s' for %s\n", optarg,
+                optind >= 2 && argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1]);
         return EXIT_USAGE;
     }
     if (optind < argc && !strcmp(argv[optind], "list")) {
