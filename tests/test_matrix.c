@@ -65,14 +65,16 @@ int main(int argc, char **argv)
             "[matrix]\nruns = 2\nactions = 300\nconcurrency = 20\nbaseline = default\n"
             "health_timeout = 2s\nstop_grace = 2s\nserver_cpus = 0\nhammer_cpus = 0\n\n"
             "[profile default]\ncommand = '%s' --port {port}\nhealth = /_health\n\n"
-            "[profile epoll]\ncommand = '%s' --port {port} --engine epoll\nhealth = /_health\n"
+            "[profile epoll]\ncommand = \"{bindir}/bench_app\" --port {port} --engine epoll\n"
+            "health = /_health\n"
             "env = HAMMER_MATRIX_TEST=1\n\n"
-            "[profile never-healthy]\ncommand = /bin/sleep 30\nhealth = /_health\n\n"
+            "[profile never-healthy]\ncommand = /bin/sh -c 'echo waiting; exec sleep 30'\n"
+            "health = /_health\n\n"
             "[profile missing]\ncommand = /nonexistent/server --port {port}\n\n"
             "[profile exits]\ncommand = /bin/sh -c 'echo boom >&2; exit 3'\n\n"
             "[workload counter]\nscenario = counter\n\n"
             "[workload io]\nscenario = io\nargs = --mode browser\n",
-            argv[2], argv[2]);
+            argv[2]);
     fclose(f);
 
     proc p;
@@ -93,6 +95,7 @@ int main(int argc, char **argv)
     ASSERT(strstr(text, "| never-healthy | SKIPPED"));
     ASSERT(strstr(text, "| missing | SKIPPED"));
     ASSERT(strstr(text, "not healthy after 2.0 s"));
+    ASSERT(strstr(text, "its last output: waiting"));
     ASSERT(strstr(text, "cannot start /nonexistent/server"));
     ASSERT(strstr(text, "exited with status 3 before becoming healthy (last output: boom)"));
     ASSERT(strstr(text, "| Kernel | Linux"));
@@ -165,7 +168,14 @@ int main(int argc, char **argv)
     fclose(f);
     char *bad_cpus[] = {argv[1], "matrix", ini, NULL};
     ASSERT_EQ(proc_run(&p, bad_cpus, 30), 2);
-    ASSERT(strstr(p.out, "server_cpus = 1000: none of these CPUs is available here"));
+    ASSERT(strstr(p.out, "server_cpus = 1000: CPU 1000 is not available here"));
+    /* Values meant for hammer are checked before any server starts. */
+    f = fopen(ini, "w");
+    ASSERT(f);
+    fprintf(f, "[profile a]\ncommand = x\n[workload w]\nscenario = nosuch\n");
+    fclose(f);
+    ASSERT_EQ(proc_run(&p, bad_cpus, 30), 2);
+    ASSERT(strstr(p.out, "scenario = nosuch: no such scenario"));
     printf("matrix: 20 runs, 8 measured, 3 profiles skipped with reasons; Markdown, JSON, HTML\n");
 
     /* Ctrl-C mid-run: the reports so far, marked interrupted; no server left. */

@@ -305,8 +305,8 @@ static void dir_of(const char *path, char *out, size_t outlen)
     snprintf(out, outlen, "%s", slash ? (buf[0] ? buf : "/") : ".");
 }
 
-/* A CPU list as taskset takes it ("1", "0-3", "0,2-3") into set, checked
- * by pinning ourselves to it for a moment (so offline CPUs are caught).
+/* A CPU list as taskset takes it ("1", "0-3", "0,2-3") into set; every CPU
+ * in it must be one hammer may run on (online, and in its own affinity).
  * false with c->error set. */
 static bool parse_cpus(mx_config *c, const char *key, const char *list, cpu_set_t *set)
 {
@@ -332,16 +332,59 @@ static bool parse_cpus(mx_config *c, const char *key, const char *list, cpu_set_
     }
     cpu_set_t mine;
     if (!CPU_COUNT(set) || sched_getaffinity(0, sizeof(mine), &mine) < 0) goto bad;
-    if (sched_setaffinity(0, sizeof(*set), set) < 0) {
-        snprintf(c->error, sizeof(c->error), "%s = %s: none of these CPUs is available here", key,
-                 list);
-        return false;
-    }
-    sched_setaffinity(0, sizeof(mine), &mine);
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, set) && !CPU_ISSET(i, &mine)) {
+            snprintf(c->error, sizeof(c->error), "%s = %s: CPU %d is not available here", key, list,
+                     i);
+            return false;
+        }
     return true;
 bad:
     snprintf(c->error, sizeof(c->error), "%s = %s: not a CPU list like 1, 0-3 or 0,2", key, list);
     return false;
+}
+
+/* The [matrix] values (w NULL) or a workload's that become hammer options;
+ * NULL when they are fine, else why not (in a static buffer). */
+static const char *check_run_values(const mx_config *c, const mx_workload *w)
+{
+    static char why[300];
+    const char *where = w ? w->name : "matrix";
+    struct {
+        const char *key, *value;
+        long max;
+    } ints[] = {{"actions", w ? w->actions : c->actions, INT32_MAX},
+                {"concurrency", w ? w->concurrency : c->concurrency, 1000000},
+                {"threads", w ? NULL : c->threads, 1024}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(ints); i++) {
+        int v;
+        if (ints[i].value && !parse_int_in(ints[i].value, 1, ints[i].max, &v)) {
+            snprintf(why, sizeof(why), "[%s] %s = %s: not a number from 1 to %ld", where,
+                     ints[i].key, ints[i].value, ints[i].max);
+            return why;
+        }
+    }
+    struct {
+        const char *key, *value;
+    } durations[] = {{"duration", w ? w->duration : c->duration},
+                     {"timeout", w ? NULL : c->timeout}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(durations); i++) {
+        int64_t ns;
+        if (durations[i].value && (hm_parse_duration(durations[i].value, &ns) < 0 || ns <= 0)) {
+            snprintf(why, sizeof(why), "[%s] %s = %s: not a duration like 30s", where,
+                     durations[i].key, durations[i].value);
+            return why;
+        }
+    }
+    /* A plugin named in args may add the scenario; then the run will tell. */
+    bool plugin =
+        (c->args && strstr(c->args, "--plugin")) || (w && w->args && strstr(w->args, "--plugin"));
+    if (w && !plugin && !hm_scenario_find(w->scenario)) {
+        snprintf(why, sizeof(why), "[workload %s] scenario = %s: no such scenario (hammer list)",
+                 w->name, w->scenario);
+        return why;
+    }
+    return NULL;
 }
 
 /* Reads and checks the file; 0, or -EINVAL with c->error set. */
@@ -403,6 +446,17 @@ static int config_load(mx_config *c, const char *path)
     } else if (!set_str(&c->baseline, c->profiles[0].name)) {
         return -ENOMEM;
     }
+    /* What goes to the child hammers is checked here, so a typo is one
+     * error now rather than every run failing after the servers started. */
+    const char *bad = check_run_values(c, NULL);
+    for (int i = 0; !bad && i < c->n_workloads; i++)
+        bad = check_run_values(c, &c->workloads[i]);
+    if (bad) {
+        char msg[400];
+        snprintf(msg, sizeof(msg), "%s: %s", path, bad);
+        copy_str(c->error, sizeof(c->error), msg);
+        return -EINVAL;
+    }
     if ((c->server_cpus && !parse_cpus(c, "server_cpus", c->server_cpus, &c->server_set)) ||
         (c->hammer_cpus && !parse_cpus(c, "hammer_cpus", c->hammer_cpus, &c->hammer_set))) {
         char why[400];
@@ -442,10 +496,29 @@ static void append_quoted(char *out, size_t cap, const char *s)
     out[n] = 0;
 }
 
-/* Replaces {port}, {bindir} and {dir} in tmpl. */
+/* Appends path to out so that it stays one literal word wherever it sits:
+ * single-quoted outside quotes, backslash-escaped inside double quotes,
+ * as it is inside single quotes (where nothing can be escaped). */
+static void append_path(char *out, size_t cap, const char *path, char quote)
+{
+    if (quote == 0) {
+        append_quoted(out, cap, path);
+        return;
+    }
+    size_t n = strlen(out);
+    for (; *path && n + 3 < cap; path++) {
+        if (quote == '"' && strchr("$`\"\\", *path)) out[n++] = '\\';
+        out[n++] = *path;
+    }
+    out[n] = 0;
+}
+
+/* Replaces {port}, {bindir} and {dir} in tmpl, minding the quotes around
+ * them (the result goes to split_words). */
 static int expand(const mx_config *c, const char *tmpl, int port, char *out, size_t cap)
 {
     out[0] = 0;
+    char quote = 0; /* the quote we are inside, if any */
     for (const char *p = tmpl; *p;) {
         size_t n = strlen(out);
         if (n + 16 >= cap) return -E2BIG;
@@ -453,12 +526,17 @@ static int expand(const mx_config *c, const char *tmpl, int port, char *out, siz
             snprintf(out + n, cap - n, "%d", port);
             p += 6;
         } else if (!strncmp(p, "{bindir}", 8)) {
-            append_quoted(out, cap, c->bindir);
+            append_path(out, cap, c->bindir, quote);
             p += 8;
         } else if (!strncmp(p, "{dir}", 5)) {
-            append_quoted(out, cap, c->dir);
+            append_path(out, cap, c->dir, quote);
             p += 5;
         } else {
+            if (*p == '\\' && quote != '\'' && p[1]) { /* an escaped character stays as it is */
+                out[n++] = *p++;
+            } else if ((*p == '\'' || *p == '"') && (!quote || quote == *p)) {
+                quote = quote ? 0 : *p;
+            }
             out[n] = *p++;
             out[n + 1] = 0;
         }
@@ -706,11 +784,15 @@ static int launch_and_wait(const mx_config *c, const mx_profile *p, const hm_htt
     char how[64];
     stop_server(s->pid, c->stop_grace_ns, how, sizeof(how));
     s->pid = -1;
-    if (atomic_load(&interrupted))
+    if (atomic_load(&interrupted)) {
         snprintf(why, whylen, "interrupted while waiting for health");
-    else
-        snprintf(why, whylen, "not healthy after %.1f s (last: %s)",
-                 (double)c->health_timeout_ns / 1e9, probe_why);
+    } else {
+        char tail[200];
+        last_line(s->log, tail, sizeof(tail));
+        snprintf(why, whylen, "not healthy after %.1f s (last: %s%s%s)",
+                 (double)c->health_timeout_ns / 1e9, probe_why,
+                 tail[0] ? "; its last output: " : "", tail);
+    }
     return -1;
 }
 

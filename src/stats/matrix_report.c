@@ -645,9 +645,12 @@ int hm_matrix_html(FILE *f, json_t *doc)
         fprintf(
             f, "<p><strong>Interrupted:</strong> the figures cover the runs that completed.</p>\n");
     fprintf(f, "<h2>Environment</h2>\n<table>\n");
+    char mem[32];
+    snprintf(mem, sizeof(mem), "%.1f GiB", num(env, "memory_gib"));
     const char *items[][2] = {{"Date", str_at(doc, "started", NULL)},
                               {"hammer", str_at(env, "hammer_version", NULL)},
                               {"CPU", str_at(env, "cpu", NULL)},
+                              {"Memory", mem},
                               {"OS", str_at(env, "os", NULL)},
                               {"Kernel", str_at(env, "kernel", NULL)},
                               {"Host", str_at(env, "hostname", NULL)},
@@ -669,7 +672,32 @@ int hm_matrix_html(FILE *f, json_t *doc)
     html_text(f, duration ? duration : param(doc, "actions", "5,000", buf, sizeof(buf)));
     fprintf(f, "</td></tr>\n<tr><th>Concurrency</th><td>");
     html_text(f, param(doc, "concurrency", "200", buf, sizeof(buf)));
+    fprintf(f, "</td></tr>\n<tr><th>Per-request timeout</th><td>");
+    html_text(f, param(doc, "timeout", "5s", buf, sizeof(buf)));
+    const char *scpus = str_at(doc, "parameters", "server_cpus");
+    const char *hcpus = str_at(doc, "parameters", "hammer_cpus");
+    if (scpus || hcpus) {
+        fprintf(f, "</td></tr>\n<tr><th>CPU pinning</th><td>server on ");
+        html_text(f, scpus ? scpus : "any");
+        fprintf(f, ", hammer on ");
+        html_text(f, hcpus ? hcpus : "any");
+    }
     fprintf(f, "</td></tr>\n</table>\n");
+    fprintf(f, "<h2>Workloads</h2>\n<table><tr><th>Name</th><th>Scenario</th>"
+               "<th>Extra hammer arguments</th></tr>\n");
+    size_t wi;
+    json_t *wo;
+    json_array_foreach(json_object_get(doc, "workloads"), wi, wo)
+    {
+        fprintf(f, "<tr><td>");
+        html_text(f, str_at(wo, "name", NULL));
+        fprintf(f, "</td><td>");
+        html_text(f, str_at(wo, "scenario", NULL));
+        fprintf(f, "</td><td><code>");
+        html_text(f, str_at(wo, "args", NULL) ? str_at(wo, "args", NULL) : "—");
+        fprintf(f, "</code></td></tr>\n");
+    }
+    fprintf(f, "</table>\n");
     fprintf(f, "<h2>Profiles</h2>\n<table><tr><th>Profile</th><th>Command</th><th>Environment</"
                "th></tr>\n");
     size_t i;
