@@ -533,6 +533,14 @@ static void html_text(FILE *f, const char *s)
     }
 }
 
+/* One table cell of escaped text, in <code> when code. */
+static void html_cell(FILE *f, const char *text, bool code)
+{
+    fputs(code ? "<td><code>" : "<td>", f);
+    html_text(f, text);
+    fputs(code ? "</code></td>" : "</td>", f);
+}
+
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                       "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
 
@@ -689,13 +697,11 @@ int hm_matrix_html(FILE *f, json_t *doc)
     json_t *wo;
     json_array_foreach(json_object_get(doc, "workloads"), wi, wo)
     {
-        fprintf(f, "<tr><td>");
-        html_text(f, str_at(wo, "name", NULL));
-        fprintf(f, "</td><td>");
-        html_text(f, str_at(wo, "scenario", NULL));
-        fprintf(f, "</td><td><code>");
-        html_text(f, str_at(wo, "args", NULL) ? str_at(wo, "args", NULL) : "—");
-        fprintf(f, "</code></td></tr>\n");
+        fputs("<tr>", f);
+        html_cell(f, str_at(wo, "name", NULL), false);
+        html_cell(f, str_at(wo, "scenario", NULL), false);
+        html_cell(f, str_at(wo, "args", NULL) ? str_at(wo, "args", NULL) : "—", true);
+        fputs("</tr>\n", f);
     }
     fprintf(f, "</table>\n");
     fprintf(f, "<h2>Profiles</h2>\n<table><tr><th>Profile</th><th>Command</th><th>Environment</"
@@ -704,20 +710,19 @@ int hm_matrix_html(FILE *f, json_t *doc)
     json_t *o;
     json_array_foreach(json_object_get(doc, "profiles"), i, o)
     {
-        fprintf(f, "<tr><td>");
-        html_text(f, str_at(o, "name", NULL));
-        fprintf(f, "</td><td><code>");
-        html_text(f, str_at(o, "command", NULL));
-        fprintf(f, "</code></td><td>");
+        fputs("<tr>", f);
+        html_cell(f, str_at(o, "name", NULL), false);
+        html_cell(f, str_at(o, "command", NULL), true);
+        fputs("<td>", f);
         size_t e;
         json_t *ev;
         json_array_foreach(json_object_get(o, "env"), e, ev)
         {
-            fprintf(f, "<code>");
+            fputs("<code>", f);
             html_text(f, json_string_value(ev));
-            fprintf(f, "</code> ");
+            fputs("</code> ", f);
         }
-        fprintf(f, "</td></tr>\n");
+        fputs("</td></tr>\n", f);
     }
     fprintf(f,
             "</table>\n<h2>Results</h2>\n<p>Throughput in actions/s: median across runs, "
