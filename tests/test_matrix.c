@@ -91,6 +91,8 @@ int main(int argc, char **argv)
     ASSERT(strstr(text, "### io"));
     ASSERT(strstr(text, "| Profile | cold r/s | warm r/s | Δ | cold OK% | warm OK% | cold→warm |"));
     ASSERT(strstr(text, "| default | "));
+    ASSERT(strstr(text, "Latency of each action in the warm pass (ms)"));
+    ASSERT(strstr(text, "| Profile | p50 | p99 |"));
     ASSERT(strstr(text, "| epoll | "));
     ASSERT(strstr(text, "| never-healthy | SKIPPED"));
     ASSERT(strstr(text, "| missing | SKIPPED"));
@@ -146,6 +148,8 @@ int main(int argc, char **argv)
         json_string_value(json_object_get(json_object_get(epoll, "delta_pct"), "verdict"));
     ASSERT(verdict && (!strcmp(verdict, "separable") || !strcmp(verdict, "not separable")));
     ASSERT_EQ(json_array_size(json_object_get(json_object_get(epoll, "latency_us"), "warm")), 13);
+    ASSERT(json_number_value(json_object_get(json_object_get(epoll, "warm_p99_us"), "median")) >=
+           json_number_value(json_object_get(json_object_get(epoll, "warm_p50_us"), "median")));
     ASSERT_EQ(json_int_at(json_array_get(rows, 2), "runs"), 0);
     json_decref(doc);
     check_html(html);

@@ -101,10 +101,10 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
                              const char *b)
 {
     size_t cap = json_array_size(runs) + 1;
-    double *v[5];
+    double *v[7];
     json_t **pa = hm_calloc(cap, sizeof(json_t *)), **pb = hm_calloc(cap, sizeof(json_t *));
-    for (int i = 0; i < 5; i++)
-        v[i] = hm_calloc(cap, sizeof(double));
+    for (size_t k = 0; k < HM_ARRAY_LEN(v); k++)
+        v[k] = hm_calloc(cap, sizeof(double));
     int n = 0, failed = 0, skipped = 0;
     const char *reason = NULL;
     size_t i;
@@ -129,6 +129,8 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
         v[2][n] = num(ja, "ok_pct");
         v[3][n] = num(jb, "ok_pct");
         v[4][n] = v[0][n] > 0 ? (v[1][n] / v[0][n] - 1) * 100 : 0;
+        v[5][n] = num(json_object_get(jb, "latency_us"), "p50");
+        v[6][n] = num(json_object_get(jb, "latency_us"), "p99");
         pa[n] = ja;
         pb[n] = jb;
         n++;
@@ -145,11 +147,13 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
         json_object_set_new(row, "cold_ok_pct", stat_of(v[2], n));
         json_object_set_new(row, "warm_ok_pct", stat_of(v[3], n));
         json_object_set_new(row, "cold_to_warm_pct", c2w);
+        json_object_set_new(row, "warm_p50_us", stat_of(v[5], n));
+        json_object_set_new(row, "warm_p99_us", stat_of(v[6], n));
         json_object_set_new(
             row, "latency_us",
             json_pack("{s:o, s:o}", a, median_ladder(pa, n, v[0]), b, median_ladder(pb, n, v[1])));
     }
-    for (int k = 0; k < 5; k++)
+    for (size_t k = 0; k < HM_ARRAY_LEN(v); k++)
         hm_free(v[k]);
     hm_free(pa);
     hm_free(pb);
@@ -247,6 +251,16 @@ static void fmt_ok(json_t *st, char *out, size_t len)
         snprintf(out, len, "%.1f", num(st, "median"));
     else
         snprintf(out, len, "%.1f (%.1f–%.1f)", num(st, "median"), num(st, "min"), num(st, "max"));
+}
+
+/* Microseconds as "1.75 (1.60–2.01)" milliseconds. */
+static void fmt_ms(json_t *st, char *out, size_t len)
+{
+    double m = num(st, "median") / 1000, lo = num(st, "min") / 1000, hi = num(st, "max") / 1000;
+    if (lo == hi)
+        snprintf(out, len, "%.2f", m);
+    else
+        snprintf(out, len, "%.2f (%.2f–%.2f)", m, lo, hi);
 }
 
 /* "+3.1%" / "−5.7%" (a real minus sign, as BENCHMARK_RESULTS.md writes it). */
@@ -473,6 +487,22 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
             else
                 fprintf(f, "%s | %s | %s | %s | %s | %s | %s |\n", t.failed ? " ¹" : "", t.cold,
                         t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w);
+        }
+        /* Latency beside throughput: a profile can serve more and still
+         * answer slower at the tail. */
+        fprintf(f,
+                "\nLatency of each action in the %s pass (ms), median (min–max) across runs:\n\n"
+                "| Profile | p50 | p99 |\n|---|---:|---:|\n",
+                b);
+        json_array_foreach(json_object_get(ws, "rows"), i, row)
+        {
+            if (!json_object_get(row, "warm_p99_us")) continue;
+            char p50[64], p99[64];
+            fmt_ms(json_object_get(row, "warm_p50_us"), p50, sizeof(p50));
+            fmt_ms(json_object_get(row, "warm_p99_us"), p99, sizeof(p99));
+            fputs("| ", f);
+            md_cell(f, text(row, "profile"));
+            fprintf(f, " | %s | %s |\n", p50, p99);
         }
     }
     /* Why anything is missing. */
@@ -763,6 +793,22 @@ int hm_matrix_html(FILE *f, json_t *doc)
                 fprintf(f, "</td>");
             }
             fprintf(f, "</tr>\n");
+        }
+        fprintf(f,
+                "</table>\n<table><tr><th>Profile</th><th>%s p50 (ms)</th><th>%s p99 (ms)</th>"
+                "</tr>\n",
+                b, b);
+        json_array_foreach(json_object_get(ws, "rows"), i, row)
+        {
+            if (!json_object_get(row, "warm_p99_us")) continue;
+            char p50[64], p99[64];
+            fmt_ms(json_object_get(row, "warm_p50_us"), p50, sizeof(p50));
+            fmt_ms(json_object_get(row, "warm_p99_us"), p99, sizeof(p99));
+            fputs("<tr>", f);
+            html_cell(f, text(row, "profile"), false);
+            html_cell(f, p50, false);
+            html_cell(f, p99, false);
+            fputs("</tr>\n", f);
         }
         fprintf(f,
                 "</table>\n<p>Latency distribution (median across runs at each percentile; "
