@@ -45,6 +45,16 @@ char *hm_strndup(const char *s, size_t n)
 
 char *hm_strdup(const char *s) { return hm_strndup(s, strlen(s)); }
 
+int hm_parse_int(const char *s, long long min, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) return -EINVAL;
+    *out = v;
+    return 0;
+}
+
 int hm_parse_duration(const char *s, int64_t *ns)
 {
     char *end;

@@ -41,6 +41,10 @@ const char *hm_strerror(int err);
  * seconds, into nanoseconds. 0, or -EINVAL for anything else. */
 int hm_parse_duration(const char *s, int64_t *ns);
 
+/* Parses a whole decimal number in min..max, nothing after it. 0, or
+ * -EINVAL for anything else. */
+int hm_parse_int(const char *s, long long min, long long max, long long *out);
+
 static inline int64_t hm_now_ns(void)
 {
     struct timespec ts;

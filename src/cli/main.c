@@ -87,16 +87,6 @@ static void version(void)
            why ? ": " : "", why ? why : "");
 }
 
-static int parse_int(const char *s, long long min, long long max, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max) return -EINVAL;
-    *out = v;
-    return 0;
-}
-
 static void on_signal(int sig)
 {
     (void)sig;
@@ -252,11 +242,11 @@ int main(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, "c:n:d:t:R:kqhV", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
-            if (parse_int(optarg, 1, 1000000, &v) < 0) goto bad_value;
+            if (hm_parse_int(optarg, 1, 1000000, &v) < 0) goto bad_value;
             o.concurrency = (int)v;
             break;
         case 'n':
-            if (parse_int(optarg, 1, (long long)1 << 50, &v) < 0) goto bad_value;
+            if (hm_parse_int(optarg, 1, (long long)1 << 50, &v) < 0) goto bad_value;
             o.actions = v;
             actions_given = true;
             break;
@@ -270,7 +260,7 @@ int main(int argc, char **argv)
             break;
         }
         case 't':
-            if (parse_int(optarg, 1, 1024, &v) < 0) goto bad_value;
+            if (hm_parse_int(optarg, 1, 1024, &v) < 0) goto bad_value;
             o.threads = (int)v;
             break;
         case OPT_URL: o.url = optarg; break;
@@ -280,7 +270,7 @@ int main(int argc, char **argv)
         case OPT_SIGNALS: o.signals_json = optarg; break;
         case OPT_NO_ORIGIN: o.no_origin = true; break;
         case OPT_OBSERVERS:
-            if (parse_int(optarg, 0, 100000, &v) < 0) goto bad_value;
+            if (hm_parse_int(optarg, 0, 100000, &v) < 0) goto bad_value;
             o.observers = (int)v;
             break;
         case OPT_TIMEOUT:

@@ -153,17 +153,6 @@ static bool set_str(char **slot, const char *value)
     return *slot != NULL;
 }
 
-/* A whole decimal number in lo..hi, nothing after it. */
-static bool parse_int_in(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
-}
-
 static bool set_duration(int64_t *slot, const char *value, mx_config *c, const char *key)
 {
     if (hm_parse_duration(value, slot) == 0 && *slot > 0) return true;
@@ -206,10 +195,12 @@ static int on_ini(void *user, const char *section, const char *key, const char *
     }
     if (!strcmp(section, "matrix")) {
         if (!strcmp(key, "runs")) {
-            if (!parse_int_in(value, 1, 1000, &c->runs)) {
+            long long v;
+            if (hm_parse_int(value, 1, 1000, &v) < 0) {
                 snprintf(c->error, sizeof(c->error), "runs must be 1..1000, not '%s'", value);
                 return 0;
             }
+            c->runs = (int)v;
             return 1;
         }
         struct {
@@ -237,10 +228,12 @@ static int on_ini(void *user, const char *section, const char *key, const char *
         if (!strcmp(key, "url")) return set_str(&p->url, value);
         if (!strcmp(key, "cwd")) return set_str(&p->cwd, value);
         if (!strcmp(key, "port")) {
-            if (!parse_int_in(value, 0, 65535, &p->port)) {
+            long long v;
+            if (hm_parse_int(value, 0, 65535, &v) < 0) {
                 snprintf(c->error, sizeof(c->error), "profile %s: bad port '%s'", name, value);
                 return 0;
             }
+            p->port = (int)v;
             return 1;
         }
         if (!strcmp(key, "env")) {
@@ -352,14 +345,14 @@ static const char *check_run_values(const mx_config *c, const mx_workload *w)
     const char *where = w ? w->name : "matrix";
     struct {
         const char *key, *value;
-        long max;
+        long long max;
     } ints[] = {{"actions", w ? w->actions : c->actions, INT32_MAX},
                 {"concurrency", w ? w->concurrency : c->concurrency, 1000000},
                 {"threads", w ? NULL : c->threads, 1024}};
     for (size_t i = 0; i < HM_ARRAY_LEN(ints); i++) {
-        int v;
-        if (ints[i].value && !parse_int_in(ints[i].value, 1, ints[i].max, &v)) {
-            snprintf(why, sizeof(why), "[%s] %s = %s: not a number from 1 to %ld", where,
+        long long v;
+        if (ints[i].value && hm_parse_int(ints[i].value, 1, ints[i].max, &v) < 0) {
+            snprintf(why, sizeof(why), "[%s] %s = %s: not a number from 1 to %lld", where,
                      ints[i].key, ints[i].value, ints[i].max);
             return why;
         }
@@ -1191,16 +1184,17 @@ int hm_matrix_main(int argc, char **argv)
         config_free(&c);
         return 2;
     }
+    long long v;
     if (runs_arg) {
-        if (!parse_int_in(runs_arg, 1, 1000, &c.runs)) {
+        if (hm_parse_int(runs_arg, 1, 1000, &v) < 0) {
             fprintf(stderr, "hammer matrix: --runs must be 1..1000\n");
             config_free(&c);
             return 2;
         }
+        c.runs = (int)v;
     }
-    int ignored;
-    if ((actions_arg && !parse_int_in(actions_arg, 1, INT32_MAX, &ignored)) ||
-        (conc_arg && !parse_int_in(conc_arg, 1, 1000000, &ignored))) {
+    if ((actions_arg && hm_parse_int(actions_arg, 1, INT32_MAX, &v) < 0) ||
+        (conc_arg && hm_parse_int(conc_arg, 1, 1000000, &v) < 0)) {
         fprintf(stderr, "hammer matrix: -n and -c take a positive number\n");
         config_free(&c);
         return 2;

@@ -263,6 +263,15 @@ static void fmt_ms(json_t *st, char *out, size_t len)
         snprintf(out, len, "%.2f (%.2f–%.2f)", m, lo, hi);
 }
 
+/* A row's warm p50 and p99 as fmt_ms text; false for a row without runs. */
+static bool warm_latency(json_t *row, char *p50, char *p99, size_t len)
+{
+    if (!json_object_get(row, "warm_p99_us")) return false;
+    fmt_ms(json_object_get(row, "warm_p50_us"), p50, len);
+    fmt_ms(json_object_get(row, "warm_p99_us"), p99, len);
+    return true;
+}
+
 /* "+3.1%" / "−5.7%" (a real minus sign, as BENCHMARK_RESULTS.md writes it). */
 static void fmt_signed(double pct, char *out, size_t len)
 {
@@ -496,10 +505,8 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
                 b);
         json_array_foreach(json_object_get(ws, "rows"), i, row)
         {
-            if (!json_object_get(row, "warm_p99_us")) continue;
             char p50[64], p99[64];
-            fmt_ms(json_object_get(row, "warm_p50_us"), p50, sizeof(p50));
-            fmt_ms(json_object_get(row, "warm_p99_us"), p99, sizeof(p99));
+            if (!warm_latency(row, p50, p99, sizeof(p50))) continue;
             fputs("| ", f);
             md_cell(f, text(row, "profile"));
             fprintf(f, " | %s | %s |\n", p50, p99);
@@ -800,10 +807,8 @@ int hm_matrix_html(FILE *f, json_t *doc)
                 b, b);
         json_array_foreach(json_object_get(ws, "rows"), i, row)
         {
-            if (!json_object_get(row, "warm_p99_us")) continue;
             char p50[64], p99[64];
-            fmt_ms(json_object_get(row, "warm_p50_us"), p50, sizeof(p50));
-            fmt_ms(json_object_get(row, "warm_p99_us"), p99, sizeof(p99));
+            if (!warm_latency(row, p50, p99, sizeof(p50))) continue;
             fputs("<tr>", f);
             html_cell(f, text(row, "profile"), false);
             html_cell(f, p50, false);
