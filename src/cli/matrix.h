@@ -2,13 +2,14 @@
  * warm, over interleaved rounds, reported like php-via's
  * BENCHMARK_RESULTS.md (docs/matrix.md).
  *
- * This file owns the orchestration: reading the profiles file, starting and
- * stopping servers (posix_spawn, so execve and no shell, in their own
- * process group), health checks, and one child hammer per (profile,
- * workload) with --passes cold,warm --json. Children keep every run
- * isolated (no client state carries over) and a crash costs one run, not
- * the matrix. The numbers become one JSON document; stats/matrix_report.c
- * summarizes and renders it. */
+ * The orchestration: the profiles file is read and checked first
+ * (matrix_profiles.h); each round starts and stops every profile's server
+ * (posix_spawn, so execve and no shell, in their own process group) and
+ * runs one child hammer per (profile, workload) with --passes cold,warm
+ * --json (matrix_spawn.h). Children keep every run isolated (no client
+ * state carries over) and a crash costs one run, not the matrix. The
+ * numbers become one JSON document, which matrix_summary.h summarizes and
+ * matrix_report.h renders. */
 #ifndef HM_CLI_MATRIX_H
 #define HM_CLI_MATRIX_H
 

@@ -1,0 +1,463 @@
+/* matrix_profiles.c — the profiles file of hammer matrix; see
+ * matrix_profiles.h. */
+#include "cli/matrix_profiles.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/hm_base.h"
+#include "scenarios/scenario.h"
+
+/* Copies as much of src as fits (always terminated). */
+static void copy_str(char *dst, size_t len, const char *src)
+{
+    size_t n = strnlen(src, len - 1);
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+/* ---- UTF-8 --------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
+static int utf8_seq(const unsigned char *p)
+{
+    if (p[0] < 0x80) return 1;
+    int n = p[0] >= 0xf0 && p[0] <= 0xf4  ? 4
+            : p[0] >= 0xe0                ? 3
+            : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
+                                          : 0;
+    if (!n) return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) return 0;
+    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) return 0;
+    return n;
+}
+
+json_t *hm_matrix_json_text(const char *s)
+{
+    size_t n = strlen(s);
+    char *clean = hm_alloc(n + 1);
+    if (!clean) return json_string("");
+    const unsigned char *p = (const unsigned char *)s;
+    size_t o = 0;
+    while (*p) {
+        int k = utf8_seq(p);
+        if (k)
+            memcpy(clean + o, p, (size_t)k), o += (size_t)k, p += k;
+        else
+            clean[o++] = '?', p++;
+    }
+    clean[o] = 0;
+    json_t *j = json_string(clean);
+    hm_free(clean);
+    return j;
+}
+
+static bool is_utf8(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int k = utf8_seq(p);
+        if (!k) return false;
+        p += k;
+    }
+    return true;
+}
+
+/* ---- one KEY = VALUE at a time ------------------------------------------- */
+
+/* 0, or -ENOMEM (the slot is then NULL). */
+static int set_str(char **slot, const char *value)
+{
+    hm_free(*slot);
+    *slot = hm_strdup(value);
+    return *slot ? 0 : -ENOMEM;
+}
+
+/* 0, or -EINVAL with c->error set. */
+static int set_duration(int64_t *slot, const char *value, hm_matrix_config *c, const char *key)
+{
+    if (hm_parse_duration(value, slot) == 0 && *slot > 0) return 0;
+    snprintf(c->error, sizeof(c->error), "%s: '%s' is not a duration (e.g. 10s)", key, value);
+    return -EINVAL;
+}
+
+/* Profiles and workloads both start with their name. */
+_Static_assert(offsetof(hm_matrix_profile, name) == 0, "name first");
+_Static_assert(offsetof(hm_matrix_workload, name) == 0, "name first");
+
+/* The entry a [KIND NAME] line belongs to: the last one while its keys
+ * continue, else a new one. NULL with c->error set for a name used twice
+ * or one entry too many. */
+static void *named_entry(hm_matrix_config *c, const char *kind, const char *name, void *array,
+                         size_t size, int *n, int max)
+{
+    char *a = array;
+    if (*n && !strcmp(*(char **)(void *)(a + (size_t)(*n - 1) * size), name))
+        return a + (size_t)(*n - 1) * size;
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(*(char **)(void *)(a + (size_t)i * size), name)) {
+            snprintf(c->error, sizeof(c->error), "%s '%s' is defined twice", kind, name);
+            return NULL;
+        }
+    if (*n == max) {
+        snprintf(c->error, sizeof(c->error), "more than %d %ss", max, kind);
+        return NULL;
+    }
+    char *e = a + (size_t)(*n)++ * size;
+    return set_str((char **)(void *)e, name) == 0 ? e : NULL;
+}
+
+static int matrix_key(hm_matrix_config *c, const char *key, const char *value)
+{
+    if (!strcmp(key, "runs")) {
+        long long v;
+        if (hm_parse_int(value, 1, 1000, &v) < 0) {
+            snprintf(c->error, sizeof(c->error), "runs must be 1..1000, not '%s'", value);
+            return -EINVAL;
+        }
+        c->runs = (int)v;
+        return 0;
+    }
+    struct {
+        const char *key;
+        char **slot;
+    } strs[] = {{"actions", &c->actions},         {"duration", &c->duration},
+                {"concurrency", &c->concurrency}, {"timeout", &c->timeout},
+                {"engine", &c->engine},           {"threads", &c->threads},
+                {"passes", &c->passes},           {"args", &c->args},
+                {"baseline", &c->baseline},       {"server_cpus", &c->server_cpus},
+                {"hammer_cpus", &c->hammer_cpus}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
+        if (!strcmp(key, strs[i].key)) return set_str(strs[i].slot, value);
+    if (!strcmp(key, "health_timeout")) return set_duration(&c->health_timeout_ns, value, c, key);
+    if (!strcmp(key, "stop_grace")) return set_duration(&c->stop_grace_ns, value, c, key);
+    if (!strcmp(key, "run_timeout")) return set_duration(&c->run_timeout_ns, value, c, key);
+    snprintf(c->error, sizeof(c->error), "unknown key '%s' in [matrix]", key);
+    return -EINVAL;
+}
+
+static int profile_key(hm_matrix_config *c, const char *section, const char *key, const char *value)
+{
+    const char *name = section + strlen("profile ");
+    hm_matrix_profile *p = named_entry(c, "profile", name, c->profiles, sizeof(*p), &c->n_profiles,
+                                       HM_MATRIX_MAX_PROFILES);
+    if (!p) return -EINVAL;
+    struct {
+        const char *key;
+        char **slot;
+    } strs[] = {
+        {"command", &p->command}, {"health", &p->health}, {"url", &p->url}, {"cwd", &p->cwd}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
+        if (!strcmp(key, strs[i].key)) return set_str(strs[i].slot, value);
+    if (!strcmp(key, "port")) {
+        long long v;
+        if (hm_parse_int(value, 0, 65535, &v) < 0) {
+            snprintf(c->error, sizeof(c->error), "profile %s: bad port '%s'", name, value);
+            return -EINVAL;
+        }
+        p->port = (int)v;
+        return 0;
+    }
+    if (!strcmp(key, "env")) {
+        if (!strchr(value, '=') || p->n_env == HM_MATRIX_MAX_ENV) {
+            snprintf(c->error, sizeof(c->error),
+                     "profile %s: env wants NAME=VALUE (at most %d), not '%s'", name,
+                     HM_MATRIX_MAX_ENV, value);
+            return -EINVAL;
+        }
+        return set_str(&p->env[p->n_env++], value);
+    }
+    snprintf(c->error, sizeof(c->error), "unknown key '%s' in [%s]", key, section);
+    return -EINVAL;
+}
+
+static int workload_key(hm_matrix_config *c, const char *section, const char *key,
+                        const char *value)
+{
+    const char *name = section + strlen("workload ");
+    hm_matrix_workload *w = named_entry(c, "workload", name, c->workloads, sizeof(*w),
+                                        &c->n_workloads, HM_MATRIX_MAX_WORKLOADS);
+    if (!w) return -EINVAL;
+    struct {
+        const char *key;
+        char **slot;
+    } strs[] = {{"scenario", &w->scenario},
+                {"args", &w->args},
+                {"actions", &w->actions},
+                {"duration", &w->duration},
+                {"concurrency", &w->concurrency}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
+        if (!strcmp(key, strs[i].key)) return set_str(strs[i].slot, value);
+    snprintf(c->error, sizeof(c->error), "unknown key '%s' in [%s]", key, section);
+    return -EINVAL;
+}
+
+/* inih's handler: nonzero to go on. */
+static int on_ini(void *user, const char *section, const char *key, const char *value)
+{
+    hm_matrix_config *c = user;
+    int rc;
+    if (!is_utf8(section) || !is_utf8(key) || !is_utf8(value)) {
+        snprintf(c->error, sizeof(c->error), "not UTF-8 text");
+        rc = -EINVAL;
+    } else if (!strcmp(section, "matrix")) {
+        rc = matrix_key(c, key, value);
+    } else if (!strncmp(section, "profile ", 8) && section[8]) {
+        rc = profile_key(c, section, key, value);
+    } else if (!strncmp(section, "workload ", 9) && section[9]) {
+        rc = workload_key(c, section, key, value);
+    } else {
+        snprintf(c->error, sizeof(c->error),
+                 "unknown section [%s]: use [matrix], [profile NAME] or [workload NAME]", section);
+        rc = -EINVAL;
+    }
+    return rc == 0;
+}
+
+/* ---- checks once the whole file is read ---------------------------------- */
+
+static void dir_of(const char *path, char *out, size_t outlen)
+{
+    char buf[PATH_MAX];
+    if (!realpath(path, buf)) snprintf(buf, sizeof(buf), "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (slash) *slash = 0;
+    snprintf(out, outlen, "%s", slash ? (buf[0] ? buf : "/") : ".");
+}
+
+/* A CPU list as taskset takes it ("1", "0-3", "0,2-3") into set; every CPU
+ * in it must be one hammer may run on (online, and in its own affinity).
+ * 0, or -EINVAL with c->error set. */
+static int parse_cpus(hm_matrix_config *c, const char *key, const char *list, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    const char *p = list;
+    while (*p) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p) goto bad;
+        if (*end == '-') {
+            p = end + 1;
+            hi = strtol(p, &end, 10);
+            if (end == p) goto bad;
+        }
+        if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) goto bad;
+        for (long i = lo; i <= hi; i++)
+            CPU_SET((int)i, set);
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    cpu_set_t mine;
+    if (!CPU_COUNT(set) || sched_getaffinity(0, sizeof(mine), &mine) < 0) goto bad;
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, set) && !CPU_ISSET(i, &mine)) {
+            snprintf(c->error, sizeof(c->error), "%s = %s: CPU %d is not available here", key, list,
+                     i);
+            return -EINVAL;
+        }
+    return 0;
+bad:
+    snprintf(c->error, sizeof(c->error), "%s = %s: not a CPU list like 1, 0-3 or 0,2", key, list);
+    return -EINVAL;
+}
+
+/* The [matrix] values (w NULL) or a workload's that become hammer options:
+ * 0 when they are fine, else -EINVAL and why not in why. */
+static int check_run_values(const hm_matrix_config *c, const hm_matrix_workload *w, char *why,
+                            size_t whylen)
+{
+    const char *where = w ? w->name : "matrix";
+    struct {
+        const char *key, *value;
+        long long max;
+    } ints[] = {{"actions", w ? w->actions : c->actions, INT32_MAX},
+                {"concurrency", w ? w->concurrency : c->concurrency, 1000000},
+                {"threads", w ? NULL : c->threads, 1024}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(ints); i++) {
+        long long v;
+        if (ints[i].value && hm_parse_int(ints[i].value, 1, ints[i].max, &v) < 0) {
+            snprintf(why, whylen, "[%s] %s = %s: not a number from 1 to %lld", where, ints[i].key,
+                     ints[i].value, ints[i].max);
+            return -EINVAL;
+        }
+    }
+    struct {
+        const char *key, *value;
+    } durations[] = {{"duration", w ? w->duration : c->duration},
+                     {"timeout", w ? NULL : c->timeout}};
+    for (size_t i = 0; i < HM_ARRAY_LEN(durations); i++) {
+        int64_t ns;
+        if (durations[i].value && (hm_parse_duration(durations[i].value, &ns) < 0 || ns <= 0)) {
+            snprintf(why, whylen, "[%s] %s = %s: not a duration like 30s", where, durations[i].key,
+                     durations[i].value);
+            return -EINVAL;
+        }
+    }
+    /* A plugin named in args may add the scenario; then the run will tell. */
+    bool plugin =
+        (c->args && strstr(c->args, "--plugin")) || (w && w->args && strstr(w->args, "--plugin"));
+    if (w && !plugin && !hm_scenario_find(w->scenario)) {
+        snprintf(why, whylen, "[workload %s] scenario = %s: no such scenario (hammer list)",
+                 w->name, w->scenario);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Everything a whole file must hold, once it is read; 0, or -EINVAL with
+ * c->error set (without the path), or -ENOMEM. */
+static int check_config(hm_matrix_config *c)
+{
+    if (!c->n_profiles || !c->n_workloads) {
+        snprintf(c->error, sizeof(c->error),
+                 "needs at least one [profile NAME] and one [workload NAME]");
+        return -EINVAL;
+    }
+    for (int i = 0; i < c->n_profiles; i++)
+        if (!c->profiles[i].command) {
+            snprintf(c->error, sizeof(c->error), "profile %s has no command", c->profiles[i].name);
+            return -EINVAL;
+        }
+    for (int i = 0; i < c->n_workloads; i++)
+        if (!c->workloads[i].scenario) {
+            snprintf(c->error, sizeof(c->error), "workload %s has no scenario",
+                     c->workloads[i].name);
+            return -EINVAL;
+        }
+    if (c->baseline) {
+        bool found = false;
+        for (int i = 0; i < c->n_profiles; i++)
+            found = found || !strcmp(c->profiles[i].name, c->baseline);
+        if (!found) {
+            snprintf(c->error, sizeof(c->error), "baseline '%s' is not a profile", c->baseline);
+            return -EINVAL;
+        }
+    } else if (set_str(&c->baseline, c->profiles[0].name) < 0) {
+        return -ENOMEM;
+    }
+    /* What goes to the child hammers is checked here, so a typo is one
+     * error now rather than every run failing after the servers started. */
+    int rc = check_run_values(c, NULL, c->error, sizeof(c->error));
+    for (int i = 0; rc == 0 && i < c->n_workloads; i++)
+        rc = check_run_values(c, &c->workloads[i], c->error, sizeof(c->error));
+    if (rc < 0) return rc;
+    if ((c->server_cpus && (rc = parse_cpus(c, "server_cpus", c->server_cpus, &c->server_set))) ||
+        (c->hammer_cpus && (rc = parse_cpus(c, "hammer_cpus", c->hammer_cpus, &c->hammer_set))))
+        return rc;
+    if (!c->passes && set_str(&c->passes, "cold,warm") < 0) return -ENOMEM;
+    const char *comma = strchr(c->passes, ',');
+    bool names_ok = comma && comma != c->passes && comma[1] && !strchr(comma + 1, ',');
+    for (const char *q = c->passes; names_ok && *q; q++)
+        names_ok = *q == ',' || *q == '-' || *q == '_' || isalnum((unsigned char)*q);
+    if (!names_ok) {
+        snprintf(c->error, sizeof(c->error),
+                 "passes must be two names (letters, digits, - or _), like cold,warm");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Prefixes c->error with prefix (the path, or path:line). */
+static void error_at(hm_matrix_config *c, const char *prefix)
+{
+    char why[2 * PATH_MAX];
+    snprintf(why, sizeof(why), "%s: %s", prefix, c->error);
+    copy_str(c->error, sizeof(c->error), why);
+}
+
+int hm_matrix_config_load(hm_matrix_config *c, const char *path)
+{
+    c->path = path;
+    c->runs = 3;
+    c->health_timeout_ns = 30 * INT64_C(1000000000);
+    c->stop_grace_ns = 5 * INT64_C(1000000000);
+    c->run_timeout_ns = 600 * INT64_C(1000000000);
+    dir_of(path, c->dir, sizeof(c->dir));
+    ssize_t n = readlink("/proc/self/exe", c->self, sizeof(c->self) - 1);
+    if (n <= 0) {
+        snprintf(c->error, sizeof(c->error), "cannot find hammer's own executable");
+        return -EINVAL;
+    }
+    c->self[n] = 0;
+    dir_of(c->self, c->bindir, sizeof(c->bindir));
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(c->error, sizeof(c->error), "cannot read %s: %s", path, strerror(errno));
+        return -EINVAL;
+    }
+    int line = ini_parse_file(f, on_ini, c);
+    fclose(f);
+    if (line != 0) {
+        if (!c->error[0])
+            snprintf(c->error, sizeof(c->error),
+                     "not an INI line (KEY = VALUE, [section] or ; comment)");
+        char where[PATH_MAX + 16];
+        snprintf(where, sizeof(where), "%s:%d", path, line);
+        error_at(c, where);
+        return -EINVAL;
+    }
+    int rc = check_config(c);
+    if (rc == -EINVAL) error_at(c, path);
+    return rc;
+}
+
+int hm_matrix_config_override(hm_matrix_config *c, const char *runs, const char *actions,
+                              const char *concurrency)
+{
+    long long v;
+    if (runs) {
+        if (hm_parse_int(runs, 1, 1000, &v) < 0) {
+            snprintf(c->error, sizeof(c->error), "--runs must be 1..1000");
+            return -EINVAL;
+        }
+        c->runs = (int)v;
+    }
+    if ((actions && hm_parse_int(actions, 1, INT32_MAX, &v) < 0) ||
+        (concurrency && hm_parse_int(concurrency, 1, 1000000, &v) < 0)) {
+        snprintf(c->error, sizeof(c->error), "-n and -c take a positive number");
+        return -EINVAL;
+    }
+    if ((actions && set_str(&c->actions, actions) < 0) ||
+        (concurrency && set_str(&c->concurrency, concurrency) < 0))
+        return -ENOMEM;
+    if (actions) { /* -n on the command line wins over any duration */
+        hm_free(c->duration);
+        c->duration = NULL;
+        for (int i = 0; i < c->n_workloads; i++) {
+            hm_free(c->workloads[i].actions), hm_free(c->workloads[i].duration);
+            c->workloads[i].actions = c->workloads[i].duration = NULL;
+        }
+    }
+    return 0;
+}
+
+void hm_matrix_config_free(hm_matrix_config *c)
+{
+    char **strs[] = {&c->actions,  &c->duration,    &c->concurrency, &c->timeout,
+                     &c->engine,   &c->threads,     &c->passes,      &c->args,
+                     &c->baseline, &c->server_cpus, &c->hammer_cpus};
+    for (size_t i = 0; i < HM_ARRAY_LEN(strs); i++)
+        hm_free(*strs[i]);
+    for (int i = 0; i < c->n_profiles; i++) {
+        hm_matrix_profile *p = &c->profiles[i];
+        hm_free(p->name), hm_free(p->command), hm_free(p->health), hm_free(p->url), hm_free(p->cwd);
+        for (int e = 0; e < p->n_env; e++)
+            hm_free(p->env[e]);
+    }
+    for (int i = 0; i < c->n_workloads; i++) {
+        hm_matrix_workload *w = &c->workloads[i];
+        hm_free(w->name), hm_free(w->scenario), hm_free(w->args);
+        hm_free(w->actions), hm_free(w->duration), hm_free(w->concurrency);
+    }
+}
