@@ -200,28 +200,6 @@ static int workload_key(hm_matrix_config *c, const char *section, const char *ke
     return -EINVAL;
 }
 
-/* inih's handler: nonzero to go on. */
-static int on_ini(void *user, const char *section, const char *key, const char *value)
-{
-    hm_matrix_config *c = user;
-    int rc;
-    if (!is_utf8(section) || !is_utf8(key) || !is_utf8(value)) {
-        snprintf(c->error, sizeof(c->error), "not UTF-8 text");
-        rc = -EINVAL;
-    } else if (!strcmp(section, "matrix")) {
-        rc = matrix_key(c, key, value);
-    } else if (!strncmp(section, "profile ", 8) && section[8]) {
-        rc = profile_key(c, section, key, value);
-    } else if (!strncmp(section, "workload ", 9) && section[9]) {
-        rc = workload_key(c, section, key, value);
-    } else {
-        snprintf(c->error, sizeof(c->error),
-                 "unknown section [%s]: use [matrix], [profile NAME] or [workload NAME]", section);
-        rc = -EINVAL;
-    }
-    return rc == 0;
-}
-
 /* ---- checks once the whole file is read ---------------------------------- */
 
 static void dir_of(const char *path, char *out, size_t outlen)
@@ -376,6 +354,189 @@ static void error_at(hm_matrix_config *c, const char *prefix)
     copy_str(c->error, sizeof(c->error), why);
 }
 
+/* ---- reading the file ------------------------------------------------------ */
+
+/* The longest line hammer lets inih read, newline included. inih cuts a
+ * longer line and parses its tail as a new line ("unknown key 'sumption'"),
+ * and Debian builds it with 200 bytes; its run-time settings (ini_max_line
+ * and friends, Debian's libinih 55) raise that for our parse, and the
+ * reader below refuses any line that still does not fit, naming it. */
+#define MAX_LINE (1024 * 1024)
+
+/* inih's stream and handler state: the line being parsed, and whether it
+ * continues the key above (inih: a line starting with a space or tab after
+ * KEY = VALUE in the same section). */
+typedef struct parse_state {
+    hm_matrix_config *c;
+    FILE *f;
+    char *buf; /* getline's */
+    size_t cap;
+    int line;        /* number of the line inih parses now */
+    bool indented;   /* it starts with a space or tab */
+    bool have_key;   /* a KEY = VALUE since the last [section]: inih's "prev_name" */
+    char error[200]; /* the reader's own complaint, about line */
+} parse_state;
+
+/* inih's reader (fgets-like: at most num - 1 bytes into str). Hands inih
+ * whole lines only: a line that does not fit ends the parse with an error
+ * instead of being cut. */
+static char *read_line(char *str, int num, void *stream)
+{
+    parse_state *st = stream;
+    ssize_t n = getline(&st->buf, &st->cap, st->f);
+    if (n < 0) return NULL;
+    st->line++;
+    if (memchr(st->buf, 0, (size_t)n)) {
+        snprintf(st->error, sizeof(st->error), "a NUL byte: not a text file");
+        return NULL;
+    }
+    if (num < 1 || (size_t)n > (size_t)num - 1) {
+        snprintf(st->error, sizeof(st->error),
+                 "this line is %zd bytes, more than the %d a line may hold; continue a long "
+                 "value on the next lines, each starting with a space",
+                 n, num - 1);
+        return NULL;
+    }
+    memcpy(str, st->buf, (size_t)n + 1);
+    st->indented = str[0] == ' ' || str[0] == '\t';
+    const char *start = str + strspn(str, " \t");
+    /* A [section] line, unless inih takes it as a continuation. */
+    if (*start == '[' && !(st->indented && st->have_key)) st->have_key = false;
+    return str;
+}
+
+/* The keys a section takes, to tell an indented key from a continuation. */
+static bool is_key_of(const char *section, const char *word, size_t len)
+{
+    static const char *const matrix_keys[] = {
+        "runs",        "actions",     "duration",       "concurrency", "timeout",
+        "engine",      "threads",     "passes",         "args",        "baseline",
+        "server_cpus", "hammer_cpus", "health_timeout", "stop_grace",  "run_timeout"};
+    static const char *const profile_keys[] = {"command", "env", "port", "health", "url", "cwd"};
+    static const char *const workload_keys[] = {"scenario", "args", "actions", "duration",
+                                                "concurrency"};
+    const char *const *keys = matrix_keys;
+    size_t n = HM_ARRAY_LEN(matrix_keys);
+    if (!strncmp(section, "profile ", 8))
+        keys = profile_keys, n = HM_ARRAY_LEN(profile_keys);
+    else if (!strncmp(section, "workload ", 9))
+        keys = workload_keys, n = HM_ARRAY_LEN(workload_keys);
+    for (size_t i = 0; i < n; i++)
+        if (strlen(keys[i]) == len && !strncmp(keys[i], word, len)) return true;
+    return false;
+}
+
+/* A continuation line: its text joins the value above with one space.
+ * Only word lists continue (command, args): in any other value a space
+ * would change its meaning (env = PATH=...; write one env line per
+ * variable). */
+static int continue_value(parse_state *st, const char *section, const char *key, const char *text)
+{
+    hm_matrix_config *c = st->c;
+    size_t word = strcspn(text, "=:");
+    while (word && (text[word - 1] == ' ' || text[word - 1] == '\t'))
+        word--;
+    if (text[0] == '[') {
+        snprintf(c->error, sizeof(c->error),
+                 "this line starts with a space or tab, so it continues '%s' above; unindent it "
+                 "to start a section",
+                 key);
+        return -EINVAL;
+    }
+    if (text[strcspn(text, "=:")] && is_key_of(section, text, word)) {
+        snprintf(c->error, sizeof(c->error),
+                 "this line starts with a space or tab, so it continues '%s' above; unindent "
+                 "'%.*s' to make it a key of its own",
+                 key, (int)word, text);
+        return -EINVAL;
+    }
+    char **slot = NULL;
+    if (!strcmp(section, "matrix") && !strcmp(key, "args")) {
+        slot = &c->args;
+    } else if (!strncmp(section, "profile ", 8) && c->n_profiles) {
+        hm_matrix_profile *p = &c->profiles[c->n_profiles - 1];
+        if (!strcmp(key, "command")) slot = &p->command;
+    } else if (!strncmp(section, "workload ", 9) && c->n_workloads && !strcmp(key, "args")) {
+        slot = &c->workloads[c->n_workloads - 1].args;
+    }
+    if (!slot || !*slot) {
+        snprintf(c->error, sizeof(c->error),
+                 "this line starts with a space or tab, so it continues '%s' above, which takes "
+                 "one line (only command and args continue)",
+                 key);
+        return -EINVAL;
+    }
+    size_t a = strlen(*slot), b = strlen(text);
+    char *joined = hm_alloc(a + 1 + b + 1);
+    if (!joined) return -ENOMEM;
+    memcpy(joined, *slot, a);
+    joined[a] = ' ';
+    memcpy(joined + a + 1, text, b + 1);
+    hm_free(*slot);
+    *slot = joined;
+    return 0;
+}
+
+/* inih's handler: nonzero to go on. */
+static int on_ini(void *user, const char *section, const char *key, const char *value)
+{
+    parse_state *st = user;
+    hm_matrix_config *c = st->c;
+    int rc;
+    if (!is_utf8(section) || !is_utf8(key) || !is_utf8(value)) {
+        snprintf(c->error, sizeof(c->error), "not UTF-8 text");
+        rc = -EINVAL;
+    } else if (st->indented && st->have_key) {
+        rc = continue_value(st, section, key, value);
+    } else if (!strcmp(section, "matrix")) {
+        rc = matrix_key(c, key, value);
+    } else if (!strncmp(section, "profile ", 8) && section[8]) {
+        rc = profile_key(c, section, key, value);
+    } else if (!strncmp(section, "workload ", 9) && section[9]) {
+        rc = workload_key(c, section, key, value);
+    } else {
+        snprintf(c->error, sizeof(c->error),
+                 "unknown section [%s]: use [matrix], [profile NAME] or [workload NAME]", section);
+        rc = -EINVAL;
+    }
+    st->have_key = true;
+    return rc == 0;
+}
+
+/* Parses f with inih, set up for lines of up to MAX_LINE bytes and
+ * continuation lines; 0, or -EINVAL with c->error saying where and what. */
+static int parse_file(hm_matrix_config *c, FILE *f)
+{
+    parse_state st = {.c = c, .f = f};
+    /* Debian's libinih takes its limits at run time; restored afterwards. */
+    bool use_stack = ini_use_stack, allow_realloc = ini_allow_realloc;
+    bool multiline = ini_allow_multiline, stop_first = ini_stop_on_first_error;
+    int max_line = ini_max_line, initial_alloc = ini_initial_alloc;
+    ini_use_stack = false;
+    ini_allow_realloc = false; /* one buffer of MAX_LINE: the reader gets num = MAX_LINE */
+    ini_max_line = ini_initial_alloc = MAX_LINE;
+    ini_allow_multiline = true;
+    ini_stop_on_first_error = true; /* c->error then belongs to the line inih names */
+    int line = ini_parse_stream(read_line, &st, on_ini, &st);
+    ini_use_stack = use_stack, ini_allow_realloc = allow_realloc;
+    ini_allow_multiline = multiline, ini_stop_on_first_error = stop_first;
+    ini_max_line = max_line, ini_initial_alloc = initial_alloc;
+    free(st.buf);
+    if (line == -2) return -ENOMEM;
+    if (line <= 0 && !st.error[0]) return 0;
+    if (line > 0 && !c->error[0])
+        snprintf(c->error, sizeof(c->error),
+                 "not an INI line (KEY = VALUE, [section] or ; comment)");
+    if (line <= 0) { /* the reader stopped: its line, its reason */
+        line = st.line;
+        snprintf(c->error, sizeof(c->error), "%s", st.error);
+    }
+    char where[PATH_MAX + 16];
+    snprintf(where, sizeof(where), "%s:%d", c->path, line);
+    error_at(c, where);
+    return -EINVAL;
+}
+
 int hm_matrix_config_load(hm_matrix_config *c, const char *path)
 {
     c->path = path;
@@ -396,18 +557,10 @@ int hm_matrix_config_load(hm_matrix_config *c, const char *path)
         snprintf(c->error, sizeof(c->error), "cannot read %s: %s", path, strerror(errno));
         return -EINVAL;
     }
-    int line = ini_parse_file(f, on_ini, c);
+    int rc = parse_file(c, f);
     fclose(f);
-    if (line != 0) {
-        if (!c->error[0])
-            snprintf(c->error, sizeof(c->error),
-                     "not an INI line (KEY = VALUE, [section] or ; comment)");
-        char where[PATH_MAX + 16];
-        snprintf(where, sizeof(where), "%s:%d", path, line);
-        error_at(c, where);
-        return -EINVAL;
-    }
-    int rc = check_config(c);
+    if (rc < 0) return rc;
+    rc = check_config(c);
     if (rc == -EINVAL) error_at(c, path);
     return rc;
 }

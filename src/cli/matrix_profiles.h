@@ -1,7 +1,9 @@
 /* matrix_profiles.h — the profiles file of `hammer matrix`: reading it
  * with inih, checking every value before any server starts, and the
- * configuration it becomes (docs/matrix.md, "The profiles file"). Also the
- * UTF-8 rule every text in the matrix document follows.
+ * configuration it becomes (docs/matrix.md, "The profiles file"). Lines
+ * may be up to 1 MiB long (never cut: a longer one is an error naming it),
+ * and command and args may continue over lines that start with a space or
+ * tab. Also the UTF-8 rule every text in the matrix document follows.
  *
  * Ownership: hm_matrix_config_load fills a caller-owned, zeroed
  * hm_matrix_config (large: static or heap). Every string in it is
@@ -20,9 +22,9 @@
 #define HM_MATRIX_MAX_ENV 32
 
 typedef struct hm_matrix_profile {
-    char *name;    /* first: see named_entry in matrix_profiles.c */
-    char *command; /* template: {port}, {bindir}, {dir} */
-    char *env[HM_MATRIX_MAX_ENV];
+    char *name;                   /* first: see named_entry in matrix_profiles.c */
+    char *command;                /* template: {port}, {bindir}, {dir} */
+    char *env[HM_MATRIX_MAX_ENV]; /* NAME=VALUE; the value may hold {port}, {bindir}, {dir} */
     int n_env;
     int port;     /* 0: a free port for each start */
     char *health; /* path that answers 2xx once the server is ready */
@@ -58,7 +60,9 @@ typedef struct hm_matrix_config {
 } hm_matrix_config;
 
 /* Reads and checks the profiles file at path into c (zeroed by the
- * caller). 0; -EINVAL with c->error saying what and where; -ENOMEM. */
+ * caller). 0; -EINVAL with c->error saying what and where ("FILE:LINE: ..."
+ * for what a line holds); -ENOMEM. Sets inih's run-time limits (Debian's
+ * libinih) for the parse and restores them. */
 int hm_matrix_config_load(hm_matrix_config *c, const char *path);
 
 /* The command line's --runs, -n and -c (each NULL when not given) over the
