@@ -271,11 +271,14 @@ static void run_profile(const hm_matrix_config *c, const hm_matrix_profile *p, i
     if (hm_matrix_server_start(c, p, logdir, round, engine, &interrupted, &s, why, sizeof(why)) <
         0) {
         fprintf(stderr, "SKIPPED: %s\n", why);
-        for (int wi = 0; wi < c->n_workloads; wi++)
-            json_array_append_new(runs,
-                                  json_pack("{s:i, s:s, s:s, s:s, s:o}", "round", round, "profile",
-                                            p->name, "workload", c->workloads[wi].name, "status",
-                                            "skipped", "reason", hm_matrix_json_text(why)));
+        for (int wi = 0; wi < c->n_workloads; wi++) {
+            json_t *run = json_pack("{s:i, s:s, s:s, s:s, s:o}", "round", round, "profile", p->name,
+                                    "workload", c->workloads[wi].name, "status", "skipped",
+                                    "reason", hm_matrix_json_text(why));
+            json_object_update(run, s.ran);
+            json_array_append_new(runs, run);
+        }
+        json_decref(s.ran);
         return;
     }
     fprintf(stderr, "healthy in %.2f s on %s;", (double)(hm_now_ns() - t0) / 1e9, s.url);
@@ -302,8 +305,10 @@ static void run_profile(const hm_matrix_config *c, const hm_matrix_profile *p, i
     fprintf(stderr, "; stopped (%s)\n", how);
     for (int wi = 0; wi < c->n_workloads; wi++) {
         json_object_set_new(these[wi], "server_stopped", json_string(how));
+        json_object_update(these[wi], s.ran);
         json_array_append_new(runs, these[wi]);
     }
+    json_decref(s.ran);
 }
 
 /* Every round, then the reports; the exit status. */

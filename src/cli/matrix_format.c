@@ -1,6 +1,8 @@
 /* matrix_format.c — the text of matrix report cells; see matrix_format.h. */
 #include "cli/matrix_format.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,4 +136,131 @@ const char *hm_matrix_status_word(json_t *run)
 {
     const char *s = hm_matrix_text(run, "status");
     return !strcmp(s, "skipped") ? "SKIPPED" : !strcmp(s, "interrupted") ? "INTERRUPTED" : "FAILED";
+}
+
+/* ---- what a profile's server ran ------------------------------------------ */
+
+/* Whether a word reads the same to a shell without quotes. */
+static bool shell_safe(const char *w)
+{
+    if (!*w) return false;
+    for (; *w; w++)
+        if (!isalnum((unsigned char)*w) && !strchr("_@%+=:,./-", *w)) return false;
+    return true;
+}
+
+/* The words of argv as one line a shell would split back into them. */
+static void put_words(FILE *out, json_t *argv)
+{
+    size_t i;
+    json_t *word;
+    json_array_foreach(argv, i, word)
+    {
+        const char *w = json_string_value(word);
+        if (!w) w = "";
+        if (i) fputc(' ', out);
+        if (shell_safe(w)) {
+            fputs(w, out);
+            continue;
+        }
+        fputc('\'', out);
+        for (; *w; w++)
+            *w == '\'' ? fputs("'\\''", out) : fputc(*w, out);
+        fputc('\'', out);
+    }
+}
+
+/* A run's server command as text, NULL when it recorded none. */
+static void put_run_command(FILE *out, json_t *run)
+{
+    json_t *argv = json_object_get(run, "server_argv");
+    if (json_is_array(argv))
+        put_words(out, argv);
+    else
+        fputs(hm_matrix_text(run, "server_command"), out);
+}
+
+static bool has_command(json_t *run)
+{
+    return json_is_array(json_object_get(run, "server_argv")) ||
+           json_is_string(json_object_get(run, "server_command"));
+}
+
+/* Whether two runs started the same words with the same profile env. */
+static bool same_command(json_t *a, json_t *b)
+{
+    json_t *x = json_object_get(a, "server_argv"), *y = json_object_get(b, "server_argv");
+    bool same = x || y ? x && y && json_equal(x, y)
+                       : json_equal(json_object_get(a, "server_command"),
+                                    json_object_get(b, "server_command"));
+    x = json_object_get(a, "server_env"), y = json_object_get(b, "server_env");
+    return same && (x == y || (x && y && json_equal(x, y)));
+}
+
+/* Closes memstream out, whose buffer is *text: 0, or -ENOMEM with *text
+ * freed and NULL. */
+static int close_text(FILE *out, char **text)
+{
+    bool failed = ferror(out);
+    if (fclose(out) != 0 || failed) { /* fclose sets *text */
+        free(*text);
+        *text = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int hm_matrix_profile_as_run(json_t *doc, json_t *profile, hm_matrix_as_run *r)
+{
+    memset(r, 0, sizeof(*r));
+    const char *name = hm_matrix_text(profile, "name");
+    json_t *runs = json_object_get(doc, "runs"), *first = NULL, *run;
+    size_t i;
+    json_array_foreach(runs, i, run)
+    {
+        if (!strcmp(hm_matrix_text(run, "profile"), name) && has_command(run)) {
+            first = run;
+            break;
+        }
+    }
+    r->env = json_object_get(first, "server_env");
+    if (!json_is_array(r->env)) r->env = json_object_get(profile, "env");
+    size_t len;
+    FILE *out = open_memstream(&r->command, &len);
+    if (!out) return -ENOMEM;
+    if (first)
+        put_run_command(out, first);
+    else
+        fputs(hm_matrix_text(profile, "command"), out);
+    if (close_text(out, &r->command) < 0) return -ENOMEM;
+    if (!first) return 0;
+    /* Later rounds ran the same words but for {port} when that was a free
+     * port each start: name their ports rather than repeat the command. */
+    if (!(out = open_memstream(&r->other_rounds, &len))) return -ENOMEM;
+    json_int_t last = json_integer_value(json_object_get(first, "round"));
+    fprintf(out, "round %lld", (long long)last);
+    int others = 0;
+    for (i++; i < json_array_size(runs); i++) {
+        run = json_array_get(runs, i);
+        json_int_t round = json_integer_value(json_object_get(run, "round"));
+        if (round == last || strcmp(hm_matrix_text(run, "profile"), name) || !has_command(run))
+            continue;
+        last = round;
+        if (same_command(first, run)) continue;
+        fprintf(out, "%s round %lld on port %lld", others++ ? "," : ";", (long long)round,
+                (long long)json_integer_value(json_object_get(run, "server_port")));
+    }
+    if (close_text(out, &r->other_rounds) < 0) return -ENOMEM;
+    if (!others) {
+        free(r->other_rounds);
+        r->other_rounds = NULL;
+    }
+    return 0;
+}
+
+void hm_matrix_as_run_free(hm_matrix_as_run *r)
+{
+    free(r->command);
+    free(r->other_rounds);
+    r->command = r->other_rounds = NULL;
 }

@@ -39,4 +39,21 @@ const char *hm_matrix_param(json_t *doc, const char *key, const char *dflt, char
 /* SKIPPED, INTERRUPTED or FAILED: how a run that is not ok is listed. */
 const char *hm_matrix_status_word(json_t *run);
 
+/* What a profile's server ran, for the profiles table: the first run of
+ * the profile that recorded it (docs/matrix.md, runs[].server_argv). */
+typedef struct hm_matrix_as_run {
+    char *command;      /* its words, shell-quoted where needed, or the profile's
+                           template for a document without server_argv; free() */
+    char *other_rounds; /* "round 1; round 2 on port 41567, ..." when later
+                           rounds ran other words or env (a free port each start),
+                           else NULL; free() */
+    json_t *env;        /* borrowed: its NAME=VALUE strings (server_env or env) */
+} hm_matrix_as_run;
+
+/* Fills r for profile (an element of doc["profiles"]). 0, or -ENOMEM;
+ * either way hm_matrix_as_run_free(r) releases it. */
+int hm_matrix_profile_as_run(json_t *doc, json_t *profile, hm_matrix_as_run *r);
+
+void hm_matrix_as_run_free(hm_matrix_as_run *r);
+
 #endif

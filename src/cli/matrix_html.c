@@ -213,19 +213,29 @@ int hm_matrix_html(FILE *f, json_t *doc)
     json_t *o;
     json_array_foreach(json_object_get(doc, "profiles"), i, o)
     {
+        hm_matrix_as_run r; /* the command as it ran, as in the Markdown */
+        bool ran = hm_matrix_profile_as_run(doc, o, &r) == 0;
         fputs("<tr>", f);
         html_cell(f, hm_matrix_str_at(o, "name", NULL), false);
-        html_cell(f, hm_matrix_str_at(o, "command", NULL), true);
-        fputs("<td>", f);
+        fputs("<td><code>", f);
+        html_text(f, ran ? r.command : hm_matrix_str_at(o, "command", NULL));
+        fputs("</code>", f);
+        if (ran && r.other_rounds) {
+            fputs(" (", f);
+            html_text(f, r.other_rounds);
+            fputs(")", f);
+        }
+        fputs("</td><td>", f);
         size_t e;
         json_t *ev;
-        json_array_foreach(json_object_get(o, "env"), e, ev)
+        json_array_foreach(ran ? r.env : json_object_get(o, "env"), e, ev)
         {
             fputs("<code>", f);
             html_text(f, json_string_value(ev));
             fputs("</code> ", f);
         }
         fputs("</td></tr>\n", f);
+        hm_matrix_as_run_free(&r);
     }
     fprintf(f,
             "</table>\n<h2>Results</h2>\n<p>Throughput in actions/s: median across runs, "

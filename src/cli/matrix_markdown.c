@@ -102,19 +102,30 @@ static void write_header_md(FILE *f, json_t *doc, const char *a, const char *b)
     fprintf(f, "\n## Profiles\n\n| Profile | Command | Environment |\n|---|---|---|\n");
     json_array_foreach(json_object_get(doc, "profiles"), i, o)
     {
+        /* As it ran ({port}, {bindir}, {dir} and $VARs expanded), when the
+         * document recorded it. */
+        hm_matrix_as_run r;
+        bool ran = hm_matrix_profile_as_run(doc, o, &r) == 0;
         fputs("| ", f);
         md_cell(f, hm_matrix_str_at(o, "name", NULL));
         fputs(" | ", f);
-        md_code(f, hm_matrix_str_at(o, "command", NULL));
+        md_code(f, ran ? r.command : hm_matrix_str_at(o, "command", NULL));
+        if (ran && r.other_rounds) {
+            fputs(" (", f);
+            md_cell(f, r.other_rounds);
+            fputs(")", f);
+        }
         fputs(" | ", f);
+        json_t *penv = ran ? r.env : json_object_get(o, "env");
         size_t e;
         json_t *ev;
-        json_array_foreach(json_object_get(o, "env"), e, ev)
+        json_array_foreach(penv, e, ev)
         {
             if (e) fputc(' ', f);
             md_code(f, json_string_value(ev));
         }
-        fprintf(f, "%s |\n", json_array_size(json_object_get(o, "env")) ? "" : "—");
+        fprintf(f, "%s |\n", json_array_size(penv) ? "" : "—");
+        hm_matrix_as_run_free(&r);
     }
     fprintf(f, "\n---\n\n## Results\n\n");
 }

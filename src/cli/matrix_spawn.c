@@ -37,69 +37,70 @@ static void copy_str(char *dst, size_t len, const char *src)
 
 /* ---- command lines ----------------------------------------------------- */
 
-/* Appends s to out single-quoted, so a path with spaces stays one word. */
-static void append_quoted(char *out, size_t cap, const char *s)
+/* Writes s single-quoted, so a path with spaces stays one word. */
+static void put_quoted(FILE *out, const char *s)
 {
-    size_t n = strlen(out);
-    if (n + 1 < cap) out[n++] = '\'';
-    for (; *s && n + 5 < cap; s++) {
-        if (*s == '\'') {
-            memcpy(out + n, "'\\''", 4);
-            n += 4;
-        } else {
-            out[n++] = *s;
-        }
-    }
-    if (n + 1 < cap) out[n++] = '\'';
-    out[n] = 0;
+    fputc('\'', out);
+    for (; *s; s++)
+        if (*s == '\'')
+            fputs("'\\''", out);
+        else
+            fputc(*s, out);
+    fputc('\'', out);
 }
 
-/* Appends path to out so that it stays one literal word wherever it sits:
+/* Writes path so that it stays one literal word wherever it sits:
  * single-quoted outside quotes, backslash-escaped inside double quotes,
  * as it is inside single quotes (where nothing can be escaped). */
-static void append_path(char *out, size_t cap, const char *path, char quote)
+static void put_path(FILE *out, const char *path, char quote)
 {
     if (quote == 0) {
-        append_quoted(out, cap, path);
+        put_quoted(out, path);
         return;
     }
-    size_t n = strlen(out);
-    for (; *path && n + 3 < cap; path++) {
-        if (quote == '"' && strchr("$`\"\\", *path)) out[n++] = '\\';
-        out[n++] = *path;
+    for (; *path; path++) {
+        if (quote == '"' && strchr("$`\"\\", *path)) fputc('\\', out);
+        fputc(*path, out);
     }
-    out[n] = 0;
 }
 
-/* Replaces {port}, {bindir} and {dir} in tmpl, minding the quotes around
- * them (the result goes to split_words). */
-static int expand(const hm_matrix_config *c, const char *tmpl, int port, char *out, size_t cap)
+/* tmpl with {port}, {bindir} and {dir} replaced, in a new string the
+ * caller free()s; NULL when out of memory. shell: the result goes to
+ * split_words, so each path stays one literal word whatever quotes are
+ * around it; else (an env value) the values go in as they are. */
+static char *expand(const hm_matrix_config *c, const char *tmpl, int port, bool shell)
 {
-    out[0] = 0;
+    char *text = NULL;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
     char quote = 0; /* the quote we are inside, if any */
     for (const char *p = tmpl; *p;) {
-        size_t n = strlen(out);
-        if (n + 16 >= cap) return -E2BIG;
         if (!strncmp(p, "{port}", 6)) {
-            snprintf(out + n, cap - n, "%d", port);
+            fprintf(out, "%d", port);
             p += 6;
         } else if (!strncmp(p, "{bindir}", 8)) {
-            append_path(out, cap, c->bindir, quote);
+            shell ? put_path(out, c->bindir, quote) : (void)fputs(c->bindir, out);
             p += 8;
         } else if (!strncmp(p, "{dir}", 5)) {
-            append_path(out, cap, c->dir, quote);
+            shell ? put_path(out, c->dir, quote) : (void)fputs(c->dir, out);
             p += 5;
         } else {
-            if (*p == '\\' && quote != '\'' && p[1]) { /* an escaped character stays as it is */
-                out[n++] = *p++;
-            } else if ((*p == '\'' || *p == '"') && (!quote || quote == *p)) {
+            if (shell && *p == '\\' && quote != '\'' && p[1]) { /* an escaped character stays */
+                fputc(*p++, out);
+            } else if (shell && (*p == '\'' || *p == '"') && (!quote || quote == *p)) {
                 quote = quote ? 0 : *p;
             }
-            out[n] = *p++;
-            out[n + 1] = 0;
+            fputc(*p++, out);
         }
     }
-    return 0;
+    if (ferror(out)) {
+        fclose(out);
+        free(text);
+        return NULL;
+    }
+    fclose(out);
+    return text;
 }
 
 /* Splits a command line into words the way a shell would (quotes, $VAR,
@@ -229,74 +230,100 @@ static int free_port(void)
 
 /* ---- a profile's server ------------------------------------------------- */
 
-static char **profile_env(const hm_matrix_profile *p)
+/* hammer's environment with the profile's env (already expanded) added or
+ * replacing; an array the caller hm_free()s (the strings are borrowed). */
+static char **profile_env(char *const *penv, int n_penv)
 {
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = hm_calloc(n + (size_t)p->n_env + 1, sizeof(char *));
+    char **env = hm_calloc(n + (size_t)n_penv + 1, sizeof(char *));
     if (!env) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         bool overridden = false;
-        for (int e = 0; e < p->n_env && !overridden; e++) {
-            size_t nl = strcspn(p->env[e], "=");
-            overridden = !strncmp(environ[i], p->env[e], nl + 1);
+        for (int e = 0; e < n_penv && !overridden; e++) {
+            size_t nl = strcspn(penv[e], "=");
+            overridden = !strncmp(environ[i], penv[e], nl + 1);
         }
         if (!overridden) env[k++] = environ[i];
     }
-    for (int e = 0; e < p->n_env; e++)
-        env[k++] = p->env[e];
+    for (int e = 0; e < n_penv; e++)
+        env[k++] = penv[e];
     return env;
 }
 
-/* The profile's command, expanded into line, started in its cwd with its
- * env; 0 with s->pid set, or a negative errno with why. */
+/* The profile's cwd, expanded and split like the command, into out: 0, or
+ * a negative errno with why. */
+static int server_cwd(const hm_matrix_config *c, const hm_matrix_profile *p, int port, char *out,
+                      size_t len, char *why, size_t whylen)
+{
+    char *cwd = expand(c, p->cwd, port, true);
+    if (!cwd) return -ENOMEM;
+    wordexp_t wd;
+    int rc = split_words(cwd, &wd, why, whylen);
+    free(cwd);
+    if (rc < 0) return rc;
+    struct stat st;
+    if (wd.we_wordc != 1) {
+        snprintf(why, whylen, "cwd '%s' is not one path", p->cwd);
+        rc = -EINVAL;
+    } else if (strlen(wd.we_wordv[0]) >= len) {
+        snprintf(why, whylen, "cwd '%s' is too long", p->cwd);
+        rc = -ENAMETOOLONG;
+    } else if (stat(wd.we_wordv[0], &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, whylen, "cwd %s is not a directory", wd.we_wordv[0]);
+        rc = -ENOTDIR;
+    } else {
+        snprintf(out, len, "%s", wd.we_wordv[0]);
+    }
+    wordfree(&wd);
+    return rc;
+}
+
+/* Splits the expanded command line, records what will run in s->ran and
+ * starts it in its cwd with its env: 0 with s->pid set, or a negative
+ * errno with why. */
 static int spawn_server(const hm_matrix_config *c, const hm_matrix_profile *p, const char *line,
                         hm_matrix_server *s, char *why, size_t whylen)
 {
-    wordexp_t we;
-    int rc = split_words(line, &we, why, whylen);
-    if (rc < 0) return rc;
-    if (we.we_wordc == 0) {
-        wordfree(&we);
-        snprintf(why, whylen, "empty command");
-        return -EINVAL;
+    char *penv[HM_MATRIX_MAX_ENV] = {0};
+    json_t *jenv = json_array();
+    int rc = 0;
+    for (int e = 0; e < p->n_env && rc == 0; e++) {
+        penv[e] = expand(c, p->env[e], s->port, false);
+        rc = penv[e] ? json_array_append_new(jenv, hm_matrix_json_text(penv[e])) : -ENOMEM;
     }
-    /* cwd takes the same placeholders and quoting, as one word. */
-    wordexp_t wd = {0};
-    if (p->cwd) {
-        char cwd[PATH_MAX];
-        rc = expand(c, p->cwd, s->port, cwd, sizeof(cwd));
-        if (rc == 0) rc = split_words(cwd, &wd, why, whylen);
-        if (rc == 0 && wd.we_wordc != 1) {
-            snprintf(why, whylen, "cwd '%s' is not one path", p->cwd);
+    json_object_set_new(s->ran, "server_env", jenv);
+    wordexp_t we = {0};
+    char cwd[PATH_MAX];
+    if (rc == 0) rc = split_words(line, &we, why, whylen);
+    if (rc == 0) {
+        json_t *argv = json_array();
+        for (size_t i = 0; i < we.we_wordc; i++)
+            json_array_append_new(argv, hm_matrix_json_text(we.we_wordv[i]));
+        json_object_set_new(s->ran, "server_argv", argv);
+        if (we.we_wordc == 0) {
+            snprintf(why, whylen, "empty command");
             rc = -EINVAL;
         }
+    }
+    if (rc == 0 && p->cwd) rc = server_cwd(c, p, s->port, cwd, sizeof(cwd), why, whylen);
+    if (rc == 0) {
+        char **env = profile_env(penv, p->n_env);
+        rc = env ? spawn(NULL, we.we_wordv, env, p->cwd ? cwd : NULL, s->log, true,
+                         c->server_cpus ? &c->server_set : NULL, &s->pid)
+                 : -ENOMEM;
+        hm_free(env);
         if (rc < 0) {
-            if (wd.we_wordv) wordfree(&wd);
-            wordfree(&we);
-            return rc;
-        }
-        struct stat st;
-        if (stat(wd.we_wordv[0], &st) < 0 || !S_ISDIR(st.st_mode)) {
-            snprintf(why, whylen, "cwd %s is not a directory", wd.we_wordv[0]);
-            wordfree(&wd);
-            wordfree(&we);
-            return -ENOTDIR;
+            snprintf(why, whylen, "cannot start %s: %s", we.we_wordv[0], strerror(-rc));
+            s->pid = -1;
         }
     }
-    char **env = profile_env(p);
-    rc = env ? spawn(NULL, we.we_wordv, env, p->cwd ? wd.we_wordv[0] : NULL, s->log, true,
-                     c->server_cpus ? &c->server_set : NULL, &s->pid)
-             : -ENOMEM;
-    hm_free(env);
-    if (p->cwd) wordfree(&wd);
-    if (rc < 0) {
-        snprintf(why, whylen, "cannot start %s: %s", we.we_wordv[0], strerror(-rc));
-        s->pid = -1;
-    }
-    wordfree(&we);
+    if (rc == -ENOMEM && !why[0]) snprintf(why, whylen, "out of memory");
+    if (we.we_wordv) wordfree(&we);
+    for (int e = 0; e < p->n_env; e++)
+        free(penv[e]);
     return rc;
 }
 
@@ -355,24 +382,34 @@ int hm_matrix_server_start(const hm_matrix_config *c, const hm_matrix_profile *p
 {
     memset(s, 0, sizeof(*s));
     s->pid = -1;
+    s->ran = json_object();
     s->port = p->port ? p->port : free_port();
     if (s->port <= 0) {
         snprintf(why, whylen, "no free port: %s", hm_strerror(s->port));
         return s->port < 0 ? s->port : -EADDRNOTAVAIL;
     }
-    char line[4096];
-    if (expand(c, p->url ? p->url : "http://127.0.0.1:{port}", s->port, s->url, sizeof(s->url)) <
-            0 ||
-        expand(c, p->command, s->port, line, sizeof(line)) < 0) {
-        snprintf(why, whylen, "command or url too long");
-        return -E2BIG;
+    json_object_set_new(s->ran, "server_port", json_integer(s->port));
+    char *url = expand(c, p->url ? p->url : "http://127.0.0.1:{port}", s->port, true);
+    char *line = expand(c, p->command, s->port, true);
+    int rc = url && line ? 0 : -ENOMEM;
+    if (rc == 0 && strlen(url) >= sizeof(s->url)) rc = -E2BIG;
+    if (rc == 0) {
+        snprintf(s->url, sizeof(s->url), "%s", url);
+        json_object_set_new(s->ran, "server_command", hm_matrix_json_text(line));
+    }
+    free(url);
+    if (rc < 0) {
+        snprintf(why, whylen, rc == -E2BIG ? "url too long" : "out of memory");
+        free(line);
+        return rc;
     }
     hm_http_target target;
     char *path = NULL;
-    int rc = hm_http_target_from_url(s->url, &target, &path);
+    rc = hm_http_target_from_url(s->url, &target, &path);
     hm_free(path);
     if (rc < 0) {
         snprintf(why, whylen, "bad url %s: %s", s->url, hm_strerror(rc));
+        free(line);
         return rc;
     }
     /* https: the health check only asks whether the server is up; whether
@@ -383,6 +420,7 @@ int hm_matrix_server_start(const hm_matrix_config *c, const hm_matrix_profile *p
         rc = hm_tls_config_create(&tls, true, NULL, tls_why, sizeof(tls_why));
         if (rc < 0) {
             snprintf(why, whylen, "TLS for the health check: %s", tls_why);
+            free(line);
             return rc;
         }
         target.tls_cfg = tls;
@@ -402,6 +440,7 @@ int hm_matrix_server_start(const hm_matrix_config *c, const hm_matrix_profile *p
         if (rc == 0) rc = wait_healthy(c, p, &target, backend, stop, s, why, whylen);
     }
     hm_tls_config_free(tls);
+    free(line);
     return rc;
 }
 
@@ -428,15 +467,19 @@ static json_t *pass_numbers(json_t *run)
 }
 
 /* The child hammer's command line: hammer's options, then the [matrix]
- * and workload args, then the scenario. */
-static void hammer_command(const hm_matrix_config *c, const hm_matrix_workload *w,
-                           const hm_matrix_server *s, const char *json_path, char *line, size_t cap)
+ * and workload args, then the scenario. A new string the caller free()s;
+ * NULL when out of memory. */
+static char *hammer_command(const hm_matrix_config *c, const hm_matrix_workload *w,
+                            const hm_matrix_server *s, const char *json_path)
 {
-    line[0] = 0;
+    char *line = NULL;
+    size_t len;
+    FILE *out = open_memstream(&line, &len);
+    if (!out) return NULL;
     const char *actions = w->actions ? w->actions : c->actions;
     const char *duration = w->duration ? w->duration : c->duration;
     const char *conc = w->concurrency ? w->concurrency : c->concurrency;
-    append_quoted(line, cap, c->self);
+    put_quoted(out, c->self);
     struct {
         const char *flag, *value;
     } opts[] = {{"-n", duration ? NULL : actions}, {"-d", duration},        {"-c", conc},
@@ -444,14 +487,18 @@ static void hammer_command(const hm_matrix_config *c, const hm_matrix_workload *
                 {"--passes", c->passes},           {"--json", json_path},   {"--url", s->url}};
     for (size_t i = 0; i < HM_ARRAY_LEN(opts); i++) {
         if (!opts[i].value) continue;
-        size_t n = strlen(line);
-        snprintf(line + n, cap - n, " %s ", opts[i].flag);
-        append_quoted(line, cap, opts[i].value);
+        fprintf(out, " %s ", opts[i].flag);
+        put_quoted(out, opts[i].value);
     }
-    size_t n = strlen(line);
-    snprintf(line + n, cap - n, " -q %s %s scenario ", c->args ? c->args : "",
-             w->args ? w->args : "");
-    append_quoted(line, cap, w->scenario);
+    fprintf(out, " -q %s %s scenario ", c->args ? c->args : "", w->args ? w->args : "");
+    put_quoted(out, w->scenario);
+    bool failed = ferror(out);
+    fclose(out);
+    if (failed) {
+        free(line);
+        return NULL;
+    }
+    return line;
 }
 
 /* Waits for the child hammer to exit. SIGINT lets it finish its requests
@@ -515,17 +562,19 @@ void hm_matrix_run_workload(const hm_matrix_config *c, const hm_matrix_workload 
     snprintf(json_path, sizeof(json_path), "%s/run-%s-%s-r%d.json", logdir, profile, w->name,
              round);
     snprintf(log, sizeof(log), "%s/hammer-%s-%s-r%d.log", logdir, profile, w->name, round);
-    char line[8192];
-    hammer_command(c, w, s, json_path, line, sizeof(line));
     json_object_set_new(run, "hammer_log", hm_matrix_json_text(log));
+    char *line = hammer_command(c, w, s, json_path);
     wordexp_t we;
-    if (split_words(line, &we, why, sizeof(why)) < 0) goto failed;
+    int rc = line ? split_words(line, &we, why, sizeof(why)) : -ENOMEM;
+    free(line);
+    if (rc == -ENOMEM) snprintf(why, sizeof(why), "out of memory");
+    if (rc < 0) goto failed;
     pid_t pid;
     unlink(json_path);
     /* /proc/self/exe: this very binary, even if a rebuild has replaced the
      * file at its path since the matrix started. */
-    int rc = spawn("/proc/self/exe", we.we_wordv, environ, NULL, log, false,
-                   c->hammer_cpus ? &c->hammer_set : NULL, &pid);
+    rc = spawn("/proc/self/exe", we.we_wordv, environ, NULL, log, false,
+               c->hammer_cpus ? &c->hammer_set : NULL, &pid);
     wordfree(&we);
     if (rc < 0) {
         snprintf(why, sizeof(why), "cannot start hammer: %s", strerror(-rc));

@@ -22,16 +22,25 @@
 #include "cli/matrix_profiles.h"
 #include "engine/engine.h"
 
-/* A started server: its process group, port, URL and log file. */
+/* A started server: its process group, port, URL and log file, and what
+ * was started, for the matrix document. */
 typedef struct hm_matrix_server {
     pid_t pid; /* the group leader; -1 when none runs */
     int port;
     char url[512];
     char log[2 * PATH_MAX];
+    /* {"server_port", "server_command" (placeholders replaced),
+     * "server_argv" (the words executed), "server_env" (the profile's env,
+     * placeholders replaced)}, as far as the start got; set by
+     * hm_matrix_server_start even when it fails, json_decref'd by the
+     * caller. */
+    json_t *ran;
 } hm_matrix_server;
 
 /* Starts p's server (logging to LOGDIR/server-PROFILE-rROUND.log) and waits
- * until its health path answers 2xx. 0 with s filled in; or a negative
+ * until its health path answers 2xx. {port}, {bindir} and {dir} are
+ * replaced in its url, command, cwd (each path one word) and env values
+ * (as plain text). 0 with s filled in; or a negative
  * errno with the reason in why and no server left running: -EADDRINUSE
  * something already answers on the URL, -ESRCH the server exited first,
  * -ETIMEDOUT not healthy within health_timeout, -EINTR *stop was set,
