@@ -5,7 +5,11 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run check check-asan bench clean
+# tests/misbehave (label "misbehave") mostly fail until issue 11's phase 2:
+# `make check-misbehave` runs them; `make check` leaves them out for now.
+CTEST_EXCLUDE ?= -LE misbehave
+
+.PHONY: all deps configure build run check check-asan check-misbehave bench clean
 
 all: build
 
@@ -23,13 +27,17 @@ run: build
 	$(BUILD)/bin/hammer -c 200 -n 5000 scenario spreadsheet
 
 check: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_EXCLUDE)
+
+# hammer against a misbehaving server and a faulty bench_app (issue 11).
+check-misbehave: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L misbehave
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 check-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHAMMER_SANITIZE=address,undefined $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_EXCLUDE)
 
 bench: build
 	HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh

@@ -1,0 +1,763 @@
+#!/usr/bin/env python3
+"""Runs hammer against one misbehaving server (server.py) or one faulty
+bench_app and checks what issue 11 promises: hammer ends in time, stays
+within its memory bound, never crashes, counts the failure by kind with a
+reason, and writes a complete --json on every exit.
+
+usage: run_case.py --hammer HAMMER --bench-app BENCH_APP [options] CASE...
+       run_case.py --list
+
+Every assertion of a case is evaluated and printed (PASS/FAIL), not just the
+first that fails, and one "RESULT {json}" line per case summarises the run
+(exit code, duration, peak RSS, failed checks). Exit 0 when every check of
+every case held, 1 otherwise.
+
+Bounds are derived from the run's own options, never from the machine's
+speed: a run must end within -d + k x --timeout + SLACK seconds (k counts the
+phases that may each wait one --timeout: probe, set-up, SSE baseline, the
+last request, tear-down), and stay under a peak RSS bound (ru_maxrss of
+hammer, from wait4). SLACK is generous (5 s) because hammer's own CPU work
+is milliseconds; what it must catch is a run that hangs for 30-60 s.
+
+JSON keys that hammer does not write yet (issue 11, phase 2) are named here:
+  error_reasons.<kind>        first reason seen for each request error kind
+  sse.opened                  SSE streams that got a 200 and headers
+  sse.failures.{status,protocol,closed,timeout,connect,reset,other}
+  sse.first_failure           the first SSE failure in words (or null)
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SLACK_S = 5.0
+ERROR_KINDS = ("connect", "timeout", "reset", "closed", "protocol", "tls", "other")
+SSE_KINDS = ("status", "protocol", "closed", "timeout")
+
+
+def parse_duration(text):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(us|ms|s|m|h)?", text)
+    if not m:
+        raise ValueError(text)
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def opt_value(args, *names):
+    for i, a in enumerate(args[:-1]):
+        if a in names:
+            return args[i + 1]
+    return None
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+# ---- what a run produced ---------------------------------------------------
+
+
+class Run:
+    """One hammer run: exit code, duration, peak RSS, output, JSON, server stats."""
+
+    def __init__(self):
+        self.exit = None
+        self.signaled = None
+        self.duration = 0.0
+        self.rss_mb = 0.0
+        self.out = ""
+        self.json = None
+        self.json_error = None
+        self.server_stats = {}
+        self.killed_at_limit = False
+        self.bound = 0.0
+
+    def j(self, dotted, default=None):
+        cur = self.json
+        for part in dotted.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                return default
+            cur = cur[part]
+        return cur
+
+
+# ---- checks: each returns (ok, detail) ---------------------------------------
+
+
+def exit_in(*codes):
+    def check(r):
+        return r.exit in codes, "exit %s, want %s" % (r.exit, " or ".join(map(str, codes)))
+    check.label = "exit code"
+    return check
+
+
+def not_signaled(r):
+    return r.signaled is None, ("killed by signal %s" % r.signaled if r.signaled
+                                else "exited normally")
+not_signaled.label = "no crash"
+
+
+def ends_in_bound(r):
+    return (not r.killed_at_limit and r.duration <= r.bound,
+            "%.1f s, bound %.1f s%s" % (r.duration, r.bound,
+                                         " (killed: did not end)" if r.killed_at_limit else ""))
+ends_in_bound.label = "duration"
+
+
+def rss_below(mb):
+    def check(r):
+        return r.rss_mb < mb, "peak RSS %.0f MB, bound %d MB" % (r.rss_mb, mb)
+    check.label = "peak RSS"
+    return check
+
+
+def json_complete(r):
+    """The keys docs/output.md promises today, with their types."""
+    if r.json is None:
+        return False, "no JSON: %s" % r.json_error
+    want = {
+        "hammer_version": str, "scenario": str, "target": str, "engine": str,
+        "threads": int, "concurrency": int, "passed": bool, "interrupted": bool,
+        "actions.sent": int, "actions.ok": int, "actions.failed": int,
+        "actions.by_status": dict, "connections.requested": int,
+        "connections.established": int, "connections.reconnects": int,
+        "connections.retries": int, "connections.failed": int,
+        "wall_seconds": (int, float), "throughput_rps": (int, float),
+        "latency_us.action.count": int, "check.detail": str, "thresholds": list,
+    }
+    for k in ERROR_KINDS:
+        want["errors." + k] = int
+    missing = [k for k, t in want.items() if not isinstance(r.j(k), t)]
+    if "fatal" not in r.json or not (r.json["fatal"] is None or isinstance(r.json["fatal"], str)):
+        missing.append("fatal")
+    return not missing, "missing or mistyped: %s" % ", ".join(missing) if missing else "all keys"
+json_complete.label = "JSON complete"
+
+
+def json_new_keys(php_via):
+    """The keys this bench proposes for phase 2 (see the module doc)."""
+    def check(r):
+        if r.json is None:
+            return False, "no JSON"
+        missing = []
+        if not isinstance(r.j("error_reasons"), dict):
+            missing.append("error_reasons")
+        if php_via:
+            if not isinstance(r.j("sse.opened"), int):
+                missing.append("sse.opened")
+            for k in SSE_KINDS:
+                if not isinstance(r.j("sse.failures." + k), int):
+                    missing.append("sse.failures." + k)
+            if "first_failure" not in (r.j("sse") or {}):
+                missing.append("sse.first_failure")
+        return not missing, "missing: %s" % ", ".join(missing) if missing else "present"
+    check.label = "JSON proposed keys"
+    return check
+
+
+def counts_consistent(r):
+    if r.json is None:
+        return False, "no JSON"
+    sent, ok, failed = r.j("actions.sent", -1), r.j("actions.ok", -1), r.j("actions.failed", -1)
+    bad_status = sum(v for k, v in (r.j("actions.by_status") or {}).items()
+                     if not 200 <= int(k) < 300)
+    errs = sum(r.j("errors." + k, 0) or 0 for k in ERROR_KINDS)
+    ok_ = sent == ok + failed and failed == bad_status + errs
+    return ok_, "sent %s = ok %s + failed %s; failed = non-2xx %s + errors %s" % (
+        sent, ok, failed, bad_status, errs)
+counts_consistent.label = "counts add up"
+
+
+def errors_at_least(n, *kinds):
+    def check(r):
+        got = sum(r.j("errors." + k, 0) or 0 for k in kinds)
+        return got >= n, "errors.%s = %d, want >= %d" % ("+".join(kinds), got, n)
+    check.label = "error kind"
+    return check
+
+
+def errors_none(r):
+    errs = {k: r.j("errors." + k) for k in ERROR_KINDS if r.j("errors." + k)}
+    return r.json is not None and not errs and r.j("actions.failed") == 0, "errors %s, failed %s" % (
+        errs or "none", r.j("actions.failed"))
+errors_none.label = "no errors"
+
+
+def reason_for(kind, pattern):
+    """error_reasons.<kind> says what was wrong, and the summary prints it."""
+    def check(r):
+        why = r.j("error_reasons." + kind)
+        if not isinstance(why, str) or not why:
+            return False, "error_reasons.%s missing" % kind
+        if pattern and not re.search(pattern, why, re.I):
+            return False, "error_reasons.%s = %r does not match /%s/" % (kind, why, pattern)
+        if why not in r.out:
+            return False, "reason %r not in the summary" % why
+        return True, repr(why)
+    check.label = "error reason"
+    return check
+
+
+def sse_failures_at_least(n, *kinds):
+    def check(r):
+        got = sum(r.j("sse.failures." + k, 0) or 0 for k in kinds)
+        return got >= n, "sse.failures.%s = %d, want >= %d" % ("+".join(kinds), got, n)
+    check.label = "SSE failure kind"
+    return check
+
+
+def sse_reason(pattern):
+    def check(r):
+        why = r.j("sse.first_failure")
+        if not isinstance(why, str) or not re.search(pattern, why, re.I):
+            return False, "sse.first_failure = %r, want /%s/" % (why, pattern)
+        if why not in r.out:
+            return False, "SSE failure %r not in the summary" % why
+        return True, repr(why)
+    check.label = "SSE failure reason"
+    return check
+
+
+def fatal_matches(pattern):
+    def check(r):
+        f = r.j("fatal")
+        ok = isinstance(f, str) and re.search(pattern, f, re.I) is not None
+        return ok, "fatal = %r, want /%s/" % (f, pattern)
+    check.label = "fatal reason"
+    return check
+
+
+def detail_or_fatal_matches(pattern):
+    def check(r):
+        texts = [t for t in (r.j("fatal"), r.j("check.detail")) if isinstance(t, str)]
+        ok = any(re.search(pattern, t, re.I) for t in texts)
+        return ok, "fatal/check.detail = %r, want /%s/" % (texts, pattern)
+    check.label = "failure reason"
+    return check
+
+
+def status_is_all(code):
+    def check(r):
+        by = r.j("actions.by_status") or {}
+        sent = r.j("actions.sent", 0)
+        return sent > 0 and by.get(str(code)) == sent, "by_status %s of %s sent" % (by, sent)
+    check.label = "status counted"
+    return check
+
+
+def status_absent(code):
+    def check(r):
+        by = r.j("actions.by_status") or {}
+        return r.json is not None and str(code) not in by, "by_status %s" % by
+    check.label = "no misattributed status"
+    return check
+
+
+def json_true(key):
+    def check(r):
+        return r.j(key) is True, "%s = %r" % (key, r.j(key))
+    check.label = key
+    return check
+
+
+def json_at_least(key, n):
+    def check(r):
+        v = r.j(key)
+        return isinstance(v, int) and v >= n, "%s = %r, want >= %d" % (key, v, n)
+    check.label = key
+    return check
+
+
+def any_of(label, *alternatives):
+    """Passes when every check of one alternative passes."""
+    def check(r):
+        notes = []
+        for alt in alternatives:
+            res = [c(r) for c in alt]
+            if all(ok for ok, _ in res):
+                return True, "; ".join(d for _, d in res)
+            notes.append("[" + "; ".join(d for ok, d in res if not ok) + "]")
+        return False, " or ".join(notes)
+    check.label = label
+    return check
+
+
+def output_matches(pattern):
+    def check(r):
+        return re.search(pattern, r.out, re.I | re.M) is not None, "output /%s/" % pattern
+    check.label = "summary"
+    return check
+
+
+def server_stat(key, pred, text):
+    def check(r):
+        v = r.server_stats.get(key)
+        return v is not None and pred(v), "server %s = %r, want %s" % (key, v, text)
+    check.label = "server saw"
+    return check
+
+
+# ---- cases -------------------------------------------------------------------
+
+HM = ["-t", "1", "-c", "4", "-n", "200", "-d", "2s", "--timeout", "1s", "scenario", "counter"]
+BR = ["-t", "1", "--mode", "browser", "-c", "4", "-n", "40", "-d", "2s", "--timeout", "1s",
+      "scenario", "counter"]
+GET = ["-t", "1", "-c", "4", "-n", "200", "-d", "2s", "--timeout", "1s", "scenario", "get"]
+
+CASES = {}
+
+
+def case(name, doc, hammer, server=None, path="", checks=(), phases=3, rss_mb=200,
+         extra_s=0.0, fault=None, php_via=True, base=True, use_d=True):
+    """Registers a case. server: server.py options (dict), "bench_app" for a
+    fault case, or None for no server at all. phases: how many --timeout
+    waits the bound allows on top of -d (use_d False: not -d, for runs
+    that a signal ends early); extra_s: seconds more (a fault's own
+    length). base: add the checks every run must pass (no crash,
+    duration, RSS, JSON complete, counts add up)."""
+    common = [not_signaled, ends_in_bound, rss_below(rss_mb), json_complete,
+              json_new_keys(php_via), counts_consistent] if base else []
+    CASES[name] = dict(doc=doc, hammer=hammer, server=server, path=path,
+                       checks=common + list(checks), phases=phases, extra_s=extra_s,
+                       fault=fault, rss_mb=rss_mb, use_d=use_d)
+
+
+def srv(mode, **kw):
+    d = {"mode": mode}
+    d.update(kw)
+    return d
+
+
+def request_error_case(stem, mode, kinds, pattern=None, browser=False, **srv_kw):
+    checks = [exit_in(1), errors_at_least(1, *kinds)]
+    checks.append(reason_for(kinds[0], pattern) if len(kinds) == 1 else
+                  any_of("error reason", *[[reason_for(k, pattern)] for k in kinds]))
+    case(stem + "_hm", "%s on every action (hammer mode)" % mode, HM, srv(mode, **srv_kw),
+         checks=checks)
+    if browser:
+        case(stem + "_br", "%s on every action (browser mode)" % mode, BR, srv(mode, **srv_kw),
+             checks=checks, phases=4)
+
+
+# Controls: the scripted server speaks php-via well enough for a clean run.
+case("good_hm", "control: a well-behaved server, hammer mode", HM, srv("good"),
+     checks=[exit_in(0), errors_none, sse_failures_at_least(0, *SSE_KINDS)])
+case("good_br", "control: a well-behaved server, browser mode", BR, srv("good"),
+     checks=[exit_in(0), errors_none], phases=4)
+case("good_get", "control: a well-behaved server, get", GET, srv("good"), path="/flood",
+     checks=[exit_in(0), errors_none], php_via=False)
+
+request_error_case("close_mid_headers", "close-mid-headers", ["closed"], browser=True)
+request_error_case("close_mid_body", "close-mid-body", ["closed"])
+request_error_case("short_body_close", "short-body", ["closed"])
+request_error_case("garbage", "garbage", ["protocol"], browser=True)
+request_error_case("header_1mb", "header-1mb", ["protocol"], pattern="header")
+request_error_case("endless_headers", "endless-headers", ["protocol"], pattern="header")
+request_error_case("chunk_invalid", "chunk-invalid", ["protocol"], pattern="chunk")
+request_error_case("chunk_2e64", "chunk-2e64", ["protocol"], pattern="chunk")
+request_error_case("slow_bytes", "slow-bytes", ["timeout"])
+
+# Connection-level faults, from the first connection: the target is unreachable.
+UNREACHABLE = [exit_in(2), fatal_matches("unreachable")]
+case("rst_accept_unreachable", "every connection reset on accept: hammer says unreachable",
+     HM, srv("rst-accept"), checks=UNREACHABLE)
+case("never_read_unreachable", "every connection accepted and never read",
+     HM, srv("never-read"), checks=UNREACHABLE)
+case("unreachable_closed_port", "nothing listens on the port", HM, None,
+     checks=UNREACHABLE)
+# ... and mid-run: probe, page and SSE connections are served, the senders' are not.
+case("rst_accept_hm", "connections after the first 3 reset on accept", HM,
+     srv("rst-accept", good_conns=3), checks=[exit_in(1), errors_at_least(1, "reset", "closed")])
+case("never_read_hm", "connections after the first 3 accepted and never read", HM,
+     srv("never-read", good_conns=3),
+     checks=[exit_in(1), errors_at_least(1, "timeout"), reason_for("timeout", None)])
+case("full_backlog_hm", "the server stops accepting after 3 connections (backlog 1 fills)",
+     HM, srv("full-backlog", good_conns=3),
+     checks=[exit_in(1), errors_at_least(1, "connect", "timeout")])
+
+case("all_500_hm", "every action answers 500", HM, srv("all-500"),
+     checks=[exit_in(1), status_is_all(500)])
+case("all_500_page", "every request answers 500 (the page too): set-up fails", HM,
+     srv("all-500", where="all"), checks=[exit_in(2), fatal_matches("500")], phases=4)
+case("all_500_get", "get: every request answers 500", GET, srv("all-500", where="flood"),
+     path="/flood", checks=[exit_in(1), status_is_all(500)], php_via=False)
+case("redirect_loop_page", "the page redirects to itself: set-up fails", HM,
+     srv("redirect-loop"), checks=[exit_in(2), fatal_matches("302|redirect")])
+case("redirect_loop_get", "get: every request redirects to itself", GET,
+     srv("redirect-loop", where="flood"), path="/flood", php_via=False,
+     checks=[exit_in(1), any_of("redirect counted",
+                                [status_is_all(302)],
+                                [errors_at_least(1, "protocol"),
+                                 reason_for("protocol", "redirect")])])
+
+# 1000 Set-Cookie headers before via_session_id: the jar must keep the
+# session cookie (the server answers 403 without it) or fail saying why.
+COOKIES = [any_of("cookie jar",
+                  [exit_in(0), errors_none,
+                   server_stat("no_session", lambda v: v == 0, "0")],
+                  [exit_in(1, 2), output_matches(r"cookie.*\d"),
+                   detail_or_fatal_matches(r"cookie.*\d")])]
+case("many_cookies_hm", "the page sets 1000 cookies before via_session_id (hammer mode)",
+     HM, srv("many-cookies"), checks=COOKIES)
+case("many_cookies_br", "the page sets 1000 cookies before via_session_id (browser mode)",
+     BR, srv("many-cookies"), checks=COOKIES, phases=4)
+
+ENDLESS_1XX = [exit_in(1), errors_at_least(1, "timeout", "protocol")]
+case("endless_1xx_hm", "actions answered by endless 100 Continue (hammer mode)", HM,
+     srv("endless-1xx"), checks=ENDLESS_1XX)
+case("endless_1xx_br", "actions answered by endless 100 Continue (browser mode)", BR,
+     srv("endless-1xx"), checks=ENDLESS_1XX, phases=4)
+case("endless_1xx_get", "get: endless 100 Continue", GET, srv("endless-1xx", where="flood"),
+     path="/flood", checks=ENDLESS_1XX, php_via=False)
+
+case("two_responses_hm", "each action answered twice (200, then an unsolicited 500)", HM,
+     srv("two-responses"),
+     checks=[exit_in(1), status_absent(500), errors_at_least(1, "protocol"),
+             reason_for("protocol", None)])
+
+DEEP = "nest|depth|deep"
+case("deep_json_page_hm", "the page's data-signals nests 800 levels (hammer mode)", HM,
+     srv("deep-json-page"), checks=[exit_in(2), fatal_matches(DEEP)])
+case("deep_json_page_br", "the page's data-signals nests 800 levels (browser mode)", BR,
+     srv("deep-json-page"), checks=[exit_in(1, 2), detail_or_fatal_matches(DEEP)], phases=4)
+
+def sse_case(stem, mode, kind, pattern=None, extra=(), rss_mb=200, **srv_kw):
+    checks = [exit_in(1), sse_failures_at_least(1, kind)]
+    if pattern:
+        checks.append(sse_reason(pattern))
+    case(stem + "_hm", "/_sse: %s (hammer mode)" % mode, HM, srv(mode, **srv_kw),
+         checks=checks + list(extra), rss_mb=rss_mb)
+    case(stem + "_br", "/_sse: %s (browser mode)" % mode, BR, srv(mode, **srv_kw),
+         checks=checks + list(extra), rss_mb=rss_mb, phases=4)
+
+
+sse_case("deep_json_sse", "sse-deep-json", "protocol", DEEP)
+sse_case("sse_silent", "sse-silent", "timeout")
+sse_case("sse_50mb", "sse-50mb", "protocol")
+sse_case("sse_no_final_blank", "sse-no-final-blank", "closed")
+sse_case("sse_500", "all-500", "status", "500", where="sse")
+sse_case("sse_garbage", "garbage", "protocol", where="sse")
+
+# The same under epoll, where a read that finds data never waits, so a
+# deadline armed only while waiting is never checked (see the diagnosis).
+EPOLL = ["--engine", "epoll"]
+case("endless_1xx_hm_epoll", "actions answered by endless 100 Continue (hammer mode, epoll)",
+     EPOLL + HM, srv("endless-1xx"), checks=ENDLESS_1XX)
+case("endless_1xx_get_epoll", "get: endless 100 Continue (epoll)", EPOLL + GET,
+     srv("endless-1xx", where="flood"), path="/flood", checks=ENDLESS_1XX, php_via=False)
+case("sse_50mb_br_epoll", "/_sse: sse-50mb (browser mode, epoll)", EPOLL + BR, srv("sse-50mb"),
+     checks=[exit_in(1), sse_failures_at_least(1, "protocol")], phases=4)
+
+GET32 = ["-t", "1", "-c", "32", "-n", "2000", "-d", "1s", "--timeout", "1s", "scenario", "get"]
+case("get_endless_body", "get: an endless chunked body (the probe gets it too)", GET32,
+     srv("endless-body"), path="/flood", php_via=False, rss_mb=200,
+     checks=[exit_in(1), errors_at_least(1, "timeout")])
+case("get_endless_body_flood", "get: an endless chunked body on every request after the probe",
+     GET32, srv("endless-body", skip=1), path="/flood", php_via=False, rss_mb=200,
+     checks=[exit_in(1), errors_at_least(1, "timeout")])
+case("get_endless_body_flood_epoll", "get: an endless chunked body after the probe (epoll)",
+     EPOLL + GET32, srv("endless-body", skip=1), path="/flood", php_via=False, rss_mb=200,
+     checks=[exit_in(1), errors_at_least(1, "timeout")])
+
+
+# ---- SIGINT at any moment ----------------------------------------------------
+
+def sigint_at(seconds):
+    def fault(ctx):
+        time.sleep(seconds)
+        ctx["hammer"].send_signal(signal.SIGINT)
+    return fault
+
+
+INTERRUPTED = [exit_in(1, 2, 130), json_true("interrupted")]
+case("sigint_during_probe", "SIGINT while the reachability probe waits (--timeout 10s)",
+     ["-t", "1", "-c", "4", "-n", "200", "--timeout", "10s", "scenario", "counter"],
+     srv("never-read"), fault=sigint_at(0.5), phases=0, extra_s=0.5 + 1,
+     checks=INTERRUPTED)
+case("sigint_during_setup", "SIGINT while the page load waits (--timeout 10s)",
+     ["-t", "1", "-c", "4", "-n", "200", "--timeout", "10s", "scenario", "counter"],
+     srv("never-read", good_conns=1), fault=sigint_at(0.5), phases=0, extra_s=0.5 + 1,
+     checks=INTERRUPTED)
+case("sigint_mid_run", "SIGINT 1.5 s into a 30 s run against a good server",
+     ["-t", "1", "-c", "4", "-d", "30s", "--timeout", "2s", "scenario", "counter"],
+     srv("good"), fault=sigint_at(1.5), phases=2, extra_s=1.5, use_d=False,
+     checks=[exit_in(1), json_true("interrupted"), json_at_least("actions.ok", 1)])
+
+
+# ---- bench_app faults ---------------------------------------------------------
+
+def app_kill(at):
+    def fault(ctx):
+        time.sleep(at)
+        ctx["app"].kill()
+        ctx["app"].wait()
+    return fault
+
+
+def app_stop(at, for_s):
+    def fault(ctx):
+        time.sleep(at)
+        ctx["app"].send_signal(signal.SIGSTOP)
+        time.sleep(for_s)
+        ctx["app"].send_signal(signal.SIGCONT)
+    return fault
+
+
+def app_restart(at, down_s):
+    def fault(ctx):
+        time.sleep(at)
+        ctx["app"].kill()
+        ctx["app"].wait()
+        time.sleep(down_s)
+        ctx["app"] = ctx["start_app"]()
+    return fault
+
+
+FHM = ["-t", "1", "-c", "8", "-d", "4s", "--timeout", "1s", "scenario", "counter"]
+FBR = ["-t", "1", "--mode", "browser", "-c", "8", "-d", "4s", "--timeout", "1s",
+       "scenario", "counter"]
+KILLED = [exit_in(1), json_at_least("actions.ok", 1),
+          errors_at_least(1, "connect", "reset", "closed")]
+case("fault_killed_hm", "bench_app SIGKILLed 1 s into a 4 s run (hammer mode)", FHM,
+     "bench_app", fault=app_kill(1.0), checks=KILLED)
+case("fault_killed_br", "bench_app SIGKILLed 1 s into a 4 s run (browser mode)", FBR,
+     "bench_app", fault=app_kill(1.0), checks=KILLED, phases=4)
+case("fault_stopped_ride_through_hm",
+     "bench_app SIGSTOPped 5 s (from 1 s) under --timeout 8s: nothing is lost",
+     ["-t", "1", "-c", "8", "-d", "4s", "--timeout", "8s", "scenario", "counter"],
+     "bench_app", fault=app_stop(1.0, 5.0), phases=1, extra_s=5.0,
+     checks=[exit_in(0), errors_none])
+case("fault_stopped_hm", "bench_app SIGSTOPped 5 s (from 1 s) under --timeout 1s", FHM,
+     "bench_app", fault=app_stop(1.0, 5.0), extra_s=5.0,
+     checks=[exit_in(1), json_at_least("actions.ok", 1), errors_at_least(1, "timeout", "connect")])
+case("fault_stopped_br", "bench_app SIGSTOPped 5 s (from 1 s) under --timeout 1s (browser)",
+     FBR, "bench_app", fault=app_stop(1.0, 5.0), extra_s=5.0, phases=4,
+     checks=[exit_in(1), json_at_least("actions.ok", 1), errors_at_least(1, "timeout", "connect")])
+def answered_after_restart(r):
+    """The new bench_app knows no context, so actions it answers get 400."""
+    by = r.j("actions.by_status") or {}
+    return "400" in by or "403" in by, "by_status %s, want 400/403 (context lost)" % by
+answered_after_restart.label = "served after restart"
+
+
+# Browser VUs may sit out the short outage waiting for a patch, so only
+# hammer mode must see a failed request; both must reconnect and go on.
+RESTARTED = [exit_in(1), json_at_least("actions.ok", 1), json_at_least("connections.reconnects", 1),
+             answered_after_restart]
+case("fault_restarted_hm", "bench_app killed at 1 s and restarted on its port 0.5 s later",
+     ["-t", "1", "-c", "8", "-d", "4s", "--timeout", "2s", "scenario", "counter"],
+     "bench_app", fault=app_restart(1.0, 0.5),
+     checks=RESTARTED + [errors_at_least(1, "connect", "reset", "closed")])
+case("fault_restarted_br", "bench_app killed at 1 s and restarted 0.5 s later (browser)",
+     ["-t", "1", "--mode", "browser", "-c", "8", "-d", "4s", "--timeout", "2s",
+      "scenario", "counter"],
+     "bench_app", fault=app_restart(1.0, 0.5), checks=RESTARTED, phases=4)
+
+
+# ---- running one case ---------------------------------------------------------
+
+
+def start_server(opts, port=0):
+    argv = [sys.executable, os.path.join(HERE, "server.py"), "--port", str(port)]
+    for k, v in opts.items():
+        argv += ["--" + k.replace("_", "-"), str(v)]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = p.stdout.readline().strip()
+    if not line.isdigit():
+        p.kill()
+        raise RuntimeError("server.py did not start: %r" % line)
+    return p, int(line)
+
+
+def stop_server(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+    try:
+        out, _ = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, _ = p.communicate()
+    for line in out.splitlines():
+        if line.startswith("STATS "):
+            return json.loads(line[6:])
+    return {}
+
+
+def start_bench_app(bench_app, port):
+    p = subprocess.Popen([bench_app, "--port", str(port)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return p
+        except OSError:
+            time.sleep(0.05)
+    p.kill()
+    raise RuntimeError("bench_app did not listen on %d" % port)
+
+
+def app_health(port):
+    """bench_app's /_health as a dict ({} when it does not answer)."""
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+        s.sendall(b"GET /_health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+        s.close()
+        return json.loads(data.partition(b"\r\n\r\n")[2])
+    except (OSError, ValueError):
+        return {}
+
+
+def run_case(name, opts):
+    c = CASES[name]
+    hargs = c["hammer"]
+    d = parse_duration(opt_value(hargs, "-d", "--duration") or "0")
+    timeout = parse_duration(opt_value(hargs, "--timeout") or "5s")
+    slack = SLACK_S * (2 if opts.sanitized else 1)
+    r = Run()
+    r.bound = (d if c["use_d"] else 0) + c["phases"] * timeout + c["extra_s"] + slack
+    tmp = tempfile.mkdtemp(prefix="hammer-misbehave-")
+    json_path = os.path.join(tmp, "run.json")
+
+    server = app = None
+    ctx = {}
+    if isinstance(c["server"], dict):
+        server, port = start_server(c["server"])
+    elif c["server"] == "bench_app":
+        port = free_port()
+        ctx["start_app"] = lambda: start_bench_app(opts.bench_app, port)
+        ctx["app"] = app = ctx["start_app"]()
+    else:
+        port = free_port()  # nothing listens there
+    argv = [opts.hammer, "--url", "http://127.0.0.1:%d%s" % (port, c["path"]),
+            "--json", json_path] + hargs
+    env = dict(os.environ)
+    if opts.sanitized:
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=32"
+    print("$ " + " ".join(argv), flush=True)
+
+    t0 = time.monotonic()
+    hp = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    chunks = []
+    reader = threading.Thread(target=lambda: chunks.append(hp.stdout.read()), daemon=True)
+    reader.start()
+    ctx["hammer"] = hp
+    fault_thread = None
+    if c["fault"]:
+        fault_thread = threading.Thread(target=c["fault"], args=(ctx,), daemon=True)
+        fault_thread.start()
+    hard_limit = r.bound + opts.hard_limit
+    status = rusage = None
+    while True:
+        pid, status, rusage = os.wait4(hp.pid, os.WNOHANG)
+        if pid == hp.pid:
+            break
+        if time.monotonic() - t0 > hard_limit:
+            r.killed_at_limit = True
+            hp.kill()
+            _, status, rusage = os.wait4(hp.pid, 0)
+            break
+        time.sleep(0.02)
+    r.duration = time.monotonic() - t0
+    hp.returncode = status  # Popen must not wait for it again
+    reader.join(5)
+    r.out = (chunks[0] if chunks else b"").decode("utf-8", "replace")
+    r.rss_mb = rusage.ru_maxrss / 1024.0
+    if os.WIFSIGNALED(status):
+        r.signaled = os.WTERMSIG(status)
+        r.exit = 128 + r.signaled
+    else:
+        r.exit = os.WEXITSTATUS(status)
+    if fault_thread:
+        fault_thread.join(30)
+    if server:
+        r.server_stats = stop_server(server)
+    if c["server"] == "bench_app":
+        if ctx["app"] is not app:  # restarted: what the new instance served
+            r.server_stats = app_health(port)
+        for p in {id(app): app, id(ctx["app"]): ctx["app"]}.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    try:
+        with open(json_path) as f:
+            r.json = json.load(f)
+    except (OSError, ValueError) as e:
+        r.json_error = str(e)
+    if not opts.keep:
+        for f in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, f))
+        os.rmdir(tmp)
+
+    print(r.out.rstrip())
+    print("--- %s: %s" % (name, c["doc"]))
+    failed = []
+    for check in c["checks"]:
+        try:
+            ok, detail = check(r)
+        except Exception as e:  # a check that cannot evaluate is a failure
+            ok, detail = False, "check raised %r" % e
+        label = getattr(check, "label", getattr(check, "__name__", "check"))
+        print("%s  %-22s %s" % ("PASS" if ok else "FAIL", label, detail))
+        if not ok:
+            failed.append("%s: %s" % (label, detail))
+    summary = {"case": name, "passed": not failed, "exit": r.exit, "signal": r.signaled,
+               "duration_s": round(r.duration, 2), "bound_s": round(r.bound, 1),
+               "rss_mb": round(r.rss_mb, 1), "json": r.json is not None,
+               "server": r.server_stats, "failed": failed}
+    print("RESULT " + json.dumps(summary), flush=True)
+    return not failed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hammer")
+    ap.add_argument("--bench-app")
+    ap.add_argument("--sanitized", action="store_true",
+                    help="hammer is an ASan/UBSan build: double the slack, cap the quarantine")
+    ap.add_argument("--hard-limit", type=float, default=15.0,
+                    help="kill hammer this many seconds after its bound (default 15)")
+    ap.add_argument("--keep", action="store_true", help="keep the JSON files")
+    ap.add_argument("--list", action="store_true", help="print the case names")
+    ap.add_argument("cases", nargs="*")
+    opts = ap.parse_args()
+    if opts.list:
+        print("\n".join(CASES))
+        return 0
+    if not opts.hammer or not opts.bench_app or not opts.cases:
+        ap.error("--hammer, --bench-app and at least one CASE are needed")
+    unknown = [n for n in opts.cases if n not in CASES]
+    if unknown:
+        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
+    ok = True
+    for name in opts.cases:
+        ok = run_case(name, opts) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
