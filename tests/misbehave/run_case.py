@@ -110,6 +110,13 @@ def not_signaled(r):
 not_signaled.label = "no crash"
 
 
+def no_sanitizer_report(r):
+    """Under ASan a stack overflow is an exit 1 with a report, not a signal."""
+    m = re.search(r"ERROR: (Address|Leak|Memory)Sanitizer[^\n]*|runtime error:[^\n]*", r.out)
+    return m is None, m.group(0) if m else "none"
+no_sanitizer_report.label = "no sanitizer report"
+
+
 def ends_in_bound(r):
     return (not r.killed_at_limit and r.duration <= r.bound,
             "%.1f s, bound %.1f s%s" % (r.duration, r.bound,
@@ -328,7 +335,7 @@ def case(name, doc, hammer, server=None, path="", checks=(), phases=3, rss_mb=20
     that a signal ends early); extra_s: seconds more (a fault's own
     length). base: add the checks every run must pass (no crash,
     duration, RSS, JSON complete, counts add up)."""
-    common = [not_signaled, ends_in_bound, rss_below(rss_mb), json_complete,
+    common = [not_signaled, no_sanitizer_report, ends_in_bound, rss_below(rss_mb), json_complete,
               json_new_keys(php_via), counts_consistent] if base else []
     CASES[name] = dict(doc=doc, hammer=hammer, server=server, path=path,
                        checks=common + list(checks), phases=phases, extra_s=extra_s,
