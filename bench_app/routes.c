@@ -22,7 +22,7 @@
  * hm__ba_sync_signals(). */
 #include "bench_app/internal.h"
 
-#include "base/hm_mandel.h"
+#include "bench_app/mandel.h"
 
 /* ---- /bench/counter ------------------------------------------------------- */
 
@@ -49,7 +49,7 @@ static volatile int g_mandel_size = 50, g_mandel_iter = 100;
  * (65451), but setValue() marks it changed, so every call patches. */
 static int cpu_increment(ba_ctx *ctx)
 {
-    hm__ba_signal_set(ctx, 0, hm_mandel_sum(g_mandel_size, g_mandel_iter));
+    hm__ba_signal_set(ctx, 0, ba_mandel_sum(g_mandel_size, g_mandel_iter));
     return hm__ba_sync_signals(ctx);
 }
 
