@@ -16,8 +16,9 @@
  *             worker for each request (--dispatch) and proxies the request
  *             and its response over a loopback link to that worker.
  *
- * Naming: hm__ba_* for functions shared between these files, ba_* for the
- * types below, static for everything else.
+ * Naming: ba_* for the functions and types shared between these files
+ * (hm__ is the engine's; bench_app's public interface is app.h's
+ * hm_bench_app_*), static for everything else.
  *
  * Ownership: a run has one ba_app per worker (with --workers 1 the only
  * one, which also listens; with more, each on its own thread behind a
@@ -69,14 +70,14 @@ typedef struct ba_buf {
 } ba_buf;
 
 /* Makes room for `extra` more bytes (plus a NUL). 0 or -ENOMEM. */
-int hm__ba_buf_reserve(ba_buf *b, size_t extra);
+int ba_buf_reserve(ba_buf *b, size_t extra);
 /* Appends n bytes. 0 or -ENOMEM. */
-int hm__ba_buf_append(ba_buf *b, const void *p, size_t n);
-void hm__ba_buf_free(ba_buf *b);
+int ba_buf_append(ba_buf *b, const void *p, size_t n);
+void ba_buf_free(ba_buf *b);
 
-static inline int ba_buf_lit_(ba_buf *b, const char *s)
+static inline int ba_buf_lit(ba_buf *b, const char *s)
 {
-    return hm__ba_buf_append(b, s, strlen(s));
+    return ba_buf_append(b, s, strlen(s));
 }
 
 /* ---- route table (routes.c) ------------------------------------------- */
@@ -121,36 +122,36 @@ typedef struct ba_route_def {
     size_t n_actions;
 } ba_route_def;
 
-extern const ba_route_def hm__ba_routes[];
-extern const size_t hm__ba_n_routes;
+extern const ba_route_def ba_routes[];
+extern const size_t ba_n_routes;
 
 /* Signal access for actions; idx is the index in the route's signal list. */
-int64_t hm__ba_signal_get(const ba_ctx *ctx, size_t idx);
+int64_t ba_signal_get(const ba_ctx *ctx, size_t idx);
 /* Sets a TAB signal and marks it changed (php-via's setValue()). */
-void hm__ba_signal_set(ba_ctx *ctx, size_t idx, int64_t v);
+void ba_signal_set(ba_ctx *ctx, size_t idx, int64_t v);
 /* A BA_SIG_STR signal's value (NUL-terminated) and its length. */
-const char *hm__ba_signal_str(const ba_ctx *ctx, size_t idx, size_t *len);
+const char *ba_signal_str(const ba_ctx *ctx, size_t idx, size_t *len);
 /* Sets a BA_SIG_STR signal and marks it changed. 0 or -ENOMEM. */
-int hm__ba_signal_set_str(ba_ctx *ctx, size_t idx, const char *s, size_t n);
+int ba_signal_set_str(ba_ctx *ctx, size_t idx, const char *s, size_t n);
 /* The signal's wire id (name + "_" + sanitized ctx id) into buf; returns
  * its length. cap >= 160 always suffices. */
-size_t hm__ba_signal_wire_id(const ba_ctx *ctx, size_t idx, char *buf, size_t cap);
+size_t ba_signal_wire_id(const ba_ctx *ctx, size_t idx, char *buf, size_t cap);
 /* Queues one datastar-patch-signals event with every changed TAB signal and
  * marks them synced (php-via's syncSignals()). 0 or -ENOMEM. */
-int hm__ba_sync_signals(ba_ctx *ctx);
+int ba_sync_signals(ba_ctx *ctx);
 /* Queues one datastar-patch-elements event: "data: selector <selector>"
  * when selector is non-NULL, then the HTML trimmed and split on \n, one
  * "data: elements" line per line (datastar-php's patchElements()). */
-int hm__ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, size_t n);
+int ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, size_t n);
 /* The app a context belongs to. */
-ba_app *hm__ba_ctx_app(const ba_ctx *ctx);
+ba_app *ba_ctx_app(const ba_ctx *ctx);
 
 /* Route state that lives for the run (routes.c): the spreadsheet database.
  * init runs before the server listens; 0 or a negative errno (it prints
  * why to stderr). free releases everything init made, also after a
  * partial init. */
-int hm__ba_routes_init(ba_app *app);
-void hm__ba_routes_free(ba_app *app);
+int ba_routes_init(ba_app *app);
+void ba_routes_free(ba_app *app);
 
 /* ---- the spreadsheet (sheet.c) ---------------------------------------- */
 
@@ -165,18 +166,18 @@ typedef struct ba_sheet ba_sheet;
  * path is NULL, in a fresh temporary directory that close removes. WAL,
  * synchronous=NORMAL, the viewport query prepared once. 0 or a negative
  * errno; on failure *out is NULL and a line on stderr says why. */
-int hm__ba_sheet_open(const char *path, ba_sheet **out);
-void hm__ba_sheet_close(ba_sheet *sh);
+int ba_sheet_open(const char *path, ba_sheet **out);
+void ba_sheet_close(ba_sheet *sh);
 /* The database file's path (valid until close). */
-const char *hm__ba_sheet_path(const ba_sheet *sh);
+const char *ba_sheet_path(const ba_sheet *sh);
 
 /* Runs the viewport query for rows [vr, vr+20) and columns [vc, vc+10) and
  * appends the table to out: values HTML-escaped, an outline style on the
  * cell (fr, fc). live=false: bench_app.php's table on one line, cells only;
  * live=true: a header row and row numbers in <th> cells, each <tr> on its
  * own line. Does not yield. 0 or a negative errno. */
-int hm__ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t fc, bool live,
-                       ba_buf *out);
+int ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t fc, bool live,
+                   ba_buf *out);
 
 /* ---- connections and the app (server.c) ------------------------------- */
 
@@ -247,8 +248,8 @@ struct ba_app {
     /* The app that owns the client connections (the only worker, or the
      * reactor) of a TLS run: run->tls; workers behind a reactor: NULL. */
     hm_tls_config *tls;
-    /* Handles the request just parsed into c->req: hm__ba_via_handle, or
-     * the reactor's hm__ba_reactor_handle. */
+    /* Handles the request just parsed into c->req: ba_via_handle, or
+     * the reactor's ba_reactor_handle. */
     int (*handle)(ba_conn *c);
     ba_reactor *rx;    /* the reactor's state (reactor.c), else NULL */
     uint64_t conn_seq; /* connections accepted so far */
@@ -285,58 +286,58 @@ struct ba_app {
 
 /* Absolute deadline for the next socket operation (idle timeout); 0 (none)
  * on a worker's loopback links, whose lifetime the reactor governs. */
-int64_t hm__ba_deadline(const ba_app *app);
+int64_t ba_deadline(const ba_app *app);
 
 /* Appends a complete response to c->out: status line (reason NULL = the
  * standard one), headers, Content-Length: blen, Connection: close when
  * !c->keep_alive, then body unless head_only. 0 or a negative errno. */
-int hm__ba_respond(ba_conn *c, int status, const hm_http_header *h, size_t n, const char *body,
-                   size_t blen, bool head_only);
+int ba_respond(ba_conn *c, int status, const hm_http_header *h, size_t n, const char *body,
+               size_t blen, bool head_only);
 /* Appends just a head with Transfer-Encoding: chunked. */
-int hm__ba_respond_chunked_head(ba_conn *c, int status, const hm_http_header *h, size_t n);
+int ba_respond_chunked_head(ba_conn *c, int status, const hm_http_header *h, size_t n);
 /* Writes c->out to the socket in one call and empties it. */
-int hm__ba_flush(ba_conn *c);
+int ba_flush(ba_conn *c);
 /* A client connection's I/O, through c->tls when it has one: as
  * hm_sock_read and hm_sock_write. Only the connection's own coroutine
  * writes. */
-ssize_t hm__ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline);
-ssize_t hm__ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
+ssize_t ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline);
+ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
 /* For a second coroutine watching the peer (for EOF) while the connection's
  * coroutine writes: reads and discards, never writes to the socket. */
-ssize_t hm__ba_watch_read(ba_conn *c, void *buf, size_t len);
+ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len);
 /* Starts / stops the coroutine that watches a streaming connection for the
  * client going away (sets c->peer_gone and cancels c->co). Stop returns
  * only once the watcher has left its read, so the socket may then close. */
-void hm__ba_peer_watch_start(ba_conn *c);
-void hm__ba_peer_watch_stop(ba_conn *c);
+void ba_peer_watch_start(ba_conn *c);
+void ba_peer_watch_stop(ba_conn *c);
 
 /* ---- via.c entry points used by server.c ------------------------------ */
 
 /* Builds route tables; 0 or a negative errno. */
-int hm__ba_via_init(ba_app *app);
+int ba_via_init(ba_app *app);
 /* Frees contexts, queues and route tables. */
-void hm__ba_via_free(ba_app *app);
+void ba_via_free(ba_app *app);
 /* Handles the request just parsed into c->req; returns BA_NEXT/CLOSE/DROP. */
-int hm__ba_via_handle(ba_conn *c);
+int ba_via_handle(ba_conn *c);
 /* Runs due context cleanups; called by the ticker. */
-void hm__ba_via_tick(ba_app *app, int64_t now);
+void ba_via_tick(ba_app *app, int64_t now);
 
 /* ---- reactor.c ---------------------------------------------------------- */
 
 /* Sets up the reactor's state for a run of run->n_workers workers that
  * listen on 127.0.0.1:ports[i]; 0 or -ENOMEM. */
-int hm__ba_reactor_init(ba_app *app, const int *ports, ba_dispatch mode);
+int ba_reactor_init(ba_app *app, const int *ports, ba_dispatch mode);
 /* Closes the idle links and frees the reactor's state. */
-void hm__ba_reactor_free(ba_app *app);
+void ba_reactor_free(ba_app *app);
 /* A new client connection: sets c->id's fallback worker as c->via_id (the
  * id on the reactor's own answers, e.g. 400 for a malformed request). */
-void hm__ba_reactor_conn_start(ba_conn *c);
+void ba_reactor_conn_start(ba_conn *c);
 /* Frees c->px (connection record going away). */
-void hm__ba_reactor_conn_free(ba_conn *c);
+void ba_reactor_conn_free(ba_conn *c);
 /* Forwards c->raw to the chosen worker and copies its response to c->out
  * (and to the client as it arrives, for streams); BA_NEXT/CLOSE/DROP. */
-int hm__ba_reactor_handle(ba_conn *c);
+int ba_reactor_handle(ba_conn *c);
 /* Parses "stream", "fd" or "session"; NULL means stream. 0 or -EINVAL. */
-int hm__ba_dispatch_parse(const char *s, ba_dispatch *out);
+int ba_dispatch_parse(const char *s, ba_dispatch *out);
 
 #endif

@@ -67,7 +67,7 @@ struct ba_proxy {
     char buf[BA_RBUF];
 };
 
-int hm__ba_dispatch_parse(const char *s, ba_dispatch *out)
+int ba_dispatch_parse(const char *s, ba_dispatch *out)
 {
     if (!s || strcmp(s, "stream") == 0)
         *out = BA_DISPATCH_STREAM;
@@ -80,7 +80,7 @@ int hm__ba_dispatch_parse(const char *s, ba_dispatch *out)
     return 0;
 }
 
-int hm__ba_reactor_init(ba_app *app, const int *ports, ba_dispatch mode)
+int ba_reactor_init(ba_app *app, const int *ports, ba_dispatch mode)
 {
     int n = app->run->n_workers;
     ba_reactor *rx = hm_calloc(1, sizeof(*rx));
@@ -97,7 +97,7 @@ int hm__ba_reactor_init(ba_app *app, const int *ports, ba_dispatch mode)
     return 0;
 }
 
-void hm__ba_reactor_free(ba_app *app)
+void ba_reactor_free(ba_app *app)
 {
     ba_reactor *rx = app->rx;
     if (!rx) return;
@@ -122,12 +122,12 @@ static void set_via_id(ba_conn *c, int w)
     snprintf(c->via_id, sizeof(c->via_id), "%d", c->app->run->first_id + w);
 }
 
-void hm__ba_reactor_conn_start(ba_conn *c)
+void ba_reactor_conn_start(ba_conn *c)
 {
     set_via_id(c, fd_worker(c));
 }
 
-void hm__ba_reactor_conn_free(ba_conn *c)
+void ba_reactor_conn_free(ba_conn *c)
 {
     if (!c->px) return;
     hm_http_resp_free(&c->px->rp);
@@ -207,8 +207,7 @@ static hm_sock *link_get(ba_app *app, int w, bool *reused)
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)rx->ports[w])};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     hm_sock *s;
-    if (hm_sock_connect(&s, (struct sockaddr *)&a, sizeof(a), hm__ba_deadline(app)) < 0)
-        return NULL;
+    if (hm_sock_connect(&s, (struct sockaddr *)&a, sizeof(a), ba_deadline(app)) < 0) return NULL;
     return s;
 }
 
@@ -272,7 +271,7 @@ static int pump(ba_conn *c, hm_sock *l, int w, bool *reusable)
         got += (size_t)n;
         size_t used = 0;
         int rc = hm_http_resp_feed(&px->rp, px->buf, (size_t)n, &used);
-        if (rc < 0 || hm__ba_buf_append(&c->out, px->buf, used) < 0) {
+        if (rc < 0 || ba_buf_append(&c->out, px->buf, used) < 0) {
             res = PUMP_CUT;
             break;
         }
@@ -289,20 +288,20 @@ static int pump(ba_conn *c, hm_sock *l, int w, bool *reusable)
                 busy = false;
             }
             if (!watching) {
-                hm__ba_peer_watch_start(c);
+                ba_peer_watch_start(c);
                 watching = true;
             }
-            if (hm__ba_flush(c) < 0) {
+            if (ba_flush(c) < 0) {
                 res = PUMP_CUT;
                 break;
             }
-        } else if (c->out.len >= BA_PROXY_FLUSH && hm__ba_flush(c) < 0) {
+        } else if (c->out.len >= BA_PROXY_FLUSH && ba_flush(c) < 0) {
             res = PUMP_CUT;
             break;
         }
     }
     if (busy) rx->inflight[w]--;
-    if (watching) hm__ba_peer_watch_stop(c);
+    if (watching) ba_peer_watch_stop(c);
     return res;
 }
 
@@ -315,12 +314,12 @@ static int answer(ba_conn *c, int w, int status)
     c->keep_alive = false;
     const char *text = hm_http_reason(status);
     const hm_http_header h[] = {{"Content-Type", "text/plain; charset=utf-8"}};
-    int rc = hm__ba_respond(c, status, h, 1, text, strlen(text), false);
+    int rc = ba_respond(c, status, h, 1, text, strlen(text), false);
     memcpy(c->via_id, saved, sizeof(saved));
     return rc < 0 ? BA_DROP : BA_CLOSE;
 }
 
-int hm__ba_reactor_handle(ba_conn *c)
+int ba_reactor_handle(ba_conn *c)
 {
     ba_app *app = c->app;
     if (!c->px) {

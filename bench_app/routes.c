@@ -18,8 +18,8 @@
  * its view (static HTML, or a render function when it depends on the
  * context) and its actions. Actions run in the connection's coroutine, so
  * one may block (hm_coro_sleep) while the loop serves other requests; they
- * change signals with hm__ba_signal_set() and queue the patch with
- * hm__ba_sync_signals(). */
+ * change signals with ba_signal_set() and queue the patch with
+ * ba_sync_signals(). */
 #include "bench_app/internal.h"
 
 #include "bench_app/mandel.h"
@@ -31,9 +31,9 @@
 static int counter_increment(ba_ctx *ctx)
 {
     int64_t v;
-    if (__builtin_add_overflow(hm__ba_signal_get(ctx, 0), 1, &v)) v = INT64_MAX;
-    hm__ba_signal_set(ctx, 0, v);
-    return hm__ba_sync_signals(ctx);
+    if (__builtin_add_overflow(ba_signal_get(ctx, 0), 1, &v)) v = INT64_MAX;
+    ba_signal_set(ctx, 0, v);
+    return ba_sync_signals(ctx);
 }
 
 static const ba_signal_def count_signals[] = {{.name = "count"}};
@@ -49,8 +49,8 @@ static volatile int g_mandel_size = 50, g_mandel_iter = 100;
  * (65451), but setValue() marks it changed, so every call patches. */
 static int cpu_increment(ba_ctx *ctx)
 {
-    hm__ba_signal_set(ctx, 0, ba_mandel_sum(g_mandel_size, g_mandel_iter));
-    return hm__ba_sync_signals(ctx);
+    ba_signal_set(ctx, 0, ba_mandel_sum(g_mandel_size, g_mandel_iter));
+    return ba_sync_signals(ctx);
 }
 
 static const ba_action_def cpu_actions[] = {{"increment", cpu_increment}};
@@ -88,23 +88,23 @@ static volatile size_t g_html_sink;
  * patch carries count, viewRow and focusRow. */
 static int sheet_increment(ba_ctx *ctx)
 {
-    ba_app *app = hm__ba_ctx_app(ctx);
-    int64_t vr = hm__ba_signal_get(ctx, SS_VIEW_ROW), vc = hm__ba_signal_get(ctx, SS_VIEW_COL);
-    int64_t fr = hm__ba_signal_get(ctx, SS_FOCUS_ROW), fc = hm__ba_signal_get(ctx, SS_FOCUS_COL);
+    ba_app *app = ba_ctx_app(ctx);
+    int64_t vr = ba_signal_get(ctx, SS_VIEW_ROW), vc = ba_signal_get(ctx, SS_VIEW_COL);
+    int64_t fr = ba_signal_get(ctx, SS_FOCUS_ROW), fc = ba_signal_get(ctx, SS_FOCUS_COL);
     app->html.len = 0;
-    int rc = hm__ba_sheet_table(app->sheet, vr, vc, fr, fc, false, &app->html);
+    int rc = ba_sheet_table(app->sheet, vr, vc, fr, fc, false, &app->html);
     if (rc < 0) return rc;
     g_html_sink += app->html.len;
 
     int64_t count;
-    if (__builtin_add_overflow(hm__ba_signal_get(ctx, SS_COUNT), 1, &count)) count = INT64_MAX;
-    hm__ba_signal_set(ctx, SS_COUNT, count);
+    if (__builtin_add_overflow(ba_signal_get(ctx, SS_COUNT), 1, &count)) count = INT64_MAX;
+    ba_signal_set(ctx, SS_COUNT, count);
     /* PHP's ($vr + 1) % 100 (the sign follows the dividend, as in C),
      * without overflowing at INT64_MAX. */
     int64_t nv = vr >= 0 ? (vr % 100 + 1) % 100 : (vr + 1) % 100;
-    hm__ba_signal_set(ctx, SS_VIEW_ROW, nv);
-    hm__ba_signal_set(ctx, SS_FOCUS_ROW, nv);
-    return hm__ba_sync_signals(ctx);
+    ba_signal_set(ctx, SS_VIEW_ROW, nv);
+    ba_signal_set(ctx, SS_FOCUS_ROW, nv);
+    return ba_sync_signals(ctx);
 }
 
 static const ba_action_def sheet_actions[] = {{"increment", sheet_increment}};
@@ -127,17 +127,17 @@ static const ba_signal_def live_signals[] = {
  * of it spans many data lines. */
 static int live_view(ba_ctx *ctx, ba_buf *out)
 {
-    ba_app *app = hm__ba_ctx_app(ctx);
+    ba_app *app = ba_ctx_app(ctx);
     char id[160];
-    size_t il = hm__ba_signal_wire_id(ctx, LV_DIRECTION, id, sizeof(id));
-    int rc = ba_buf_lit_(out, "<div id=\"sheet\" tabindex=\"0\" data-on:keydown=\"$");
-    if (!rc) rc = hm__ba_buf_append(out, id, il);
-    if (!rc) rc = ba_buf_lit_(out, " = evt.key; @post('/_action/navigate')\">\n");
+    size_t il = ba_signal_wire_id(ctx, LV_DIRECTION, id, sizeof(id));
+    int rc = ba_buf_lit(out, "<div id=\"sheet\" tabindex=\"0\" data-on:keydown=\"$");
+    if (!rc) rc = ba_buf_append(out, id, il);
+    if (!rc) rc = ba_buf_lit(out, " = evt.key; @post('/_action/navigate')\">\n");
     if (!rc)
-        rc = hm__ba_sheet_table(
-            app->sheet, hm__ba_signal_get(ctx, LV_VIEW_ROW), hm__ba_signal_get(ctx, LV_VIEW_COL),
-            hm__ba_signal_get(ctx, LV_FOCUS_ROW), hm__ba_signal_get(ctx, LV_FOCUS_COL), true, out);
-    if (!rc) rc = ba_buf_lit_(out, "\n</div>");
+        rc = ba_sheet_table(app->sheet, ba_signal_get(ctx, LV_VIEW_ROW),
+                            ba_signal_get(ctx, LV_VIEW_COL), ba_signal_get(ctx, LV_FOCUS_ROW),
+                            ba_signal_get(ctx, LV_FOCUS_COL), true, out);
+    if (!rc) rc = ba_buf_lit(out, "\n</div>");
     return rc;
 }
 
@@ -158,14 +158,14 @@ static bool dir_is(const char *d, size_t n, const char *lit)
  * count; setValue() marks them changed even when they did not move). */
 static int live_navigate(ba_ctx *ctx)
 {
-    ba_app *app = hm__ba_ctx_app(ctx);
+    ba_app *app = ba_ctx_app(ctx);
     size_t dl;
-    const char *d = hm__ba_signal_str(ctx, LV_DIRECTION, &dl);
+    const char *d = ba_signal_str(ctx, LV_DIRECTION, &dl);
     /* Client-sent values may be anywhere: bring them onto the sheet first. */
-    int64_t fr = clamp(hm__ba_signal_get(ctx, LV_FOCUS_ROW), 0, BA_SHEET_ROWS - 1);
-    int64_t fc = clamp(hm__ba_signal_get(ctx, LV_FOCUS_COL), 0, BA_SHEET_COLS - 1);
-    int64_t vr = clamp(hm__ba_signal_get(ctx, LV_VIEW_ROW), 0, BA_SHEET_ROWS - BA_VIEW_ROWS);
-    int64_t vc = clamp(hm__ba_signal_get(ctx, LV_VIEW_COL), 0, BA_SHEET_COLS - BA_VIEW_COLS);
+    int64_t fr = clamp(ba_signal_get(ctx, LV_FOCUS_ROW), 0, BA_SHEET_ROWS - 1);
+    int64_t fc = clamp(ba_signal_get(ctx, LV_FOCUS_COL), 0, BA_SHEET_COLS - 1);
+    int64_t vr = clamp(ba_signal_get(ctx, LV_VIEW_ROW), 0, BA_SHEET_ROWS - BA_VIEW_ROWS);
+    int64_t vc = clamp(ba_signal_get(ctx, LV_VIEW_COL), 0, BA_SHEET_COLS - BA_VIEW_COLS);
     if (dir_is(d, dl, "ArrowDown"))
         fr++;
     else if (dir_is(d, dl, "ArrowUp"))
@@ -188,26 +188,26 @@ static int live_navigate(ba_ctx *ctx)
         vc = fc;
     else if (fc >= vc + BA_VIEW_COLS)
         vc = fc - BA_VIEW_COLS + 1;
-    hm__ba_signal_set(ctx, LV_FOCUS_ROW, fr);
-    hm__ba_signal_set(ctx, LV_FOCUS_COL, fc);
-    hm__ba_signal_set(ctx, LV_VIEW_ROW, vr);
-    hm__ba_signal_set(ctx, LV_VIEW_COL, vc);
+    ba_signal_set(ctx, LV_FOCUS_ROW, fr);
+    ba_signal_set(ctx, LV_FOCUS_COL, fc);
+    ba_signal_set(ctx, LV_VIEW_ROW, vr);
+    ba_signal_set(ctx, LV_VIEW_COL, vc);
 
     app->html.len = 0;
     int rc = live_view(ctx, &app->html);
     if (rc < 0) return rc;
     int64_t count;
-    if (__builtin_add_overflow(hm__ba_signal_get(ctx, LV_COUNT), 1, &count)) count = INT64_MAX;
-    hm__ba_signal_set(ctx, LV_COUNT, count);
-    rc = hm__ba_patch_elements(ctx, "#sheet", app->html.data, app->html.len);
-    return rc < 0 ? rc : hm__ba_sync_signals(ctx);
+    if (__builtin_add_overflow(ba_signal_get(ctx, LV_COUNT), 1, &count)) count = INT64_MAX;
+    ba_signal_set(ctx, LV_COUNT, count);
+    rc = ba_patch_elements(ctx, "#sheet", app->html.data, app->html.len);
+    return rc < 0 ? rc : ba_sync_signals(ctx);
 }
 
 static const ba_action_def live_actions[] = {{"navigate", live_navigate}};
 
 /* ---- the table ----------------------------------------------------------------- */
 
-const ba_route_def hm__ba_routes[] = {
+const ba_route_def ba_routes[] = {
     {
         .path = "/bench/counter",
         .view = "<button data-on:click=\"@post('/_action/increment')\">+1</button>",
@@ -250,16 +250,16 @@ const ba_route_def hm__ba_routes[] = {
         .n_actions = HM_ARRAY_LEN(live_actions),
     },
 };
-const size_t hm__ba_n_routes = HM_ARRAY_LEN(hm__ba_routes);
+const size_t ba_n_routes = HM_ARRAY_LEN(ba_routes);
 
-int hm__ba_routes_init(ba_app *app)
+int ba_routes_init(ba_app *app)
 {
-    return hm__ba_sheet_open(app->opt.db_path, &app->sheet);
+    return ba_sheet_open(app->opt.db_path, &app->sheet);
 }
 
-void hm__ba_routes_free(ba_app *app)
+void ba_routes_free(ba_app *app)
 {
-    hm__ba_sheet_close(app->sheet);
+    ba_sheet_close(app->sheet);
     app->sheet = NULL;
-    hm__ba_buf_free(&app->html);
+    ba_buf_free(&app->html);
 }

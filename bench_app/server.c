@@ -24,9 +24,9 @@
  * each connection record a hm_tls, kept while the record is pooled. The
  * connection coroutine runs the handshake (hm_tls_accept, within the idle
  * timeout) before its first read, and a failure just closes the
- * connection. Every client read and write then goes through hm__ba_read /
- * hm__ba_write (hm__ba_flush included); a coroutine watching a stream's
- * peer reads with hm__ba_watch_read, which never writes, so the connection
+ * connection. Every client read and write then goes through ba_read /
+ * ba_write (ba_flush included); a coroutine watching a stream's
+ * peer reads with ba_watch_read, which never writes, so the connection
  * coroutine stays the socket's only writer. A connection closed by us
  * after a complete answer (BA_CLOSE, error answers) says close_notify.
  *
@@ -85,7 +85,7 @@ static int g_reported;
 
 /* ---- buffers ------------------------------------------------------------ */
 
-int hm__ba_buf_reserve(ba_buf *b, size_t extra)
+int ba_buf_reserve(ba_buf *b, size_t extra)
 {
     if (extra > SIZE_MAX / 4 - b->len) return -ENOMEM;
     size_t need = b->len + extra + 1;
@@ -100,9 +100,9 @@ int hm__ba_buf_reserve(ba_buf *b, size_t extra)
     return 0;
 }
 
-int hm__ba_buf_append(ba_buf *b, const void *p, size_t n)
+int ba_buf_append(ba_buf *b, const void *p, size_t n)
 {
-    int rc = hm__ba_buf_reserve(b, n);
+    int rc = ba_buf_reserve(b, n);
     if (rc) return rc;
     if (n) memcpy(b->data + b->len, p, n);
     b->len += n;
@@ -110,7 +110,7 @@ int hm__ba_buf_append(ba_buf *b, const void *p, size_t n)
     return 0;
 }
 
-void hm__ba_buf_free(ba_buf *b)
+void ba_buf_free(ba_buf *b)
 {
     hm_free(b->data);
     *b = (ba_buf){0};
@@ -155,7 +155,7 @@ int hm_bench_app_install_signal_handlers(void)
     return 0;
 }
 
-int64_t hm__ba_deadline(const ba_app *app)
+int64_t ba_deadline(const ba_app *app)
 {
     return app->internal ? 0 : hm_now_ns() + app->idle_ns;
 }
@@ -181,7 +181,7 @@ static int write_head(ba_conn *c, int status, const hm_http_header *h, size_t n,
     if (c->keep_alive) all[n++] = (hm_http_header){"Connection", "keep-alive"};
     size_t want = 512;
     for (;;) {
-        int rc = hm__ba_buf_reserve(&c->out, want);
+        int rc = ba_buf_reserve(&c->out, want);
         if (rc) return rc;
         ssize_t k =
             hm_http_write_response_head(c->out.data + c->out.len, c->out.cap - c->out.len - 1,
@@ -196,42 +196,42 @@ static int write_head(ba_conn *c, int status, const hm_http_header *h, size_t n,
     }
 }
 
-int hm__ba_respond(ba_conn *c, int status, const hm_http_header *h, size_t n, const char *body,
-                   size_t blen, bool head_only)
+int ba_respond(ba_conn *c, int status, const hm_http_header *h, size_t n, const char *body,
+               size_t blen, bool head_only)
 {
     int rc = write_head(c, status, h, n, (long long)blen);
-    if (rc == 0 && !head_only) rc = hm__ba_buf_append(&c->out, body, blen);
+    if (rc == 0 && !head_only) rc = ba_buf_append(&c->out, body, blen);
     return rc;
 }
 
-int hm__ba_respond_chunked_head(ba_conn *c, int status, const hm_http_header *h, size_t n)
+int ba_respond_chunked_head(ba_conn *c, int status, const hm_http_header *h, size_t n)
 {
     return write_head(c, status, h, n, HM_HTTP_LEN_CHUNKED);
 }
 
-ssize_t hm__ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline)
+ssize_t ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline)
 {
     return c->tls ? hm_tls_read(c->tls, c->sock, buf, len, deadline)
                   : hm_sock_read(c->sock, buf, len, deadline);
 }
 
-ssize_t hm__ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline)
+ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline)
 {
     if (!len) return 0; /* SSL_write refuses empty writes */
     return c->tls ? hm_tls_write(c->tls, c->sock, buf, len, deadline, NULL)
                   : hm_sock_write(c->sock, buf, len, deadline, NULL);
 }
 
-ssize_t hm__ba_watch_read(ba_conn *c, void *buf, size_t len)
+ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len)
 {
     return c->tls ? hm_tls_read_quiet(c->tls, c->sock, buf, len, 0)
                   : hm_sock_read(c->sock, buf, len, 0);
 }
 
-int hm__ba_flush(ba_conn *c)
+int ba_flush(ba_conn *c)
 {
     if (!c->out.len) return 0;
-    ssize_t r = hm__ba_write(c, c->out.data, c->out.len, hm__ba_deadline(c->app));
+    ssize_t r = ba_write(c, c->out.data, c->out.len, ba_deadline(c->app));
     c->out.len = 0;
     return r < 0 ? (int)r : 0;
 }
@@ -270,11 +270,11 @@ static ba_conn *conn_get(ba_app *app)
 static void conn_free(ba_conn *c)
 {
     hm_http_req_free(&c->req);
-    hm__ba_buf_free(&c->out);
-    hm__ba_buf_free(&c->scratch);
-    hm__ba_buf_free(&c->ev);
-    hm__ba_buf_free(&c->raw);
-    hm__ba_reactor_conn_free(c);
+    ba_buf_free(&c->out);
+    ba_buf_free(&c->scratch);
+    ba_buf_free(&c->ev);
+    ba_buf_free(&c->raw);
+    ba_reactor_conn_free(c);
     hm_tls_free(c->tls);
     hm_free(c);
 }
@@ -319,7 +319,7 @@ static void conn_unlink(ba_app *app, ba_conn *c)
 static void linger_close(ba_conn *c)
 {
     /* TLS: close_notify first; what follows is read raw and dropped. */
-    if (c->tls) hm_tls_close_notify(c->tls, c->sock, hm__ba_deadline(c->app));
+    if (c->tls) hm_tls_close_notify(c->tls, c->sock, ba_deadline(c->app));
     shutdown(hm_sock_fd(c->sock), SHUT_WR);
     int64_t until = hm_now_ns() + BA_LINGER_NS;
     size_t total = 0;
@@ -342,7 +342,7 @@ static void respond_parse_error(ba_conn *c, int err)
     c->keep_alive = false;
     const char *text = hm_http_reason(status);
     const hm_http_header h[] = {{"Content-Type", "text/plain; charset=utf-8"}};
-    if (hm__ba_respond(c, status, h, 1, text, strlen(text), false) == 0 && hm__ba_flush(c) == 0)
+    if (ba_respond(c, status, h, 1, text, strlen(text), false) == 0 && ba_flush(c) == 0)
         linger_close(c);
 }
 
@@ -365,16 +365,16 @@ static void conn_main(void *arg)
     /* TLS: the handshake, within the idle timeout; a client that is not
      * speaking TLS (or gives up) just loses its connection. */
     bool live =
-        !c->tls || (!app->stopping && hm_tls_accept(c->tls, c->sock, hm__ba_deadline(app)) == 0);
+        !c->tls || (!app->stopping && hm_tls_accept(c->tls, c->sock, ba_deadline(app)) == 0);
     while (live) {
         if (off == len) {
             off = len = 0;
-            if (hm__ba_flush(c) < 0 || app->stopping) break;
+            if (ba_flush(c) < 0 || app->stopping) break;
             /* A worker behind the reactor never sends one: the reactor
              * did, and forwards only whole requests. */
             if (partial && !continue_sent && !app->internal && wants_continue(c)) {
                 static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-                if (hm__ba_write(c, cont, sizeof(cont) - 1, hm__ba_deadline(app)) < 0) break;
+                if (ba_write(c, cont, sizeof(cont) - 1, ba_deadline(app)) < 0) break;
                 continue_sent = true;
             }
             /* epoll reads try the system call first and suspend only on
@@ -385,14 +385,14 @@ static void conn_main(void *arg)
              * reads, as OpenSwoole's reactor does between requests;
              * io_uring reads always suspend. */
             if (app->yield_reads) hm_coro_yield();
-            ssize_t n = hm__ba_read(c, c->rbuf, sizeof(c->rbuf), hm__ba_deadline(app));
+            ssize_t n = ba_read(c, c->rbuf, sizeof(c->rbuf), ba_deadline(app));
             if (n <= 0) break; /* EOF, idle timeout, reset, or cancelled by the stop */
             len = (size_t)n;
         }
         size_t consumed = 0;
         int rc = hm_http_req_feed(&c->req, c->rbuf + off, len - off, &consumed);
         /* The reactor forwards the request's bytes as they came. */
-        if (rc >= 0 && app->keep_raw && hm__ba_buf_append(&c->raw, c->rbuf + off, consumed) < 0)
+        if (rc >= 0 && app->keep_raw && ba_buf_append(&c->raw, c->rbuf + off, consumed) < 0)
             rc = -ENOMEM;
         if (rc == HM_HTTP_NEED_MORE) {
             off = len;
@@ -417,10 +417,10 @@ static void conn_main(void *arg)
             break;
         }
         end = BA_DROP;
-        if (c->out.len >= BA_FLUSH_AT && hm__ba_flush(c) < 0) break;
+        if (c->out.len >= BA_FLUSH_AT && ba_flush(c) < 0) break;
     }
-    if (end == BA_CLOSE && hm__ba_flush(c) == 0 && c->tls)
-        hm_tls_close_notify(c->tls, c->sock, hm__ba_deadline(app));
+    if (end == BA_CLOSE && ba_flush(c) == 0 && c->tls)
+        hm_tls_close_notify(c->tls, c->sock, ba_deadline(app));
     if (c->tls) hm_tls_reset(c->tls);
     hm_sock_close(c->sock);
     c->sock = NULL;
@@ -457,7 +457,7 @@ static void accept_main(void *arg)
             continue;
         }
         c->sock = s;
-        if (app->rx) hm__ba_reactor_conn_start(c);
+        if (app->rx) ba_reactor_conn_start(c);
         conn_link(app, c);
         if (hm_coro_spawn(app->loop, conn_main, c, &c->co) < 0) {
             conn_unlink(app, c);
@@ -477,7 +477,7 @@ static void ticker_main(void *arg)
         hm_coro_sleep(BA_TICK_NS);
         if (!app->stopping && stop_requested(app)) app->stopping = true;
         if (!app->stopping) {
-            if (app->worker >= 0) hm__ba_via_tick(app, hm_now_ns());
+            if (app->worker >= 0) ba_via_tick(app, hm_now_ns());
             continue;
         }
         /* -ESRCH (not suspended in an operation) is fine: that coroutine is
@@ -544,7 +544,7 @@ static int check_options(const hm_bench_app_options *o)
     if (o->workers < 1 || o->workers > BA_MAX_WORKERS) return -EINVAL;
     if (o->worker_id < 0 || o->worker_id > (1 << 20)) return -EINVAL;
     ba_dispatch d;
-    if (hm__ba_dispatch_parse(o->dispatch, &d) < 0) return -EINVAL;
+    if (ba_dispatch_parse(o->dispatch, &d) < 0) return -EINVAL;
     if (o->cleanup_delay_ms < 0 || o->sse_poll_ms < 0 || o->idle_timeout_ms <= 0) return -EINVAL;
     /* Keep the nanosecond arithmetic far from overflow (~ 100 days). */
     const int64_t max_ms = 10LL * 1000 * 1000 * 1000;
@@ -577,10 +577,10 @@ static void app_prepare(ba_app *app, const hm_bench_app_options *opt, ba_run *ru
     if (worker >= 0) {
         app->ws = &run->stats[worker];
         snprintf(app->via_id, sizeof(app->via_id), "%d", run->first_id + worker);
-        app->handle = hm__ba_via_handle;
+        app->handle = ba_via_handle;
     } else {
         app->keep_raw = true;
-        app->handle = hm__ba_reactor_handle;
+        app->handle = ba_reactor_handle;
     }
     app->rnd_pos = sizeof(app->rnd); /* empty: the first id refills it */
     app->idle_ns = opt->idle_timeout_ms * 1000000;
@@ -601,7 +601,7 @@ static int app_start(ba_app *app, const struct sockaddr *sa, socklen_t len)
         return rc;
     }
     app->yield_reads = hm_loop_backend(app->loop) == HM_BACKEND_EPOLL;
-    if (app->worker >= 0) rc = hm__ba_via_init(app);
+    if (app->worker >= 0) rc = ba_via_init(app);
     if (rc == 0) rc = hm_sock_listen(&app->listener, sa, len, 4096);
     if (rc == 0) {
         app->port = hm_sock_local_port(app->listener);
@@ -643,9 +643,9 @@ static void app_finish(ba_app *app)
         app->listener = NULL;
     }
     if (app->worker >= 0)
-        hm__ba_via_free(app);
+        ba_via_free(app);
     else
-        hm__ba_reactor_free(app);
+        ba_reactor_free(app);
     free_pool(app);
     if (app->loop) hm_loop_destroy(app->loop);
     app->loop = NULL;
@@ -697,7 +697,7 @@ static int run_multi(ba_app *apps, ba_run *run, const hm_bench_app_options *opt,
 {
     int n = run->n_workers;
     ba_dispatch mode;
-    hm__ba_dispatch_parse(opt->dispatch, &mode); /* checked already */
+    ba_dispatch_parse(opt->dispatch, &mode); /* checked already */
     worker_thread *ts = hm_calloc((size_t)n, sizeof(*ts));
     int *ports = hm_calloc((size_t)n, sizeof(*ports));
     if (!ts || !ports) {
@@ -708,9 +708,9 @@ static int run_multi(ba_app *apps, ba_run *run, const hm_bench_app_options *opt,
     /* The database once, seeded before any worker opens it; the workers
      * share the file, as php-via's workers share the handle. */
     ba_sheet *master = NULL;
-    int rc = hm__ba_sheet_open(opt->db_path, &master);
+    int rc = ba_sheet_open(opt->db_path, &master);
     hm_bench_app_options wopt = *opt;
-    if (rc == 0) wopt.db_path = hm__ba_sheet_path(master);
+    if (rc == 0) wopt.db_path = ba_sheet_path(master);
 
     pthread_mutex_lock(&g_mu);
     g_ports = ports;
@@ -739,7 +739,7 @@ static int run_multi(ba_app *apps, ba_run *run, const hm_bench_app_options *opt,
     if (rc == 0) {
         ba_app *rx = &apps[n];
         app_prepare(rx, opt, run, -1);
-        rc = hm__ba_reactor_init(rx, ports, mode);
+        rc = ba_reactor_init(rx, ports, mode);
         if (rc == 0)
             rc = run_single(rx, sa, len, ready_fd);
         else
@@ -753,7 +753,7 @@ static int run_multi(ba_app *apps, ba_run *run, const hm_bench_app_options *opt,
     pthread_mutex_lock(&g_mu);
     g_ports = NULL;
     pthread_mutex_unlock(&g_mu);
-    hm__ba_sheet_close(master); /* the last handle: a temporary database goes now */
+    ba_sheet_close(master); /* the last handle: a temporary database goes now */
     hm_free(ports);
     hm_free(ts);
     return rc;

@@ -146,7 +146,7 @@ static int seed(ba_sheet *sh)
     return ret;
 }
 
-int hm__ba_sheet_open(const char *path, ba_sheet **out)
+int ba_sheet_open(const char *path, ba_sheet **out)
 {
     *out = NULL;
     ba_sheet *sh = hm_calloc(1, sizeof(*sh));
@@ -198,14 +198,14 @@ int hm__ba_sheet_open(const char *path, ba_sheet **out)
         if (rc != SQLITE_OK) ret = fail(sh, rc, "cannot prepare the viewport query");
     }
     if (ret < 0) {
-        hm__ba_sheet_close(sh);
+        ba_sheet_close(sh);
         return ret;
     }
     *out = sh;
     return 0;
 }
 
-void hm__ba_sheet_close(ba_sheet *sh)
+void ba_sheet_close(ba_sheet *sh)
 {
     if (!sh) return;
     sqlite3_finalize(sh->range);
@@ -223,7 +223,7 @@ void hm__ba_sheet_close(ba_sheet *sh)
     hm_free(sh);
 }
 
-const char *hm__ba_sheet_path(const ba_sheet *sh)
+const char *ba_sheet_path(const ba_sheet *sh)
 {
     return sh->path;
 }
@@ -239,7 +239,7 @@ static int64_t sat_add(int64_t a, int64_t b)
 /* PHP's htmlspecialchars() with its defaults (ENT_QUOTES | ENT_HTML401). */
 static int escape_append(ba_buf *b, const unsigned char *s, size_t n)
 {
-    int rc = hm__ba_buf_reserve(b, 6 * n);
+    int rc = ba_buf_reserve(b, 6 * n);
     if (rc) return rc;
     char *d = b->data + b->len;
     for (size_t i = 0; i < n; i++) {
@@ -277,36 +277,36 @@ static int num_append(ba_buf *b, int64_t v)
 {
     char num[24];
     int k = snprintf(num, sizeof(num), "%" PRId64, v);
-    return hm__ba_buf_append(b, num, (size_t)k);
+    return ba_buf_append(b, num, (size_t)k);
 }
 
-int hm__ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t fc, bool live,
-                       ba_buf *out)
+int ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t fc, bool live,
+                   ba_buf *out)
 {
     sqlite3_stmt *st = sh->range;
     sqlite3_bind_int64(st, 1, vr);
     sqlite3_bind_int64(st, 2, sat_add(vr, BA_VIEW_ROWS));
     sqlite3_bind_int64(st, 3, vc);
     sqlite3_bind_int64(st, 4, sat_add(vc, BA_VIEW_COLS));
-    int rc = hm__ba_buf_reserve(out, live ? 12288 : 8192); /* the usual size, at once */
-    if (!rc) rc = ba_buf_lit_(out, live ? "<table class=\"sheet\">\n<tr><th></th>" : "<table>");
+    int rc = ba_buf_reserve(out, live ? 12288 : 8192); /* the usual size, at once */
+    if (!rc) rc = ba_buf_lit(out, live ? "<table class=\"sheet\">\n<tr><th></th>" : "<table>");
     for (int c = 0; live && c < BA_VIEW_COLS && !rc; c++) {
         char name[16];
         size_t nl = col_name(sat_add(vc, c), name);
-        rc = ba_buf_lit_(out, "<th>");
-        if (!rc) rc = hm__ba_buf_append(out, name, nl);
-        if (!rc) rc = ba_buf_lit_(out, "</th>");
+        rc = ba_buf_lit(out, "<th>");
+        if (!rc) rc = ba_buf_append(out, name, nl);
+        if (!rc) rc = ba_buf_lit(out, "</th>");
     }
-    if (!rc && live) rc = ba_buf_lit_(out, "</tr>\n");
+    if (!rc && live) rc = ba_buf_lit(out, "</tr>\n");
 
     /* The rows come in (row, col) order, so the grid is filled in one pass
      * straight from SQLite's buffers; cells without a row stay empty. */
     int src = sqlite3_step(st);
     for (int r = 0; r < BA_VIEW_ROWS && !rc; r++) {
         int64_t ar = sat_add(vr, r);
-        rc = ba_buf_lit_(out, live ? "<tr><th>" : "<tr>");
+        rc = ba_buf_lit(out, live ? "<tr><th>" : "<tr>");
         if (!rc && live) rc = num_append(out, sat_add(ar, 1));
-        if (!rc && live) rc = ba_buf_lit_(out, "</th>");
+        if (!rc && live) rc = ba_buf_lit(out, "</th>");
         for (int c = 0; c < BA_VIEW_COLS && !rc; c++) {
             int64_t ac = sat_add(vc, c);
             const unsigned char *val = NULL;
@@ -323,14 +323,14 @@ int hm__ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t
                 }
                 break;
             }
-            rc = ba_buf_lit_(out, ar == fr && ac == fc ? TD_FOCUS : "<td>");
+            rc = ba_buf_lit(out, ar == fr && ac == fc ? TD_FOCUS : "<td>");
             if (!rc && val) rc = escape_append(out, val, vlen);
-            if (!rc) rc = ba_buf_lit_(out, "</td>");
+            if (!rc) rc = ba_buf_lit(out, "</td>");
             if (val) src = sqlite3_step(st);
         }
-        if (!rc) rc = ba_buf_lit_(out, live ? "</tr>\n" : "</tr>");
+        if (!rc) rc = ba_buf_lit(out, live ? "</tr>\n" : "</tr>");
     }
-    if (!rc) rc = ba_buf_lit_(out, "</table>");
+    if (!rc) rc = ba_buf_lit(out, "</table>");
     sqlite3_reset(st); /* ends the read transaction */
     if (rc) return rc;
     if (src != SQLITE_ROW && src != SQLITE_DONE) {

@@ -161,7 +161,7 @@ static size_t url_decode_to(char *d, const char *s, size_t n)
 
 static int url_decode_append(ba_buf *out, const char *s, size_t n)
 {
-    int rc = hm__ba_buf_reserve(out, n);
+    int rc = ba_buf_reserve(out, n);
     if (rc) return rc;
     out->len += url_decode_to(out->data + out->len, s, n);
     out->data[out->len] = '\0';
@@ -297,7 +297,7 @@ static bool session_of(const ba_conn *c, char *out, size_t *olen)
 static int url_encode_append(ba_buf *out, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    int rc = hm__ba_buf_reserve(out, 3 * n);
+    int rc = ba_buf_reserve(out, 3 * n);
     if (rc) return rc;
     char *d = out->data + out->len;
     for (size_t i = 0; i < n; i++) {
@@ -360,7 +360,7 @@ static void queue_unref(ba_queue *q)
 {
     if (!q || --q->refs > 0) return;
     for (size_t i = 0; i < BA_QUEUE_CAP; i++)
-        hm__ba_buf_free(&q->slot[i]);
+        ba_buf_free(&q->slot[i]);
     hm_chan_destroy(q->bell); /* no waiter: a waiting stream holds a reference */
     hm_free(q);
 }
@@ -406,18 +406,18 @@ static ba_queue *ctx_queue(ba_ctx *ctx)
 
 /* ---- signals ----------------------------------------------------------------- */
 
-int64_t hm__ba_signal_get(const ba_ctx *ctx, size_t idx)
+int64_t ba_signal_get(const ba_ctx *ctx, size_t idx)
 {
     return ctx->sig[idx];
 }
 
-void hm__ba_signal_set(ba_ctx *ctx, size_t idx, int64_t v)
+void ba_signal_set(ba_ctx *ctx, size_t idx, int64_t v)
 {
     ctx->sig[idx] = v;
     ctx->changed |= 1u << idx; /* setValue() marks changed even when equal */
 }
 
-const char *hm__ba_signal_str(const ba_ctx *ctx, size_t idx, size_t *len)
+const char *ba_signal_str(const ba_ctx *ctx, size_t idx, size_t *len)
 {
     const ba_buf *b = ctx->str ? &ctx->str[idx] : NULL;
     *len = b && b->data ? b->len : 0;
@@ -433,7 +433,7 @@ static int str_store(ba_ctx *ctx, size_t idx, const char *s, size_t n)
     ba_buf *b = &ctx->str[idx];
     size_t old = b->len;
     b->len = 0;
-    int rc = hm__ba_buf_reserve(b, n);
+    int rc = ba_buf_reserve(b, n);
     if (rc) {
         b->len = old;
         return rc;
@@ -444,21 +444,21 @@ static int str_store(ba_ctx *ctx, size_t idx, const char *s, size_t n)
     return 0;
 }
 
-int hm__ba_signal_set_str(ba_ctx *ctx, size_t idx, const char *s, size_t n)
+int ba_signal_set_str(ba_ctx *ctx, size_t idx, const char *s, size_t n)
 {
     int rc = str_store(ctx, idx, s, n);
     if (rc == 0) ctx->changed |= 1u << idx;
     return rc;
 }
 
-size_t hm__ba_signal_wire_id(const ba_ctx *ctx, size_t idx, char *buf, size_t cap)
+size_t ba_signal_wire_id(const ba_ctx *ctx, size_t idx, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap, "%s%s%s", ctx->route->def->signals[idx].name, ctx->route->wire_mid,
                      ctx->hex);
     return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
-ba_app *hm__ba_ctx_app(const ba_ctx *ctx)
+ba_app *ba_ctx_app(const ba_ctx *ctx)
 {
     return ctx->app;
 }
@@ -496,7 +496,7 @@ static int json_str_append(ba_buf *b, const char *str, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     if (n > SIZE_MAX / 16) return -ENOMEM;
-    int rc = hm__ba_buf_reserve(b, 6 * n + 2); /* \u00XX per byte at worst */
+    int rc = ba_buf_reserve(b, 6 * n + 2); /* \u00XX per byte at worst */
     if (rc) return rc;
     const unsigned char *s = (const unsigned char *)str;
     char *d = b->data + b->len;
@@ -580,30 +580,30 @@ static int queue_signals(ba_ctx *ctx, uint32_t mask)
     ba_queue *q = ctx_queue(ctx);
     if (!q) return -ENOMEM;
     ba_buf *b = queue_push_begin(q);
-    int rc = ba_buf_lit_(b, "event: datastar-patch-signals\ndata: signals {");
+    int rc = ba_buf_lit(b, "event: datastar-patch-signals\ndata: signals {");
     bool first = true;
     for (size_t i = 0; i < def->n_signals && rc == 0; i++) {
         if (!(mask & (1u << i))) continue;
         /* Wire ids are [A-Za-z0-9_] only, so no JSON escaping is needed. */
         char id[160];
-        size_t il = hm__ba_signal_wire_id(ctx, i, id, sizeof(id));
-        if (!first) rc = ba_buf_lit_(b, ",");
-        if (!rc) rc = ba_buf_lit_(b, "\"");
-        if (!rc) rc = hm__ba_buf_append(b, id, il);
-        if (!rc) rc = ba_buf_lit_(b, "\":");
+        size_t il = ba_signal_wire_id(ctx, i, id, sizeof(id));
+        if (!first) rc = ba_buf_lit(b, ",");
+        if (!rc) rc = ba_buf_lit(b, "\"");
+        if (!rc) rc = ba_buf_append(b, id, il);
+        if (!rc) rc = ba_buf_lit(b, "\":");
         if (rc) break;
         if (def->signals[i].type == BA_SIG_STR) {
             size_t sl;
-            const char *sv = hm__ba_signal_str(ctx, i, &sl);
+            const char *sv = ba_signal_str(ctx, i, &sl);
             rc = json_str_append(b, sv, sl);
         } else {
             char num[24];
             int k = snprintf(num, sizeof(num), "%" PRId64, ctx->sig[i]);
-            rc = hm__ba_buf_append(b, num, (size_t)k);
+            rc = ba_buf_append(b, num, (size_t)k);
         }
         first = false;
     }
-    if (rc == 0) rc = ba_buf_lit_(b, "}\n\n");
+    if (rc == 0) rc = ba_buf_lit(b, "}\n\n");
     if (rc < 0) return rc;
     queue_push_commit(q);
     ctx->changed &= ~mask;
@@ -619,27 +619,27 @@ static int append_elements_event(ba_buf *b, const char *selector, const char *ht
         n--;
     while (n && (memchr(ws, *html, sizeof(ws) - 1) || *html == '\0'))
         html++, n--;
-    int rc = hm__ba_buf_reserve(b, n + 64); /* most of it, at once */
-    if (!rc) rc = ba_buf_lit_(b, "event: datastar-patch-elements\n");
+    int rc = ba_buf_reserve(b, n + 64); /* most of it, at once */
+    if (!rc) rc = ba_buf_lit(b, "event: datastar-patch-elements\n");
     if (!rc && selector) {
-        rc = ba_buf_lit_(b, "data: selector ");
-        if (!rc) rc = ba_buf_lit_(b, selector);
-        if (!rc) rc = ba_buf_lit_(b, "\n");
+        rc = ba_buf_lit(b, "data: selector ");
+        if (!rc) rc = ba_buf_lit(b, selector);
+        if (!rc) rc = ba_buf_lit(b, "\n");
     }
     while (rc == 0) {
         const char *nl = memchr(html, '\n', n);
         size_t line = nl ? (size_t)(nl - html) : n;
-        rc = ba_buf_lit_(b, "data: elements ");
-        if (!rc) rc = hm__ba_buf_append(b, html, line);
-        if (!rc) rc = ba_buf_lit_(b, "\n");
+        rc = ba_buf_lit(b, "data: elements ");
+        if (!rc) rc = ba_buf_append(b, html, line);
+        if (!rc) rc = ba_buf_lit(b, "\n");
         if (!nl) break;
         html += line + 1;
         n -= line + 1;
     }
-    return rc ? rc : ba_buf_lit_(b, "\n");
+    return rc ? rc : ba_buf_lit(b, "\n");
 }
 
-int hm__ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, size_t n)
+int ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, size_t n)
 {
     ba_queue *q = ctx_queue(ctx);
     if (!q) return -ENOMEM;
@@ -650,7 +650,7 @@ int hm__ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, s
     return 0;
 }
 
-int hm__ba_sync_signals(ba_ctx *ctx)
+int ba_sync_signals(ba_ctx *ctx)
 {
     return queue_signals(ctx, ctx->changed);
 }
@@ -824,7 +824,7 @@ static void inject_signals(ba_ctx *ctx, const json_t *root)
     const ba_route_def *def = ctx->route->def;
     for (size_t i = 0; i < def->n_signals; i++) {
         char id[160];
-        hm__ba_signal_wire_id(ctx, i, id, sizeof(id));
+        ba_signal_wire_id(ctx, i, id, sizeof(id));
         const json_t *v = json_object_get(root, id);
         if (!v) continue;
         int64_t val;
@@ -914,7 +914,7 @@ static void ctx_free(ba_ctx *ctx)
     queue_unref(ctx->queue);
     if (ctx->str) {
         for (size_t i = 0; i < ctx->route->def->n_signals; i++)
-            hm__ba_buf_free(&ctx->str[i]);
+            ba_buf_free(&ctx->str[i]);
         hm_free(ctx->str);
     }
     if (ctx->session != ctx->session_inline) hm_free(ctx->session);
@@ -987,7 +987,7 @@ static ba_ctx *ctx_create(ba_app *app, const ba_route_rt *rt, const char *sessio
     return ctx;
 }
 
-void hm__ba_via_tick(ba_app *app, int64_t now)
+void ba_via_tick(ba_app *app, int64_t now)
 {
     ba_ctx *ctx = app->pending;
     while (ctx) {
@@ -1019,7 +1019,7 @@ static bool session_matches(const ba_conn *c, const ba_ctx *ctx)
 static int reply(ba_conn *c, int status, const char *text)
 {
     const hm_http_header h[] = {{"Content-Type", "text/html"}};
-    int rc = hm__ba_respond(c, status, h, 1, text, strlen(text), false);
+    int rc = ba_respond(c, status, h, 1, text, strlen(text), false);
     return rc < 0 ? BA_DROP : BA_NEXT;
 }
 
@@ -1077,28 +1077,28 @@ static int handle_page(ba_conn *c, const ba_route_rt *rt)
     /* scratch = Set-Cookie value, NUL, page body. */
     ba_buf *s = &c->scratch;
     s->len = 0;
-    int rc = ba_buf_lit_(s, SESSION_COOKIE "=");
+    int rc = ba_buf_lit(s, SESSION_COOKIE "=");
     if (!rc) rc = url_encode_append(s, ctx->session, ctx->session_len);
-    if (!rc) rc = ba_buf_lit_(s, "; expires=");
-    if (!rc) rc = ba_buf_lit_(s, cookie_expires(app));
-    if (!rc) rc = ba_buf_lit_(s, "; path=/; httponly; samesite=Lax");
-    if (!rc) rc = hm__ba_buf_append(s, "", 1);
+    if (!rc) rc = ba_buf_lit(s, "; expires=");
+    if (!rc) rc = ba_buf_lit(s, cookie_expires(app));
+    if (!rc) rc = ba_buf_lit(s, "; path=/; httponly; samesite=Lax");
+    if (!rc) rc = ba_buf_append(s, "", 1);
     size_t body_off = s->len;
-    if (!rc) rc = hm__ba_buf_append(s, rt->page_a.data, rt->page_a.len);
-    if (!rc) rc = hm__ba_buf_append(s, ctx->hex, BA_CTX_HEX);
-    if (!rc) rc = hm__ba_buf_append(s, rt->page_b.data, rt->page_b.len);
-    if (!rc) rc = hm__ba_buf_append(s, ctx->hex, BA_CTX_HEX);
-    if (!rc) rc = hm__ba_buf_append(s, rt->page_c.data, rt->page_c.len);
+    if (!rc) rc = ba_buf_append(s, rt->page_a.data, rt->page_a.len);
+    if (!rc) rc = ba_buf_append(s, ctx->hex, BA_CTX_HEX);
+    if (!rc) rc = ba_buf_append(s, rt->page_b.data, rt->page_b.len);
+    if (!rc) rc = ba_buf_append(s, ctx->hex, BA_CTX_HEX);
+    if (!rc) rc = ba_buf_append(s, rt->page_c.data, rt->page_c.len);
     if (!rc && rt->def->render) {
         rc = rt->def->render(ctx, s);
-        if (!rc) rc = ba_buf_lit_(s, SHELL_BOTTOM);
+        if (!rc) rc = ba_buf_lit(s, SHELL_BOTTOM);
     }
     if (rc) return reply(c, 500, "Internal Server Error");
     const hm_http_header h[] = {
         {"Content-Type", "text/html; charset=utf-8"},
         {"Set-Cookie", s->data},
     };
-    rc = hm__ba_respond(c, 200, h, HM_ARRAY_LEN(h), s->data + body_off, s->len - body_off, false);
+    rc = ba_respond(c, 200, h, HM_ARRAY_LEN(h), s->data + body_off, s->len - body_off, false);
     return rc < 0 ? BA_DROP : BA_NEXT;
 }
 
@@ -1185,7 +1185,7 @@ static void peer_watch(void *arg)
     ba_conn *c = arg;
     char buf[512];
     while (!c->reader_stop && !c->app->stopping) {
-        ssize_t n = hm__ba_watch_read(c, buf, sizeof(buf));
+        ssize_t n = ba_watch_read(c, buf, sizeof(buf));
         if (n > 0) continue;           /* nothing a client may send now matters */
         if (n == -ECANCELED) continue; /* the loop condition decides */
         c->peer_gone = true;
@@ -1196,7 +1196,7 @@ static void peer_watch(void *arg)
     hm_wg_done(&c->reader_wg);
 }
 
-void hm__ba_peer_watch_start(ba_conn *c)
+void ba_peer_watch_start(ba_conn *c)
 {
     c->reader_stop = c->peer_gone = false;
     hm_wg_init(&c->reader_wg);
@@ -1207,7 +1207,7 @@ void hm__ba_peer_watch_start(ba_conn *c)
     }
 }
 
-void hm__ba_peer_watch_stop(ba_conn *c)
+void ba_peer_watch_stop(ba_conn *c)
 {
     c->reader_stop = true;
     /* A wait cancelled by the stop ticker just waits again: the socket must
@@ -1226,14 +1226,14 @@ static int sse_write_event(ba_conn *c, const ba_buf *ev)
     ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), ev->len);
     if (hl < 0) return (int)hl;
     if (c->tls) {
-        int rc = hm__ba_buf_append(&c->out, head, (size_t)hl);
-        if (rc == 0) rc = hm__ba_buf_append(&c->out, ev->data, ev->len);
-        if (rc == 0) rc = hm__ba_buf_append(&c->out, "\r\n", 2);
+        int rc = ba_buf_append(&c->out, head, (size_t)hl);
+        if (rc == 0) rc = ba_buf_append(&c->out, ev->data, ev->len);
+        if (rc == 0) rc = ba_buf_append(&c->out, "\r\n", 2);
         if (rc < 0) {
             c->out.len = 0;
             return rc;
         }
-        return hm__ba_flush(c);
+        return ba_flush(c);
     }
     struct iovec iov[4];
     int n = 0;
@@ -1241,7 +1241,7 @@ static int sse_write_event(ba_conn *c, const ba_buf *ev)
     iov[n++] = (struct iovec){head, (size_t)hl};
     iov[n++] = (struct iovec){ev->data, ev->len};
     iov[n++] = (struct iovec){(void *)"\r\n", 2};
-    ssize_t r = hm_sock_writev(c->sock, iov, n, hm__ba_deadline(c->app), NULL);
+    ssize_t r = hm_sock_writev(c->sock, iov, n, ba_deadline(c->app), NULL);
     c->out.len = 0;
     return r < 0 ? (int)r : 0;
 }
@@ -1251,8 +1251,7 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
 {
     ba_app *app = c->app;
     c->keep_alive = true; /* OpenSwoole's Connection: keep-alive */
-    if (hm__ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS)) < 0)
-        return BA_DROP;
+    if (ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS)) < 0) return BA_DROP;
 
     /* Cancel any pending cleanup (reconnection), then recreate the patch
      * channel: what was queued before is lost, an older stream goes silent. */
@@ -1273,17 +1272,16 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
         /* The view rendered now, as php-via's sync() re-runs the view. */
         c->scratch.len = 0;
         if (ctx->route->def->render(ctx, &c->scratch) == 0)
-            hm__ba_patch_elements(ctx, NULL, c->scratch.data, c->scratch.len);
+            ba_patch_elements(ctx, NULL, c->scratch.data, c->scratch.len);
     } else {
         ba_buf *b = queue_push_begin(q);
-        if (hm__ba_buf_append(b, ctx->route->elements_event.data, ctx->route->elements_event.len) ==
-            0)
+        if (ba_buf_append(b, ctx->route->elements_event.data, ctx->route->elements_event.len) == 0)
             queue_push_commit(q);
     }
     queue_signals(ctx, ctx->connected_once ? ctx->changed : all_signals(ctx->route));
     ctx->connected_once = true;
 
-    hm__ba_peer_watch_start(c);
+    ba_peer_watch_start(c);
 
     /* php-via's loop: pop without blocking and write; when empty, sleep the
      * poll interval (0: wait for the next push instead). No heartbeat. */
@@ -1293,7 +1291,7 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
             if (c->ev.len && sse_write_event(c, &c->ev) < 0) break;
             continue;
         }
-        if (c->out.len && hm__ba_flush(c) < 0) break;
+        if (c->out.len && ba_flush(c) < 0) break;
         if (app->poll_ns > 0) {
             hm_coro_sleep(app->poll_ns);
         } else {
@@ -1302,7 +1300,7 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
         }
     }
 
-    hm__ba_peer_watch_stop(c);
+    ba_peer_watch_stop(c);
     ctx->sse_count--;
     app->sse_total--;
     publish(app);
@@ -1331,16 +1329,15 @@ static int handle_sse(ba_conn *c)
          * empty body; bench_app has no revival.) */
         char head[24];
         ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), sizeof(RELOAD_EVENT) - 1);
-        int rc = hm__ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS));
-        if (!rc) rc = hm__ba_buf_append(&c->out, head, (size_t)hl);
-        if (!rc) rc = hm__ba_buf_append(&c->out, RELOAD_EVENT, sizeof(RELOAD_EVENT) - 1);
-        if (!rc) rc = ba_buf_lit_(&c->out, "\r\n0\r\n\r\n");
+        int rc = ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS));
+        if (!rc) rc = ba_buf_append(&c->out, head, (size_t)hl);
+        if (!rc) rc = ba_buf_append(&c->out, RELOAD_EVENT, sizeof(RELOAD_EVENT) - 1);
+        if (!rc) rc = ba_buf_lit(&c->out, "\r\n0\r\n\r\n");
         return rc < 0 ? BA_DROP : BA_NEXT;
     }
     if (!session_matches(c, ctx)) {
         /* Sent with the SSE headers already set, as php-via does. */
-        int rc =
-            hm__ba_respond(c, 403, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS), "Forbidden", 9, false);
+        int rc = ba_respond(c, 403, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS), "Forbidden", 9, false);
         return rc < 0 ? BA_DROP : BA_NEXT;
     }
     return sse_stream(c, ctx); /* earlier pipelined answers go out with its first write */
@@ -1392,7 +1389,7 @@ static int handle_health(ba_conn *c)
     if (!s) return reply(c, 500, "Internal Server Error");
     const hm_http_header h[] = {{"Content-Type", "application/json"},
                                 {"Cache-Control", "no-store"}};
-    int rc = hm__ba_respond(c, 200, h, HM_ARRAY_LEN(h), s, strlen(s), false);
+    int rc = ba_respond(c, 200, h, HM_ARRAY_LEN(h), s, strlen(s), false);
     free(s); /* jansson's default allocator */
     return rc < 0 ? BA_DROP : BA_NEXT;
 }
@@ -1401,7 +1398,7 @@ static int handle_health(ba_conn *c)
 
 /* RequestHandler::handleRequest() of v0.12.0, minus static files
  * (/datastar.js, /via.css answer 404 here), /_stats and the Dev Bar. */
-int hm__ba_via_handle(ba_conn *c)
+int ba_via_handle(ba_conn *c)
 {
     const hm_http_req_parser *r = &c->req;
     const char *path = r->path.ptr ? r->path.ptr : "";
@@ -1411,10 +1408,10 @@ int hm__ba_via_handle(ba_conn *c)
         /* handleHeadRequest(): a route answers 200 with no body, anything else 404. */
         if (route_match(c->app, path, plen)) {
             const hm_http_header h[] = {{"Content-Type", "text/html; charset=utf-8"}};
-            return hm__ba_respond(c, 200, h, 1, NULL, 0, true) < 0 ? BA_DROP : BA_NEXT;
+            return ba_respond(c, 200, h, 1, NULL, 0, true) < 0 ? BA_DROP : BA_NEXT;
         }
         const hm_http_header h[] = {{"Content-Type", "text/html"}};
-        return hm__ba_respond(c, 404, h, 1, NULL, 0, true) < 0 ? BA_DROP : BA_NEXT;
+        return ba_respond(c, 404, h, 1, NULL, 0, true) < 0 ? BA_DROP : BA_NEXT;
     }
     if (str_eq(path, plen, "/_sse")) return handle_sse(c);
     static const char act[] = "/_action/";
@@ -1422,8 +1419,7 @@ int hm__ba_via_handle(ba_conn *c)
         if (r->method == HTTP_GET) {
             const hm_http_header h[] = {{"Content-Type", "text/html"}, {"Allow", "POST"}};
             static const char body[] = "Method Not Allowed";
-            return hm__ba_respond(c, 405, h, 2, body, sizeof(body) - 1, false) < 0 ? BA_DROP
-                                                                                   : BA_NEXT;
+            return ba_respond(c, 405, h, 2, body, sizeof(body) - 1, false) < 0 ? BA_DROP : BA_NEXT;
         }
         return handle_action(c, path + sizeof(act) - 1, plen - (sizeof(act) - 1));
     }
@@ -1477,16 +1473,16 @@ static int build_route(ba_route_rt *rt, const ba_route_def *def)
     int rc = -EINVAL;
     if (jl > sizeof(tail) - 1 + BA_CTX_HEX && strcmp(js + jl - (sizeof(tail) - 1), tail) == 0) {
         size_t hex_at = jl - (sizeof(tail) - 1) - BA_CTX_HEX;
-        rc = ba_buf_lit_(&rt->page_a, SHELL_TOP);
-        if (!rc) rc = hm__ba_buf_append(&rt->page_a, js, hex_at);
-        if (!rc) rc = ba_buf_lit_(&rt->page_b, js + hex_at + BA_CTX_HEX);
-        if (!rc) rc = ba_buf_lit_(&rt->page_b, SHELL_AFTER_SIGNALS);
-        if (!rc) rc = hm__ba_buf_append(&rt->page_b, def->path, rt->path_len);
-        if (!rc) rc = ba_buf_lit_(&rt->page_b, "_/");
-        if (!rc) rc = ba_buf_lit_(&rt->page_c, SHELL_AFTER_BEACON);
+        rc = ba_buf_lit(&rt->page_a, SHELL_TOP);
+        if (!rc) rc = ba_buf_append(&rt->page_a, js, hex_at);
+        if (!rc) rc = ba_buf_lit(&rt->page_b, js + hex_at + BA_CTX_HEX);
+        if (!rc) rc = ba_buf_lit(&rt->page_b, SHELL_AFTER_SIGNALS);
+        if (!rc) rc = ba_buf_append(&rt->page_b, def->path, rt->path_len);
+        if (!rc) rc = ba_buf_lit(&rt->page_b, "_/");
+        if (!rc) rc = ba_buf_lit(&rt->page_c, SHELL_AFTER_BEACON);
         if (!def->render) { /* a static view: the whole page tail, and its sync event */
-            if (!rc) rc = ba_buf_lit_(&rt->page_c, def->view);
-            if (!rc) rc = ba_buf_lit_(&rt->page_c, SHELL_BOTTOM);
+            if (!rc) rc = ba_buf_lit(&rt->page_c, def->view);
+            if (!rc) rc = ba_buf_lit(&rt->page_c, SHELL_BOTTOM);
             if (!rc)
                 rc = append_elements_event(&rt->elements_event, NULL, def->view, strlen(def->view));
         }
@@ -1497,27 +1493,27 @@ static int build_route(ba_route_rt *rt, const ba_route_def *def)
 
 static void free_route(ba_route_rt *rt)
 {
-    hm__ba_buf_free(&rt->page_a);
-    hm__ba_buf_free(&rt->page_b);
-    hm__ba_buf_free(&rt->page_c);
-    hm__ba_buf_free(&rt->elements_event);
+    ba_buf_free(&rt->page_a);
+    ba_buf_free(&rt->page_b);
+    ba_buf_free(&rt->page_c);
+    ba_buf_free(&rt->elements_event);
 }
 
-int hm__ba_via_init(ba_app *app)
+int ba_via_init(ba_app *app)
 {
-    int rrc = hm__ba_routes_init(app);
-    if (rrc < 0) return rrc; /* hm__ba_via_free() releases what was made */
-    app->routes = hm_calloc(hm__ba_n_routes, sizeof(*app->routes));
+    int rrc = ba_routes_init(app);
+    if (rrc < 0) return rrc; /* ba_via_free() releases what was made */
+    app->routes = hm_calloc(ba_n_routes, sizeof(*app->routes));
     if (!app->routes) return -ENOMEM;
-    app->n_routes = hm__ba_n_routes;
-    for (size_t i = 0; i < hm__ba_n_routes; i++) {
-        int rc = build_route(&app->routes[i], &hm__ba_routes[i]);
-        if (rc < 0) return rc; /* hm__ba_via_free() releases what was built */
+    app->n_routes = ba_n_routes;
+    for (size_t i = 0; i < ba_n_routes; i++) {
+        int rc = build_route(&app->routes[i], &ba_routes[i]);
+        if (rc < 0) return rc; /* ba_via_free() releases what was built */
     }
     return map_grow(app);
 }
 
-void hm__ba_via_free(ba_app *app)
+void ba_via_free(ba_app *app)
 {
     for (size_t i = 0; i < app->n_buckets; i++) {
         ba_ctx *x = app->buckets[i];
@@ -1536,5 +1532,5 @@ void hm__ba_via_free(ba_app *app)
     hm_free(app->routes);
     app->routes = NULL;
     app->n_routes = 0;
-    hm__ba_routes_free(app);
+    ba_routes_free(app);
 }
