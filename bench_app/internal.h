@@ -5,9 +5,15 @@
  *             connection (read, parse, pipelining, keep-alive, limits,
  *             error statuses), response writing, the ticker that stops the
  *             loop, hm_bench_app_run().
- *   via.c     php-via semantics: contexts and their hash map, sessions,
- *             signals, page rendering, actions, SSE streams, patch queues,
- *             cleanup, /_health, /_session/close.
+ *   handlers.c php-via's request handling: routing, page rendering,
+ *             actions, SSE streams, /_health, /_session/close, and the
+ *             route tables they serve from.
+ *   contexts.c php-via's per-worker state: contexts and their hash map,
+ *             sessions, TAB signals, patch queues and their events,
+ *             cleanup (contexts.h: what handlers.c uses of it).
+ *   php_compat.c what PHP and OpenSwoole do with bytes: urlencode, form
+ *             fields, cookies, json_encode/json_decode, (int)/(string)
+ *             casts, trim (php_compat.h).
  *   routes.c  the benchmark pages themselves (route, signals, view, actions),
  *             as bench_app.php declares them, plus the live spreadsheet.
  *   sheet.c   the spreadsheet's SQLite database (open, seed, the prepared
@@ -53,12 +59,8 @@
 #define BA_SESSION_HEX 32 /* bin2hex(random_bytes(16)) */
 #define BA_ROUTE_MAX 64   /* longest route path we accept in the table */
 #define BA_CTX_ID_MAX (BA_ROUTE_MAX + 2 + BA_CTX_HEX + 1)
-#define BA_RBUF 16384      /* per-connection read buffer */
-#define BA_COOKIE_MAX 4096 /* OpenSwoole drops cookie values this long or longer */
-#define BA_MAX_WORKERS 64  /* --workers and --processes: at most this many */
-#define BA_JSON_MAX_DEPTH                                                                          \
-    64 /* deeper client JSON counts as invalid (keeps jansson's                                    \
-        * recursion well inside a 64 KiB coroutine stack) */
+#define BA_RBUF 16384     /* per-connection read buffer */
+#define BA_MAX_WORKERS 64 /* --workers and --processes: at most this many */
 
 /* ---- growable byte buffer --------------------------------------------- */
 
@@ -78,6 +80,13 @@ void ba_buf_free(ba_buf *b);
 static inline int ba_buf_lit(ba_buf *b, const char *s)
 {
     return ba_buf_append(b, s, strlen(s));
+}
+
+/* True when p[0..n) is the C string lit. */
+static inline bool ba_str_eq(const char *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && (n == 0 || memcmp(p, lit, n) == 0);
 }
 
 /* ---- route table (routes.c) ------------------------------------------- */
@@ -271,7 +280,7 @@ struct ba_app {
     ba_sheet *sheet;
     ba_buf html; /* an action's scratch HTML (actions that do not yield) */
 
-    /* via.c state */
+    /* handlers.c and contexts.c state */
     ba_route_rt *routes;
     size_t n_routes;
     ba_ctx **buckets; /* context map: chained hash on the id */
@@ -311,7 +320,7 @@ ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len);
 void ba_peer_watch_start(ba_conn *c);
 void ba_peer_watch_stop(ba_conn *c);
 
-/* ---- via.c entry points used by server.c ------------------------------ */
+/* ---- php-via semantics: what server.c calls (handlers.c, contexts.c) --- */
 
 /* Builds route tables; 0 or a negative errno. */
 int ba_via_init(ba_app *app);
@@ -319,7 +328,7 @@ int ba_via_init(ba_app *app);
 void ba_via_free(ba_app *app);
 /* Handles the request just parsed into c->req; returns BA_NEXT/CLOSE/DROP. */
 int ba_via_handle(ba_conn *c);
-/* Runs due context cleanups; called by the ticker. */
+/* Runs due context cleanups; called by the ticker (contexts.c). */
 void ba_via_tick(ba_app *app, int64_t now);
 
 /* ---- reactor.c ---------------------------------------------------------- */

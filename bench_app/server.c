@@ -4,7 +4,7 @@
  * loop, or worker threads behind a reactor (--workers N).
  *
  * A connection coroutine reads into its record's 16 KiB buffer and feeds
- * hm_http_req_parser; each complete request goes to via.c, whose responses
+ * hm_http_req_parser; each complete request goes to handlers.c, whose responses
  * accumulate in c->out. c->out is written in one call whenever the loop
  * needs more input, so pipelined requests answered from one read share a
  * write and a lone request's response is always one write. On epoll the

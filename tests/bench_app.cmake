@@ -5,3 +5,5 @@
 hm_test(bench_app SOURCES test_bench_app.c
   LIBS hm_benchapp hm_proto hm_scenarios PkgConfig::SQLITE PkgConfig::ZLIB PkgConfig::OPENSSL
   ARGS $<TARGET_FILE:bench_app> TIMEOUT 60)
+# bench_app's PHP/OpenSwoole compatibility layer on its own: no server.
+hm_test(php_compat SOURCES test_php_compat.c LIBS hm_benchapp)
