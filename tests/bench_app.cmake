@@ -1,9 +1,59 @@
-# bench_app end to end: a forked server, plain blocking sockets as clients
-# (OpenSSL ones for HTTPS, which also makes the test's certificates);
-# hm_scenarios for hammer's own table check, SQLite to inspect the database,
-# zlib for session dispatch's crc32; the executable for --processes.
-hm_test(bench_app SOURCES test_bench_app.c
-  LIBS hm_benchapp hm_proto hm_scenarios PkgConfig::SQLITE PkgConfig::ZLIB PkgConfig::OPENSSL
-  ARGS $<TARGET_FILE:bench_app> TIMEOUT 60)
+# bench_app end to end, one executable per behaviour, each against servers
+# of its own: forked hm_bench_app_run() children (or the executable, for
+# --processes), talked to with blocking sockets, OpenSSL for HTTPS (which
+# also makes the test's certificates). The shared client and php-via steps
+# are bench_app_client.c / bench_app_steps.c (bench_app_client.h);
+# hm_scenarios for hammer's own table check, SQLite to inspect the
+# database, zlib for session dispatch's crc32.
+add_library(ba_test_client STATIC bench_app_client.c bench_app_steps.c)
+target_link_libraries(ba_test_client PUBLIC hm_flags hm_benchapp hm_proto hm_scenarios
+  PkgConfig::SQLITE PkgConfig::ZLIB PkgConfig::OPENSSL)
+target_include_directories(ba_test_client PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+
+# bench_app_NAME from test_bench_app_NAME.c. PER_BACKEND: registered as
+# bench_app_NAME_io_uring and bench_app_NAME_epoll (argv[1]); EXE: argv[1]
+# is the bench_app executable.
+function(ba_test name)
+  cmake_parse_arguments(T "PER_BACKEND;EXE" "" "" ${ARGN})
+  set(args "")
+  if(T_EXE)
+    set(args $<TARGET_FILE:bench_app>)
+  endif()
+  if(T_PER_BACKEND)
+    add_executable(test_bench_app_${name} test_bench_app_${name}.c)
+    target_link_libraries(test_bench_app_${name} PRIVATE ba_test_client)
+    foreach(backend io_uring epoll)
+      add_test(NAME bench_app_${name}_${backend} COMMAND test_bench_app_${name} ${backend})
+      set_tests_properties(bench_app_${name}_${backend} PROPERTIES SKIP_RETURN_CODE 77
+        TIMEOUT 60)
+    endforeach()
+  else()
+    hm_test(bench_app_${name} SOURCES test_bench_app_${name}.c LIBS ba_test_client
+      ARGS ${args} TIMEOUT 60)
+  endif()
+endfunction()
+
+ba_test(pages PER_BACKEND)       # contexts per GET, the session cookie, HEAD, 404
+ba_test(actions PER_BACKEND)     # action outcomes in order, signal sources, devMode
+ba_test(sse PER_BACKEND)         # stream headers, sync, patches, 400/reload/403, reconnect
+ba_test(queue PER_BACKEND)       # the 50-event queue drops the oldest
+ba_test(cleanup PER_BACKEND)     # cleanup after SSE and /_session/close, deferred
+ba_test(http PER_BACKEND)        # malformed, 431, 413, pipelining, 100-continue, idle
+ba_test(lifecycle PER_BACKEND)   # bad options, EADDRINUSE, SIGTERM with streams open
+ba_test(workloads PER_BACKEND)   # /bench/cpu, /bench/io overlap, /bench/spreadsheet
+ba_test(live_sheet PER_BACKEND)  # /examples/spreadsheet: tables, navigate, string casts
+ba_test(database)                # default / explicit / existing spreadsheet database
+ba_test(dispatch_session)        # --workers 4: crc32(cookie) % 4, SSE via the reactor
+ba_test(dispatch_stream)         # --workers 4: request k to worker k % 4
+ba_test(dispatch_fd)             # --workers 4: connection id % 4
+ba_test(reactor)                 # the reactor's framing and its SIGTERM
+ba_test(processes EXE)           # --processes 2
+ba_test(tls PER_BACKEND)         # HTTPS requests, framing, SSE
+ba_test(tls_resume PER_BACKEND)  # TLS 1.3 / 1.2 tickets, 1.2 session ids
+ba_test(tls_clients PER_BACKEND) # non-TLS and unacceptable clients; SIGTERM
+ba_test(tls_options EXE)         # bad certificate / key pairs refused
+ba_test(tls_workers)             # TLS at the reactor with --workers 2
+ba_test(tls_processes EXE)       # --processes 2 with TLS
+
 # bench_app's PHP/OpenSwoole compatibility layer on its own: no server.
 hm_test(php_compat SOURCES test_php_compat.c LIBS hm_benchapp)
