@@ -316,7 +316,8 @@ ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
 ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len);
 /* Starts / stops the coroutine that watches a streaming connection for the
  * client going away (sets c->peer_gone and cancels c->co). Stop returns
- * only once the watcher has left its read, so the socket may then close. */
+ * only once the watcher has left its read, so the socket may then close.
+ * (handlers.c, which streams SSE; the reactor uses them too.) */
 void ba_peer_watch_start(ba_conn *c);
 void ba_peer_watch_stop(ba_conn *c);
 
