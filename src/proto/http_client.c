@@ -16,15 +16,6 @@
  * connection the server already dropped. */
 #define HM__IDLE_CHECK_NS (10LL * 1000 * 1000)
 
-static const char *fail_names[HM_FAIL__COUNT] = {
-    "none", "connect", "timeout", "reset", "closed", "protocol", "tls", "other",
-};
-
-const char *hm_fail_kind_name(hm_fail_kind k)
-{
-    return (unsigned)k < HM_FAIL__COUNT ? fail_names[k] : "other";
-}
-
 static hm_fail_kind classify(int err)
 {
     switch (-err) {

@@ -18,6 +18,7 @@
 #ifndef HM_PROTO_HTTP_CLIENT_H
 #define HM_PROTO_HTTP_CLIENT_H
 
+#include "base/hm_fail.h"
 #include "engine/engine.h"
 #include "proto/http1.h"
 #include "proto/tls.h"
@@ -35,21 +36,7 @@ typedef struct hm_http_target {
     hm_tls_config *tls_cfg; /* set by the caller for https targets */
 } hm_http_target;
 
-/* Why a request failed, as the summary reports it. */
-typedef enum hm_fail_kind {
-    HM_FAIL_NONE = 0,
-    HM_FAIL_CONNECT,  /* could not connect (refused, unreachable, connect timeout) */
-    HM_FAIL_TIMEOUT,  /* no complete response before the deadline */
-    HM_FAIL_RESET,    /* connection reset or broken pipe */
-    HM_FAIL_CLOSED,   /* server closed before a complete response */
-    HM_FAIL_PROTOCOL, /* malformed or oversized response */
-    HM_FAIL_TLS,      /* TLS handshake, verification or record failure */
-    HM_FAIL_OTHER,
-    HM_FAIL__COUNT
-} hm_fail_kind;
-
-/* "connect", "timeout", ... for reports and JSON keys. */
-const char *hm_fail_kind_name(hm_fail_kind k);
+/* hm_fail_kind (why a request failed) and its names: base/hm_fail.h. */
 
 typedef struct hm_http_conn {
     const hm_http_target *target;

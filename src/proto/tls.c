@@ -434,13 +434,3 @@ bool hm_tls_resumed(const hm_tls *t) { return t->resumed; }
 hm_tls_fail hm_tls_last_fail(const hm_tls *t) { return t->fail; }
 const char *hm_tls_last_reason(const hm_tls *t) { return t->reason; }
 
-const char *hm_tls_fail_name(hm_tls_fail f)
-{
-    switch (f) {
-    case HM_TLS_VERIFY: return "tls_verify";
-    case HM_TLS_HANDSHAKE: return "tls_handshake";
-    case HM_TLS_EOF: return "tls_eof";
-    case HM_TLS_PROTOCOL: return "tls_protocol";
-    default: return "none";
-    }
-}

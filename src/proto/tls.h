@@ -21,6 +21,7 @@
 #ifndef HM_PROTO_TLS_H
 #define HM_PROTO_TLS_H
 
+#include "base/hm_fail.h"
 #include "engine/engine.h"
 
 #include <stdbool.h>
@@ -29,14 +30,7 @@
 typedef struct hm_tls_config hm_tls_config;
 typedef struct hm_tls hm_tls;
 
-/* Why a TLS operation failed, as the summary counts it. */
-typedef enum hm_tls_fail {
-    HM_TLS_OK = 0,
-    HM_TLS_VERIFY,     /* the certificate did not verify */
-    HM_TLS_HANDSHAKE,  /* any other handshake failure */
-    HM_TLS_EOF,        /* the peer closed without close_notify */
-    HM_TLS_PROTOCOL,   /* an error after the handshake */
-} hm_tls_fail;
+/* hm_tls_fail (why a TLS operation failed) and hm_tls_fail_name: base/hm_fail.h. */
 
 /* insecure skips certificate verification; cafile (optional) replaces the
  * system CA store. On failure writes OpenSSL's reason to why. */
@@ -91,6 +85,5 @@ ssize_t hm_tls_read_quiet(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t 
 int hm_tls_close_notify(hm_tls *t, hm_sock *s, int64_t deadline);
 hm_tls_fail hm_tls_last_fail(const hm_tls *t);
 const char *hm_tls_last_reason(const hm_tls *t);
-const char *hm_tls_fail_name(hm_tls_fail f);
 
 #endif

@@ -71,6 +71,23 @@ const hm_scenario_def *hm_scenario_find(const char *name)
     return NULL;
 }
 
+void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
+{
+    if (c->fail == HM_FAIL_TLS && c->tls) {
+        hm_tls_fail k = hm_tls_last_fail(c->tls);
+        s->tls_fail[(unsigned)k < HM_ARRAY_LEN(s->tls_fail) ? k : HM_TLS_PROTOCOL]++;
+        if (!s->tls_first_reason[0])
+            snprintf(s->tls_first_reason, sizeof(s->tls_first_reason), "%s",
+                     hm_tls_last_reason(c->tls));
+    }
+    if (c->connect_ns) hm_hdr_record(&s->connect_us, c->connect_ns / 1000);
+    if (c->tls_ns) {
+        hm_hdr_record(&s->tls_us, c->tls_ns / 1000);
+        if (hm_tls_resumed(c->tls)) s->tls_resumed++;
+        else s->tls_full++;
+    }
+}
+
 bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idempotent,
                         int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status)
 {

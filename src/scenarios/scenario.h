@@ -120,6 +120,13 @@ bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool ide
                           int64_t timeout_ns, int64_t intended_ns, hm_thread_stats *st,
                           hm_liveness *live, int *status);
 
+/* A connection's outcome into the thread's stats: the adapter between
+ * proto (hm_http_conn) and stats (hm_thread_stats), so neither includes the
+ * other. Records the connect and TLS handshake the conn's last request
+ * made, if it made them, and a TLS failure's kind and first reason. Call
+ * after every request. */
+void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c);
+
 /* Adds a finished connection's counters to st. */
 static inline void hm_thread_stats_add_conn(hm_thread_stats *st, const hm_http_conn *c)
 {

@@ -49,23 +49,6 @@ void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us)
     atomic_flag_clear_explicit(&s->interval_lock, memory_order_release);
 }
 
-void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
-{
-    if (c->fail == HM_FAIL_TLS && c->tls) {
-        hm_tls_fail k = hm_tls_last_fail(c->tls);
-        s->tls_fail[(unsigned)k < HM_ARRAY_LEN(s->tls_fail) ? k : HM_TLS_PROTOCOL]++;
-        if (!s->tls_first_reason[0])
-            snprintf(s->tls_first_reason, sizeof(s->tls_first_reason), "%s",
-                     hm_tls_last_reason(c->tls));
-    }
-    if (c->connect_ns) hm_hdr_record(&s->connect_us, c->connect_ns / 1000);
-    if (c->tls_ns) {
-        hm_hdr_record(&s->tls_us, c->tls_ns / 1000);
-        if (hm_tls_resumed(c->tls)) s->tls_resumed++;
-        else s->tls_full++;
-    }
-}
-
 void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
 {
     hm_hdr_add(&dst->action_us, &src->action_us);

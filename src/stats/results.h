@@ -7,7 +7,8 @@
 #ifndef HM_STATS_RESULTS_H
 #define HM_STATS_RESULTS_H
 
-#include "proto/http_client.h"
+#include "base/hm_base.h"
+#include "base/hm_fail.h"
 #include "stats/hdr.h"
 
 #include <stdatomic.h>
@@ -26,7 +27,7 @@ typedef struct hm_thread_stats {
     hm_hdr page_us;    /* page load (GET of the route) */
     hm_hdr tls_us;     /* TLS handshake */
     uint64_t tls_full, tls_resumed;
-    uint64_t tls_fail[5];       /* by hm_tls_fail */
+    uint64_t tls_fail[HM_TLS__COUNT]; /* by hm_tls_fail */
     char tls_first_reason[160]; /* OpenSSL's words for the first failure */
     uint64_t sent, ok, failed;
     uint64_t by_status[HM_STATUS_MAX];
@@ -45,9 +46,6 @@ int hm_thread_stats_init(hm_thread_stats *s);
 void hm_thread_stats_destroy(hm_thread_stats *s);
 /* dst += src. */
 void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src);
-/* Records the connect and TLS handshake the conn's last request made, if
- * it made them. Call after every request. */
-void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c);
 /* Records an action's (request's) latency, also for the interval reporter. */
 void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us);
 /* With -R: records the corrected (from the intended send time) and the
