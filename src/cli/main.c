@@ -191,6 +191,8 @@ int main(int argc, char **argv)
                     ? CPU_COUNT(&runnable)
                     : sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = cpus > 0 ? (int)cpus : 1;
+    static hm_live_gauges gauges; /* the live line's, over every pass */
+    o.gauges = &gauges;
     bool actions_given = false;
 
     enum { OPT_URL = 1000, OPT_ROUTE, OPT_ACTION, OPT_SIGNAL, OPT_SIGNALS, OPT_NO_ORIGIN,
@@ -528,6 +530,7 @@ int main(int argc, char **argv)
                 .hlog = hlog.f ? &hlog : NULL,
                 .hlog_tag = n_passes > 1 ? rp->pass : NULL,
                 .unit = rp->unit,
+                .gauges = &gauges,
             };
             hm_progress_start(&po);
         }

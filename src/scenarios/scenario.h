@@ -41,6 +41,7 @@ typedef struct hm_options {
     const hammer_scenario *plugin; /* a plugin's scenario, or NULL */
     const char *const *plugin_opts; /* --opt KEY=VALUE, for plugin setup */
     int n_plugin_opts;
+    hm_live_gauges *gauges; /* the run's live-line gauges, or NULL */
 
     /* Resolved by the CLI. */
     hm_http_target target;
@@ -126,6 +127,16 @@ bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool ide
  * made, if it made them, and a TLS failure's kind and first reason. Call
  * after every request. */
 void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c);
+
+/* Moves the run's live-line gauges (nothing when the run keeps none). */
+static inline void hm_gauge_sse_open(const hm_options *o, int delta)
+{
+    if (o->gauges) atomic_fetch_add(&o->gauges->sse_open, delta);
+}
+static inline void hm_gauge_reconnect(const hm_options *o)
+{
+    if (o->gauges) atomic_fetch_add(&o->gauges->reconnects, 1);
+}
 
 /* Adds a finished connection's counters to st. */
 static inline void hm_thread_stats_add_conn(hm_thread_stats *st, const hm_http_conn *c)

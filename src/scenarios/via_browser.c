@@ -70,7 +70,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     if (p->status != 200) return -HM_ESTATUS;
     v->connected = true;
     v->streaming = true;
-    atomic_fetch_add(&hm_live_sse_open, 1);
+    hm_gauge_sse_open(v->run->o, 1);
     return 0;
 }
 
@@ -97,13 +97,13 @@ static void sse_coro(void *p)
         hm_free(req);
         if (v->streaming) {
             v->streaming = false;
-            atomic_fetch_sub(&hm_live_sse_open, 1);
+            hm_gauge_sse_open(o, -1);
         }
         if (v->done || rc == -ECANCELED) break;
         /* The stream ended under a live tab: reconnect with backoff, as
          * Datastar's retry does. */
         v->reconnects++;
-        atomic_fetch_add(&hm_live_reconnects, 1);
+        hm_gauge_reconnect(o);
         if (hm_coro_sleep(backoff) == -ECANCELED) break;
         if (backoff < 2000 * 1000000LL) backoff *= 2;
     }

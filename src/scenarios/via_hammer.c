@@ -138,7 +138,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     ob->status = p->status;
     if (p->status != 200) return -HM_ESTATUS;
     ob->connected = true;
-    atomic_fetch_add(&hm_live_sse_open, 1);
+    hm_gauge_sse_open(ob->run->o, 1);
     return 0;
 }
 
@@ -166,7 +166,7 @@ static void observer_coro(void *p)
         hm_http_conn_stream(&ob->conn, req, (size_t)len, hm_now_ns() + o->timeout_ns,
                             on_sse_headers, on_sse_body, ob);
 out:
-    if (ob->connected) atomic_fetch_sub(&hm_live_sse_open, 1);
+    if (ob->connected) hm_gauge_sse_open(o, -1);
     if (ob->index == 0) start_senders(run, ob->watch.signals); /* never block the senders */
     run->stats[0].connects += ob->conn.connects;
     hm_http_conn_free(&ob->conn);

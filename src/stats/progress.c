@@ -10,8 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-_Atomic int64_t hm_live_sse_open, hm_live_reconnects;
-
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char *att_base;
 static int att_n;
@@ -102,8 +100,8 @@ static void *report_loop(void *arg)
         double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : 100.0;
         double p99 = hm_hdr_count(&interval) ? (double)hm_hdr_value_at_percentile(&interval, 99)
                                              : 0.0;
-        long long sse = (long long)atomic_load(&hm_live_sse_open);
-        long long rec = (long long)atomic_load(&hm_live_reconnects);
+        long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
+        long long rec = opts.gauges ? (long long)atomic_load(&opts.gauges->reconnects) : 0;
         if (opts.quiet) {
             /* lines off (-q); the JSON lines and the log still go out */
         } else if (opts.live_line) {

@@ -147,8 +147,13 @@ bool hm_results_passed(const hm_results *r);
 
 /* ---- the interval reporter --------------------------------------------- */
 
-/* Gauges scenarios keep for the live line (any thread may update them). */
-extern _Atomic int64_t hm_live_sse_open, hm_live_reconnects;
+/* Gauges the scenarios keep for the live line. The run owns one (the CLI,
+ * for all its passes) and hands its address to the scenario (hm_options)
+ * and to the reporter; any thread may update them. */
+typedef struct hm_live_gauges {
+    _Atomic int64_t sse_open;   /* SSE streams open now */
+    _Atomic int64_t reconnects; /* SSE streams reopened so far */
+} hm_live_gauges;
 
 typedef struct hm_progress_options {
     int64_t interval_ns; /* how often to report */
@@ -159,6 +164,7 @@ typedef struct hm_progress_options {
                            * last partial interval written at stop */
     const char *hlog_tag; /* tag of its lines (the pass), or NULL */
     const char *unit;    /* "actions" or "requests" */
+    const hm_live_gauges *gauges; /* read every interval; NULL shows zeros */
 } hm_progress_options;
 
 /* Starts the reporter thread. Returns 0 or a negative errno. */
