@@ -43,6 +43,7 @@
 #define HM_BENCH_APP_INTERNAL_H
 
 #include "bench_app/app.h"
+#include "base/hm_buf.h"
 #include "engine/engine.h"
 #include "proto/http1.h"
 #include "proto/tls.h"
@@ -64,12 +65,9 @@
 
 /* ---- growable byte buffer --------------------------------------------- */
 
-/* A byte buffer owned by whoever embeds it; data is hm_alloc'd, always
- * NUL-terminated once allocated, reused (len = 0) rather than freed. */
-typedef struct ba_buf {
-    char *data;
-    size_t len, cap;
-} ba_buf;
+/* base/hm_buf.h's buffer: owned by whoever embeds it; data is hm_alloc'd,
+ * always NUL-terminated once allocated, reused (len = 0) rather than freed. */
+typedef hm_buf ba_buf;
 
 /* Makes room for `extra` more bytes (plus a NUL). 0 or -ENOMEM. */
 int ba_buf_reserve(ba_buf *b, size_t extra);

@@ -85,36 +85,11 @@ static int g_reported;
 
 /* ---- buffers ------------------------------------------------------------ */
 
-int ba_buf_reserve(ba_buf *b, size_t extra)
-{
-    if (extra > SIZE_MAX / 4 - b->len) return -ENOMEM;
-    size_t need = b->len + extra + 1;
-    if (need <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < need)
-        cap *= 2;
-    char *p = hm_realloc(b->data, cap);
-    if (!p) return -ENOMEM;
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
+int ba_buf_reserve(ba_buf *b, size_t extra) { return hm_buf_reserve(b, extra); }
 
-int ba_buf_append(ba_buf *b, const void *p, size_t n)
-{
-    int rc = ba_buf_reserve(b, n);
-    if (rc) return rc;
-    if (n) memcpy(b->data + b->len, p, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return 0;
-}
+int ba_buf_append(ba_buf *b, const void *p, size_t n) { return hm_buf_append(b, p, n); }
 
-void ba_buf_free(ba_buf *b)
-{
-    hm_free(b->data);
-    *b = (ba_buf){0};
-}
+void ba_buf_free(ba_buf *b) { hm_buf_free(b); }
 
 /* ---- options, signals, stop --------------------------------------------- */
 

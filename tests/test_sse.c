@@ -598,8 +598,8 @@ static void test_buffers_reused(void)
         ASSERT_EQ(hm_sse_feed(&p, ev + cut, sizeof(ev) - 1 - cut), 0);
     }
     size_t warm = seen;
-    char *bufs[3] = {p.line_, p.data_, p.type_};
-    size_t caps[3] = {p.line_cap_, p.data_cap_, p.type_cap_};
+    char *bufs[3] = {p.line_.data, p.data_.data, p.type_.data};
+    size_t caps[3] = {p.line_.cap, p.data_.cap, p.type_.cap};
     for (int i = 0; i < 1000; i++) {
         size_t cut = (size_t)i % (sizeof(ev) - 1);
         ASSERT_EQ(hm_sse_feed(&p, ev, cut), 0);
@@ -607,10 +607,10 @@ static void test_buffers_reused(void)
     }
     ASSERT_EQ(seen, warm + 1000);
     ASSERT_EQ(p.events, warm + 1000);
-    ASSERT(bufs[0] == p.line_ && bufs[1] == p.data_ && bufs[2] == p.type_);
-    ASSERT_EQ(caps[0], p.line_cap_);
-    ASSERT_EQ(caps[1], p.data_cap_);
-    ASSERT_EQ(caps[2], p.type_cap_);
+    ASSERT(bufs[0] == p.line_.data && bufs[1] == p.data_.data && bufs[2] == p.type_.data);
+    ASSERT_EQ(caps[0], p.line_.cap);
+    ASSERT_EQ(caps[1], p.data_.cap);
+    ASSERT_EQ(caps[2], p.type_.cap);
     hm_sse_parser_free(&p);
 
     /* A NULL callback only counts. */

@@ -65,37 +65,6 @@ static int match_header(const char *name, size_t len, uint8_t dir)
     return HID_NONE;
 }
 
-/* ---- buffers ---- */
-
-/* Grows b to hold need bytes; doubling keeps appends amortised O(1), and the
- * block is kept for the next message. */
-static int bytes_reserve(hm_http_bytes_ *b, size_t need)
-{
-    if (need <= b->cap) return 0;
-    size_t ncap = b->cap ? b->cap : 256;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2) {
-            ncap = need;
-            break;
-        }
-        ncap *= 2;
-    }
-    char *nd = hm_realloc(b->data, ncap);
-    if (!nd) return -ENOMEM;
-    b->data = nd;
-    b->cap = ncap;
-    return 0;
-}
-
-static int bytes_append(hm_http_bytes_ *b, const char *s, size_t n)
-{
-    int rc = bytes_reserve(b, b->len + n);
-    if (rc) return rc;
-    if (n) memcpy(b->data + b->len, s, n);
-    b->len += n;
-    return 0;
-}
-
 /* ---- shared parser core ---- */
 
 static hm_http_core_ *core_of(llhttp_t *h)
@@ -131,7 +100,7 @@ static int head_count(hm_http_core_ *c, size_t n)
 
 static int arena_append(hm_http_core_ *c, const char *s, size_t n)
 {
-    if (HM_UNLIKELY(bytes_append(&c->arena, s, n) != 0)) return fail(c, -ENOMEM, "out of memory");
+    if (HM_UNLIKELY(hm_buf_append(&c->arena, s, n) != 0)) return fail(c, -ENOMEM, "out of memory");
     return 0;
 }
 
@@ -139,7 +108,7 @@ static int arena_append(hm_http_core_ *c, const char *s, size_t n)
  * the copy's offset via *out. Offsets, since the arena may move. */
 static int arena_copy_self(hm_http_core_ *c, size_t off, size_t n, uint32_t *out)
 {
-    if (bytes_reserve(&c->arena, c->arena.len + n + 1)) return fail(c, -ENOMEM, "out of memory");
+    if (hm_buf_reserve(&c->arena, n + 1)) return fail(c, -ENOMEM, "out of memory");
     memcpy(c->arena.data + c->arena.len, c->arena.data + off, n);
     *out = (uint32_t)c->arena.len;
     c->arena.len += n;
@@ -179,11 +148,9 @@ static void core_init(hm_http_core_ *c, llhttp_type_t type, const hm_http_limits
 
 static void core_free(hm_http_core_ *c)
 {
-    hm_free(c->arena.data);
-    hm_free(c->body.data);
+    hm_buf_free(&c->arena);
+    hm_buf_free(&c->body);
     hm_free(c->hdrs);
-    c->arena = (hm_http_bytes_){0};
-    c->body = (hm_http_bytes_){0};
     c->hdrs = NULL;
     c->hdrs_cap = c->n_hdrs = 0;
 }
@@ -357,11 +324,8 @@ static int cb_body(llhttp_t *h, const char *at, size_t len)
     }
     if (HM_UNLIKELY(len > c->lim.max_body_bytes - c->body.len))
         return fail(c, -HM_ETOOBIG, "body over the size limit");
-    if (HM_UNLIKELY(bytes_reserve(&c->body, c->body.len + len + 1) != 0))
+    if (HM_UNLIKELY(hm_buf_append(&c->body, at, len) != 0))
         return fail(c, -ENOMEM, "out of memory");
-    memcpy(c->body.data + c->body.len, at, len);
-    c->body.len += len;
-    c->body.data[c->body.len] = '\0';
     return 0;
 }
 
@@ -526,7 +490,7 @@ static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
     if (!no_body && !p->on_body_ && p->has_content_length) {
         if (p->content_length > c->lim.max_body_bytes)
             return fail(c, -HM_ETOOBIG, "body over the size limit");
-        if (bytes_reserve(&c->body, (size_t)p->content_length + 1))
+        if (hm_buf_reserve(&c->body, (size_t)p->content_length))
             return fail(c, -ENOMEM, "out of memory");
     }
     return no_body ? 1 : 0; /* 1: llhttp skips the body */
@@ -696,7 +660,7 @@ static int req_headers_complete(hm_http_req_parser *p, llhttp_t *h)
     if (p->has_content_length) {
         if (p->content_length > c->lim.max_body_bytes)
             return fail(c, -HM_ETOOBIG, "body over the size limit");
-        if (bytes_reserve(&c->body, (size_t)p->content_length + 1))
+        if (hm_buf_reserve(&c->body, (size_t)p->content_length))
             return fail(c, -ENOMEM, "out of memory");
     }
     return 0;

@@ -27,6 +27,8 @@
 #ifndef HM_PROTO_HTTP1_H
 #define HM_PROTO_HTTP1_H
 
+#include "base/hm_buf.h"
+
 #include <llhttp.h>
 
 #include <stdbool.h>
@@ -64,12 +66,6 @@ typedef struct hm_http_header {
     const char *value;
 } hm_http_header;
 
-/* Private: a growable byte buffer reused across messages. */
-typedef struct hm_http_bytes_ {
-    char *data;
-    size_t len, cap;
-} hm_http_bytes_;
-
 /* Private: one stored header as offsets into the arena, which may move while
  * it grows during the header section. */
 typedef struct hm_http_hdr_ {
@@ -81,8 +77,8 @@ typedef struct hm_http_hdr_ {
 typedef struct hm_http_core_ {
     llhttp_t llh;
     hm_http_limits lim;
-    hm_http_bytes_ arena; /* start-line target, header names/values, each NUL-ended */
-    hm_http_bytes_ body;  /* buffered body, NUL-ended */
+    hm_buf arena;         /* start-line target, header names/values, each NUL-ended */
+    hm_buf body;          /* buffered body, NUL-ended */
     hm_http_hdr_ *hdrs;   /* stored headers, in arrival order */
     size_t n_hdrs, hdrs_cap;
     size_t head_bytes;    /* counted against lim.max_header_bytes */

@@ -7,37 +7,6 @@
 
 static const unsigned char utf8_bom[3] = {0xEF, 0xBB, 0xBF};
 
-/* Grows *buf to hold at least need bytes; doubling keeps appends amortised
- * O(1) and lets a steady stream reuse the same block. */
-static int buf_reserve(char **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) return 0;
-    size_t ncap = *cap ? *cap : 64;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2) {
-            ncap = need;
-            break;
-        }
-        ncap *= 2;
-    }
-    char *nb = hm_realloc(*buf, ncap);
-    if (!nb) return -ENOMEM;
-    *buf = nb;
-    *cap = ncap;
-    return 0;
-}
-
-/* Copies n bytes into *buf as a NUL-terminated string. */
-static int buf_set(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-    int rc = buf_reserve(buf, cap, n + 1);
-    if (rc) return rc;
-    if (n) memcpy(*buf, s, n);
-    (*buf)[n] = '\0';
-    *len = n;
-    return 0;
-}
-
 void hm_sse_parser_init(hm_sse_parser *p, hm_sse_event_fn on_event, void *user)
 {
     memset(p, 0, sizeof(*p));
@@ -49,70 +18,68 @@ void hm_sse_parser_init(hm_sse_parser *p, hm_sse_event_fn on_event, void *user)
 
 void hm_sse_parser_free(hm_sse_parser *p)
 {
-    hm_free(p->line_);
-    hm_free(p->data_);
-    hm_free(p->type_);
-    hm_free(p->id_);
-    hm_free(p->last_id_);
+    hm_buf_free(&p->line_);
+    hm_buf_free(&p->data_);
+    hm_buf_free(&p->type_);
+    hm_buf_free(&p->id_);
+    hm_buf_free(&p->last_id_);
     memset(p, 0, sizeof(*p));
     p->retry_ms = -1;
 }
 
 void hm_sse_parser_reset(hm_sse_parser *p)
 {
-    p->line_len_ = 0;
-    p->data_len_ = 0;
-    p->type_len_ = 0;
+    p->line_.len = 0;
+    p->data_.len = 0;
+    p->type_.len = 0;
     p->skip_lf_ = false;
     p->bom_done_ = false;
     p->bom_seen_ = 0;
     p->err_ = 0;
     if (p->id_dirty_) {
         /* An id: of an event that never completed belongs to the dropped stream. */
-        p->id_len_ = 0;
-        if (p->last_id_ &&
-            buf_set(&p->id_, &p->id_len_, &p->id_cap_, p->last_id_, p->last_id_len_) != 0)
-            p->id_len_ = 0;
+        p->id_.len = 0;
+        if (p->last_id_.data && hm_buf_set(&p->id_, p->last_id_.data, p->last_id_.len) != 0)
+            p->id_.len = 0;
         p->id_dirty_ = false;
     }
 }
 
 const char *hm_sse_last_event_id(const hm_sse_parser *p, size_t *len)
 {
-    if (len) *len = p->last_id_ ? p->last_id_len_ : 0;
-    return p->last_id_ ? p->last_id_ : "";
+    if (len) *len = p->last_id_.data ? p->last_id_.len : 0;
+    return p->last_id_.data ? p->last_id_.data : "";
 }
 
 static int dispatch(hm_sse_parser *p)
 {
     /* The last event ID string is committed even when nothing is dispatched. */
     if (p->id_dirty_) {
-        int rc = buf_set(&p->last_id_, &p->last_id_len_, &p->last_id_cap_, p->id_ ? p->id_ : "",
-                         p->id_len_);
+        int rc = hm_buf_set(&p->last_id_, p->id_.data ? p->id_.data : "", p->id_.len);
         if (rc) return rc;
         p->id_dirty_ = false;
     }
-    if (p->data_len_ == 0) {
-        p->type_len_ = 0;
+    if (p->data_.len == 0) {
+        p->type_.len = 0;
         return 0;
     }
     /* Drop the data buffer's final "\n"; its byte becomes the terminator. */
-    p->data_len_--;
-    p->data_[p->data_len_] = '\0';
+    p->data_.len--;
+    p->data_.data[p->data_.len] = '\0';
 
     hm_sse_event ev = {
-        .type = p->type_len_ ? p->type_ : "message",
-        .type_len = p->type_len_ ? p->type_len_ : 7,
-        .data = p->data_,
-        .data_len = p->data_len_,
+        .type = p->type_.len ? p->type_.data : "message",
+        .type_len = p->type_.len ? p->type_.len : 7,
+        .data = p->data_.data,
+        .data_len = p->data_.len,
         .retry_ms = p->retry_ms,
     };
     ev.last_event_id = hm_sse_last_event_id(p, &ev.last_event_id_len);
 
     p->events++;
     int rc = p->on_event ? p->on_event(&ev, p->user) : 0;
-    p->data_len_ = 0;
-    p->type_len_ = 0;
+    p->data_.len = 0;
+    p->type_.len = 0;
     return rc < 0 ? rc : 0;
 }
 
@@ -155,18 +122,16 @@ static int process_line(hm_sse_parser *p, const char *line, size_t len)
     }
 
     if (field_is(line, flen, "data")) {
-        size_t need = p->data_len_ + vlen + 1;
-        if (need > p->max_event) return -HM_ETOOBIG;
-        int rc = buf_reserve(&p->data_, &p->data_cap_, need);
+        if (p->data_.len + vlen + 1 > p->max_event) return -HM_ETOOBIG;
+        int rc = hm_buf_reserve(&p->data_, vlen + 1);
         if (rc) return rc;
-        if (vlen) memcpy(p->data_ + p->data_len_, val, vlen);
-        p->data_[need - 1] = '\n';
-        p->data_len_ = need;
+        hm_buf_append(&p->data_, val, vlen); /* cannot fail: room reserved */
+        hm_buf_append(&p->data_, "\n", 1);
     } else if (field_is(line, flen, "event")) {
-        return buf_set(&p->type_, &p->type_len_, &p->type_cap_, val, vlen);
+        return hm_buf_set(&p->type_, val, vlen);
     } else if (field_is(line, flen, "id")) {
         if (vlen && memchr(val, '\0', vlen)) return 0;
-        int rc = buf_set(&p->id_, &p->id_len_, &p->id_cap_, val, vlen);
+        int rc = hm_buf_set(&p->id_, val, vlen);
         if (rc) return rc;
         p->id_dirty_ = true;
     } else if (field_is(line, flen, "retry")) {
@@ -195,24 +160,19 @@ static int feed_lines(hm_sse_parser *p, const char *data, size_t len)
 
         if (j == len) { /* no line end yet: keep the partial line */
             size_t n = len - i;
-            if (p->line_len_ + n > p->max_event) return -HM_ETOOBIG;
-            int rc = buf_reserve(&p->line_, &p->line_cap_, p->line_len_ + n);
-            if (rc) return rc;
-            memcpy(p->line_ + p->line_len_, data + i, n);
-            p->line_len_ += n;
-            return 0;
+            if (p->line_.len + n > p->max_event) return -HM_ETOOBIG;
+            return hm_buf_append(&p->line_, data + i, n);
         }
 
         const char *line = data + i;
         size_t n = j - i;
-        if (p->line_len_) { /* complete the line started in an earlier feed */
-            if (p->line_len_ + n > p->max_event) return -HM_ETOOBIG;
-            int rc = buf_reserve(&p->line_, &p->line_cap_, p->line_len_ + n);
+        if (p->line_.len) { /* complete the line started in an earlier feed */
+            if (p->line_.len + n > p->max_event) return -HM_ETOOBIG;
+            int rc = hm_buf_append(&p->line_, line, n);
             if (rc) return rc;
-            if (n) memcpy(p->line_ + p->line_len_, line, n);
-            line = p->line_;
-            n = p->line_len_ + n;
-            p->line_len_ = 0;
+            line = p->line_.data;
+            n = p->line_.len;
+            p->line_.len = 0;
         }
         if (data[j] == '\r') p->skip_lf_ = true;
         int rc = process_line(p, line, n);

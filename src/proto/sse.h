@@ -20,6 +20,8 @@
 #ifndef HM_PROTO_SSE_H
 #define HM_PROTO_SSE_H
 
+#include "base/hm_buf.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,16 +56,11 @@ typedef struct hm_sse_parser {
     uint64_t events;   /* events dispatched */
     int64_t retry_ms;  /* reconnection time from the last valid retry:, or -1 */
 
-    char *line_; /* a line split across feeds, waiting for its end */
-    size_t line_len_, line_cap_;
-    char *data_; /* data buffer: every data value followed by "\n" */
-    size_t data_len_, data_cap_;
-    char *type_; /* event type buffer */
-    size_t type_len_, type_cap_;
-    char *id_; /* last event ID buffer (set by id:, before dispatch) */
-    size_t id_len_, id_cap_;
-    char *last_id_; /* last event ID string (committed at dispatch) */
-    size_t last_id_len_, last_id_cap_;
+    hm_buf line_;      /* a line split across feeds, waiting for its end */
+    hm_buf data_;      /* data buffer: every data value followed by "\n" */
+    hm_buf type_;      /* event type buffer */
+    hm_buf id_;        /* last event ID buffer (set by id:, before dispatch) */
+    hm_buf last_id_;   /* last event ID string (committed at dispatch) */
     bool id_dirty_;    /* id_ differs from last_id_ */
     bool skip_lf_;     /* the previous line ended in CR: an LF next is part of it */
     bool bom_done_;    /* the stream start has been checked for a BOM */
