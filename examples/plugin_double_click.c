@@ -74,7 +74,7 @@ static bool dc_check(void *state, char *why, size_t whylen)
 static void dc_teardown(void *state) { free(state); }
 
 static const hammer_scenario double_click = {
-    .api_version = HAMMER_SCENARIO_API_VERSION,
+    HAMMER_SCENARIO_ABI,
     .name = "double-click",
     .help = "example plugin: tabs that click twice before the screen updates",
     .route = "/bench/counter",

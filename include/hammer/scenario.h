@@ -1,4 +1,4 @@
-/* hammer/scenario.h — the scenario plugin API, version 1.
+/* hammer/scenario.h — the scenario plugin API, version 2.
  *
  * A plugin is a shared object that exports
  *
@@ -21,20 +21,33 @@
  * strings must live as long as the plugin is loaded.
  *
  * Errors: functions return 0 (or a non-negative value) on success and a
- * negative errno-style code on failure. */
+ * negative errno-style code on failure.
+ *
+ * Versions: a plugin states the API version it was built against and,
+ * from version 2 on, the size of its hammer_scenario (HAMMER_SCENARIO_ABI
+ * sets both). A version only ever adds fields at the end of the struct and
+ * functions, so hammer loads a plugin of its own version or any older one,
+ * reading only the fields that plugin's struct holds (the rest count as
+ * NULL); it refuses, saying which versions it supports, a plugin of a
+ * newer version.
+ *   1  the fields up to teardown.
+ *   2  struct_size; hammer_vu_sleep_ms returns whether the VU was
+ *      cancelled (in version 1 it returned nothing: old plugins that ignore
+ *      the result keep working). */
 #ifndef HAMMER_SCENARIO_H
 #define HAMMER_SCENARIO_H
 
+#include <errno.h> /* ECANCELED */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define HAMMER_SCENARIO_API_VERSION 1
+#define HAMMER_SCENARIO_API_VERSION 2
 
 typedef struct hammer_vu hammer_vu;
 
 typedef struct hammer_scenario {
-    int api_version;   /* HAMMER_SCENARIO_API_VERSION */
+    int api_version;   /* HAMMER_SCENARIO_API_VERSION as the plugin was built */
     const char *name;  /* the NAME in `hammer scenario NAME` */
     const char *help;  /* one line for `hammer list` */
     const char *route; /* default --route (what hammer_vu_load_page loads) */
@@ -51,7 +64,14 @@ typedef struct hammer_scenario {
     bool (*check)(void *state, char *why, size_t whylen);
     /* Optional: release state. */
     void (*teardown)(void *state);
+    /* Version 2: sizeof(hammer_scenario) as the plugin was built. */
+    size_t struct_size;
 } hammer_scenario;
+
+/* The first members of every scenario definition:
+ *     static const hammer_scenario s = {HAMMER_SCENARIO_ABI, .name = ...};  */
+#define HAMMER_SCENARIO_ABI                                                                        \
+    .api_version = HAMMER_SCENARIO_API_VERSION, .struct_size = sizeof(hammer_scenario)
 
 /* The run's options, as the user gave them (or the scenario's defaults). */
 const char *hammer_vu_route(const hammer_vu *vu);
@@ -92,8 +112,13 @@ int hammer_vu_signal_int(hammer_vu *vu, const char *name, int64_t *out);
 /* GETs path (not counted as an action). Returns the status or a negative code. */
 int hammer_vu_get(hammer_vu *vu, const char *path);
 
-/* Suspends this VU (other VUs keep running). */
-void hammer_vu_sleep_ms(hammer_vu *vu, int ms);
+/* Suspends this VU for ms milliseconds (other VUs keep running). Returns 0
+ * after the whole pause, or -ECANCELED when the run is stopping (Ctrl-C,
+ * the target stopped answering) or the VU was cancelled, before or during
+ * the pause: the VU should wrap up and return. The end of the -n or -d
+ * budget is not a cancellation (hammer_vu_next says so), so a VU may still
+ * pause to let its last patch land. */
+int hammer_vu_sleep_ms(hammer_vu *vu, int ms);
 
 /* Marks this VU as failed its check, with a reason (the first one shows). */
 void hammer_vu_fail(hammer_vu *vu, const char *why);

@@ -58,8 +58,9 @@ const hm_scenario_def *const hm_builtin_scenarios[] = {
     &counter, &cpu, &io, &sheet, &sheet_live, &custom, &sticky, &hm_scenario_get, NULL,
 };
 
-#define HM__MAX_PLUGIN_SCENARIOS 64
-static hm_scenario_def plugin_defs[HM__MAX_PLUGIN_SCENARIOS];
+#define MAX_PLUGIN_SCENARIOS 64
+static hm_scenario_def plugin_defs[MAX_PLUGIN_SCENARIOS];
+static hammer_scenario plugin_structs[MAX_PLUGIN_SCENARIOS]; /* as this hammer sees them */
 static size_t n_plugin_defs;
 
 const hm_scenario_def *hm_scenario_find(const char *name)
@@ -187,6 +188,34 @@ int hm_probe_get(hm_backend_kind backend, const hm_http_target *target, const ch
 
 static const hm_workload no_check = {.check = HM_CHECK_NONE};
 
+/* How many bytes of a plugin's hammer_scenario hammer may read: version 1
+ * ends before struct_size; later versions say. 0 (and why) when the plugin
+ * is newer than this hammer or its size is impossible. */
+static size_t plugin_struct_size(const hammer_scenario *sc, const char *path, size_t i,
+                                 char *why, size_t whylen)
+{
+    const size_t v1_size = offsetof(hammer_scenario, struct_size);
+    const size_t v2_size = offsetof(hammer_scenario, struct_size) + sizeof(size_t);
+    if (sc->api_version < 1 || sc->api_version > HAMMER_SCENARIO_API_VERSION) {
+        /* name sits at the same place in every version */
+        snprintf(why, whylen,
+                 "plugin %s: scenario %zu ('%s') was built for plugin API version %d; this "
+                 "hammer supports versions 1 to %d",
+                 path, i, sc->name ? sc->name : "?", sc->api_version,
+                 HAMMER_SCENARIO_API_VERSION);
+        return 0;
+    }
+    if (sc->api_version == 1) return v1_size;
+    if (sc->struct_size < v2_size || sc->struct_size > sizeof(hammer_scenario)) {
+        snprintf(why, whylen,
+                 "plugin %s: scenario %zu says its struct has %zu bytes; API version %d needs "
+                 "%zu to %zu",
+                 path, i, sc->struct_size, sc->api_version, v2_size, sizeof(hammer_scenario));
+        return 0;
+    }
+    return sc->struct_size;
+}
+
 int hm_plugin_load(const char *path, char *why, size_t whylen)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -200,20 +229,23 @@ int hm_plugin_load(const char *path, char *why, size_t whylen)
         return -ENOENT;
     }
     for (size_t i = 0; list[i]; i++) {
-        const hammer_scenario *sc = list[i];
-        if (sc->api_version != HAMMER_SCENARIO_API_VERSION || !sc->name || !sc->vu_body) {
-            snprintf(why, whylen, "plugin %s: scenario %zu has API version %d (hammer has %d) "
-                     "or lacks a name or vu_body", path, i, sc->api_version,
-                     HAMMER_SCENARIO_API_VERSION);
+        if (n_plugin_defs == MAX_PLUGIN_SCENARIOS) {
+            snprintf(why, whylen, "too many plugin scenarios");
+            return -ENOSPC;
+        }
+        size_t size = plugin_struct_size(list[i], path, i, why, whylen);
+        if (!size) return -EINVAL;
+        /* Fields the plugin's version lacks stay NULL in hammer's copy. */
+        hammer_scenario *sc = &plugin_structs[n_plugin_defs];
+        memset(sc, 0, sizeof(*sc));
+        memcpy(sc, list[i], size);
+        if (!sc->name || !sc->vu_body) {
+            snprintf(why, whylen, "plugin %s: scenario %zu lacks a name or vu_body", path, i);
             return -EINVAL;
         }
         if (hm_scenario_find(sc->name)) {
             snprintf(why, whylen, "plugin %s: scenario '%s' exists already", path, sc->name);
             return -EEXIST;
-        }
-        if (n_plugin_defs == HM__MAX_PLUGIN_SCENARIOS) {
-            snprintf(why, whylen, "too many plugin scenarios");
-            return -ENOSPC;
         }
         plugin_defs[n_plugin_defs++] = (hm_scenario_def){
             .name = sc->name,

@@ -130,11 +130,17 @@ const char *hammer_vu_signal_name(const hammer_vu *v) { return v->run->o->signal
 int hammer_vu_id(const hammer_vu *v) { return v->id; }
 const char *hammer_vu_ctx(const hammer_vu *v) { return v->page.ctx; }
 
+/* The run is ending early: Ctrl-C, or the target stopped answering. */
+static bool run_stopping(const browser_run *run)
+{
+    return atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) ||
+           atomic_load_explicit(&run->live.dead, memory_order_relaxed);
+}
+
 bool hammer_vu_next(hammer_vu *v)
 {
     browser_run *run = v->run;
-    if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) return false;
-    if (atomic_load_explicit(&run->live.dead, memory_order_relaxed)) return false;
+    if (run_stopping(run)) return false;
     return hm_budget_allows(run->o, atomic_fetch_add(&run->claimed, 1), run->t_start);
 }
 
@@ -144,7 +150,12 @@ void hammer_vu_fail(hammer_vu *v, const char *why)
     v->failed = true;
 }
 
-void hammer_vu_sleep_ms(hammer_vu *v, int ms) { hm_coro_sleep((int64_t)ms * 1000000); }
+int hammer_vu_sleep_ms(hammer_vu *v, int ms)
+{
+    if (run_stopping(v->run)) return -ECANCELED;
+    if (hm_coro_sleep((int64_t)ms * 1000000) == -ECANCELED) return -ECANCELED;
+    return run_stopping(v->run) ? -ECANCELED : 0;
+}
 
 int hammer_vu_load_page(hammer_vu *v, const char *path)
 {
