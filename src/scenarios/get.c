@@ -89,4 +89,5 @@ const hm_scenario_def hm_scenario_get = {
     .name = "get",
     .help = "plain GET flood over keep-alive connections, like wrk (needs --url)",
     .run = get_run_fn,
+    .caps = {.needs_url = true, .rate = true},
 };

@@ -15,44 +15,79 @@ static const hm_workload spreadsheet = {.check = HM_CHECK_SPREADSHEET};
 static const hm_workload spreadsheet_live = {
     .check = HM_CHECK_TABLE, .set_signal = "direction", .set_value = "ArrowDown"};
 
+/* A php-via page in either load model, paced by -R in the hammer model. */
+#define VIA_CAPS .browser = true, .rate = true
+
 static const hm_scenario_def counter = {
     .name = "counter",
     .help = "trivial increment; net increment of count must equal HTTP OK",
-    .route = "/bench/counter", .action = "increment", .signal = "count",
-    .workload = &net_increment, .check_name = "net increment equals HTTP OK"};
+    .route = "/bench/counter",
+    .action = "increment",
+    .signal = "count",
+    .workload = &net_increment,
+    .check_name = "net increment equals HTTP OK",
+    .caps = {VIA_CAPS, .is_workload = true}};
 static const hm_scenario_def cpu = {
     .name = "cpu",
     .help = "Mandelbrot 50x50, 100 iterations; every patched count must be 65451",
-    .route = "/bench/cpu", .action = "increment", .signal = "count",
-    .workload = &mandelbrot, .check_name = "every patched count equals 65451"};
+    .route = "/bench/cpu",
+    .action = "increment",
+    .signal = "count",
+    .workload = &mandelbrot,
+    .check_name = "every patched count equals 65451",
+    .caps = {VIA_CAPS, .is_workload = true}};
 static const hm_scenario_def io = {
     .name = "io",
     .help = "2 ms non-blocking sleep per action; net increment must equal HTTP OK",
-    .route = "/bench/io", .action = "increment", .signal = "count",
-    .workload = &net_increment, .check_name = "net increment equals HTTP OK"};
+    .route = "/bench/io",
+    .action = "increment",
+    .signal = "count",
+    .workload = &net_increment,
+    .check_name = "net increment equals HTTP OK",
+    .caps = {VIA_CAPS, .is_workload = true}};
 static const hm_scenario_def sheet = {
     .name = "spreadsheet",
     .help = "SQLite 20x10 viewport query + HTML build; count increments, viewRow advances",
-    .route = "/bench/spreadsheet", .action = "increment", .signal = "count",
+    .route = "/bench/spreadsheet",
+    .action = "increment",
+    .signal = "count",
     .workload = &spreadsheet,
-    .check_name = "net increment equals HTTP OK; viewRow = focusRow = count mod 100"};
+    .check_name = "net increment equals HTTP OK; viewRow = focusRow = count mod 100",
+    .caps = {VIA_CAPS, .is_workload = true}};
 static const hm_scenario_def sheet_live = {
     .name = "spreadsheet-live",
     .help = "the live spreadsheet: navigate ArrowDown; element patches hold a 20x10 table",
-    .route = "/examples/spreadsheet", .action = "navigate", .signal = "count",
-    .workload = &spreadsheet_live, .check_name = "element patches hold a well-formed 20x10 table"};
+    .route = "/examples/spreadsheet",
+    .action = "navigate",
+    .signal = "count",
+    .workload = &spreadsheet_live,
+    .check_name = "element patches hold a well-formed 20x10 table",
+    .caps = {VIA_CAPS}};
 static const hm_scenario_def custom = {
     .name = "custom",
     .help = "any php-via app: --route --action --signal [--signals JSON]; net increment check",
-    .route = "/bench/counter", .action = "increment", .signal = "count",
-    .workload = &net_increment, .check_name = "net increment equals HTTP OK"};
+    .route = "/bench/counter",
+    .action = "increment",
+    .signal = "count",
+    .workload = &net_increment,
+    .check_name = "net increment equals HTTP OK",
+    .caps = {VIA_CAPS}};
 
 static const hm_scenario_def sticky = {
     .name = "sticky",
     .help = "multi-worker session affinity: legacy vs cookie vs keepalive (--workload NAME)",
-    .route = "/bench/counter", .action = "increment", .signal = "count",
-    .workload = &net_increment, .check_name = "cookie variant reaches 100% HTTP OK",
-    .run = hm_sticky_run};
+    .route = "/bench/counter",
+    .action = "increment",
+    .signal = "count",
+    .workload = &net_increment,
+    .check_name = "cookie variant reaches 100% HTTP OK",
+    .run = hm_sticky_run,
+    /* --mode browser is accepted (and changes only the summary's connection
+     * count): each variant fixes its own connections. */
+    .caps = {.browser = true,
+             .no_duration = "compares variants by -n",
+             .takes_workload = true,
+             .app_workers = 4}};
 
 const hm_scenario_def *const hm_builtin_scenarios[] = {
     &counter, &cpu, &io, &sheet, &sheet_live, &custom, &sticky, &hm_scenario_get, NULL,
@@ -86,6 +121,28 @@ void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
         hm_hdr_record(&s->tls_us, c->tls_ns / 1000);
         if (hm_tls_resumed(c->tls)) s->tls_resumed++;
         else s->tls_full++;
+    }
+}
+
+int hm_scenario_run(const hm_scenario_def *sc, const hm_options *o, hm_results *r)
+{
+    if (sc->run) return sc->run(o, r);
+    r->mode = o->browser ? "browser" : "hammer";
+    return o->browser ? hm_via_browser_run(o, r) : hm_via_hammer_run(o, r);
+}
+
+void hm_scenario_names(bool (*pick)(const hm_scenario_caps *c), const char *sep, char *buf,
+                       size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    size_t n_builtin = 0;
+    while (hm_builtin_scenarios[n_builtin]) n_builtin++;
+    for (size_t i = 0; i < n_builtin + n_plugin_defs; i++) {
+        const hm_scenario_def *sc =
+            i < n_builtin ? hm_builtin_scenarios[i] : &plugin_defs[i - n_builtin];
+        if (!pick(&sc->caps) || n >= len) continue;
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? sep : "", sc->name);
     }
 }
 
@@ -256,6 +313,7 @@ int hm_plugin_load(const char *path, char *why, size_t whylen)
             .workload = &no_check,
             .check_name = "plugin check",
             .plugin = sc,
+            .caps = {.browser = true, .browser_only = true},
         };
     }
     return 0; /* the handle stays open for the life of the process */

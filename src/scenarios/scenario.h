@@ -50,6 +50,21 @@ typedef struct hm_options {
 
 typedef int (*hm_scenario_run_fn)(const hm_options *o, hm_results *r);
 
+/* What a scenario can be combined with. The CLI checks a run's options
+ * against these before it starts anything, so no scenario name appears in
+ * the CLI. */
+typedef struct hm_scenario_caps {
+    bool needs_url;      /* nothing of the embedded bench_app to drive (get) */
+    bool browser;        /* --mode browser is accepted */
+    bool browser_only;   /* runs in the browser model only (plugins) */
+    bool rate;           /* -R: an open-loop schedule (in the hammer model) */
+    const char *no_duration; /* why -d is refused ("compares variants by -n"), or NULL */
+    bool is_workload;    /* may be named by --workload */
+    bool takes_workload; /* --workload NAME picks its page, action and check */
+    int app_workers;     /* the embedded bench_app's workers (0: one); more than one
+                          * dispatch by session, as php-via's dispatch_func */
+} hm_scenario_caps;
+
 typedef struct hm_scenario_def {
     const char *name;
     const char *help;          /* one line */
@@ -58,8 +73,9 @@ typedef struct hm_scenario_def {
     const char *signal;        /* default --signal */
     const hm_workload *workload; /* php-via scenarios: what is checked */
     const char *check_name;    /* one line for the summary */
-    hm_scenario_run_fn run;    /* non-php-via scenarios (get) */
+    hm_scenario_run_fn run;    /* its own run (get, sticky); NULL: the two php-via load models */
     const hammer_scenario *plugin; /* loaded with --plugin (browser model) */
+    hm_scenario_caps caps;
 } hm_scenario_def;
 
 /* The two load models of php-via scenarios. */
@@ -68,9 +84,17 @@ int hm_via_browser_run(const hm_options *o, hm_results *r);
 /* The sticky scenario: every variant in turn (src/scenarios/sticky.c). */
 int hm_sticky_run(const hm_options *o, hm_results *r);
 
+/* Runs one pass of scenario sc: its own run function, or the load model
+ * o->browser picks (which it records in r->mode). */
+int hm_scenario_run(const hm_scenario_def *sc, const hm_options *o, hm_results *r);
+
 /* Built-in scenarios, NULL-terminated. */
 extern const hm_scenario_def *const hm_builtin_scenarios[];
 const hm_scenario_def *hm_scenario_find(const char *name);
+/* Writes the names of the scenarios (built-in, then plugins) whose
+ * capability `pick` is true, joined by sep, into buf: "counter|cpu|io". */
+void hm_scenario_names(bool (*pick)(const hm_scenario_caps *c), const char *sep, char *buf,
+                       size_t len);
 /* Loads a plugin's scenarios (see include/hammer/scenario.h); they are
  * found by hm_scenario_find and listed by hm_scenario_list. */
 int hm_plugin_load(const char *path, char *why, size_t whylen);

@@ -1,0 +1,401 @@
+/* hammer's command line: argv into a hm_cli, then the checks that need the
+ * scenario (its capabilities), the open-file limit and the engine. */
+#include "cli/options.h"
+
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hammer [options] scenario NAME [options]\n"
+            "       hammer matrix [options] PROFILES.ini  (profiles compared; matrix --help)\n"
+            "       hammer list | --help | --version\n"
+            "\n"
+            "Drives php-via apps (PHP + OpenSwoole + Datastar over SSE) like browsers do and\n"
+            "records latency histograms. Without --url, hammer starts its embedded bench_app\n"
+            "(a php-via stand-in) on a free loopback port and stops it at the end.\n"
+            "\n"
+            "options:\n"
+            "  -c, --concurrency N   connections / actions in flight (200)\n"
+            "  -n, --actions N       actions (or requests) in total (5000)\n"
+            "  -d, --duration T      run for T (e.g. 30s, 10m, 2h) instead of -n\n"
+            "  -t, --threads N       engine threads (one per CPU hammer may run on)\n"
+            "  -R, --rate N          open loop: N actions (requests) per second in total,\n"
+            "                        sent on schedule; latency is measured from the intended\n"
+            "                        send time (corrected) and from the actual one (service)\n"
+            "      --url URL         target server (default: embedded bench_app)\n"
+            "      --route PATH      page to load (scenario default, e.g. /bench/counter)\n"
+            "      --action NAME     action to fire (increment)\n"
+            "      --signal NAME     signal to check (count)\n"
+            "      --signals JSON    extra JSON fields sent in every action body\n"
+            "      --no-origin       send no Origin header (php-via dev mode only)\n"
+            "      --observers N     SSE observers (1; hammer mode)\n"
+            "      --mode M          hammer (one context, -c actions in flight) or browser\n"
+            "                        (-c virtual users, one tab each) (hammer)\n"
+            "      --think T[..T2]   browser mode: pause between a VU's actions (0)\n"
+            "      --timeout T       per-request timeout (5s)\n"
+            "      --engine E        auto | io_uring | epoll (auto)\n"
+            "  -k, --insecure        https: do not verify the server's certificate\n"
+            "      --cacert FILE     https: trust these CA certificates (default: system)\n"
+            "      --json FILE       write the results as JSON (see docs/output.md)\n"
+            "      --workload NAME   sticky: counter | cpu | io | spreadsheet (counter)\n"
+            "      --no-cookies      sticky: VUs keep no cookies (what a balancer ignoring\n"
+            "                        them sees)\n"
+            "      --plugin FILE.so  load scenarios from a plugin (include/hammer/scenario.h)\n"
+            "      --opt KEY=VALUE   an option for a plugin scenario (repeatable)\n"
+            "      --interval T      print one progress line per T (default on a terminal:\n"
+            "                        a live line, refreshed every second)\n"
+            "      --interval-json F write one JSON line per interval to F\n"
+            "      --hdr-log FILE    write an HdrHistogram interval log (compressed V2,\n"
+            "                        microseconds; one histogram per interval)\n"
+            "      --passes A,B      run the scenario once per name, back to back against\n"
+            "                        the same server (e.g. cold,warm), and compare them\n"
+            "      --threshold EXPR  fail the run (exit 1) unless EXPR holds: p99<50ms,\n"
+            "                        patch_p99<200ms, max<1s, ok>=100%%, rps>=1000 (repeatable)\n"
+            "  -q, --quiet           no summary on stdout\n"
+            "  -h, --help            this help\n"
+            "  -V, --version         version and compiled-in engines\n"
+            "\n"
+            "scenarios (hammer list):\n");
+    hm_scenario_list(f);
+}
+
+static void version(void)
+{
+    const char *why = NULL;
+    hm_backend_kind k = hm_backend_resolve(HM_BACKEND_AUTO, &why);
+    printf("hammer %s\n", HM_VERSION);
+    printf("engines: io_uring epoll (auto selects %s here%s%s)\n", hm_backend_name(k),
+           why ? ": " : "", why ? why : "");
+}
+
+static void set_defaults(hm_cli *cli)
+{
+    memset(cli, 0, sizeof(*cli));
+    cli->o = (hm_options){
+        .concurrency = 200,
+        .actions = 5000,
+        .timeout_ns = 5000000000LL,
+        .observers = 1,
+        .backend = HM_BACKEND_AUTO,
+    };
+    /* One thread per CPU hammer may run on: under taskset (or hammer
+     * matrix's hammer_cpus) that is fewer than the machine has. */
+    cpu_set_t runnable;
+    long cpus = sched_getaffinity(0, sizeof(runnable), &runnable) == 0
+                    ? CPU_COUNT(&runnable)
+                    : sysconf(_SC_NPROCESSORS_ONLN);
+    cli->o.threads = cpus > 0 ? (int)cpus : 1;
+    cli->pass_names[0] = "run";
+    cli->n_passes = 1;
+}
+
+enum {
+    OPT_URL = 1000,
+    OPT_ROUTE,
+    OPT_ACTION,
+    OPT_SIGNAL,
+    OPT_SIGNALS,
+    OPT_NO_ORIGIN,
+    OPT_OBSERVERS,
+    OPT_TIMEOUT,
+    OPT_ENGINE,
+    OPT_JSON,
+    OPT_MODE,
+    OPT_THINK,
+    OPT_PLUGIN,
+    OPT_OPT,
+    OPT_WORKLOAD,
+    OPT_NO_COOKIES,
+    OPT_CACERT,
+    OPT_THRESHOLD,
+    OPT_INTERVAL,
+    OPT_INTERVAL_JSON,
+    OPT_PASSES,
+    OPT_HDR_LOG,
+};
+
+static const struct option longopts[] = {
+    {"concurrency", required_argument, 0, 'c'},
+    {"actions", required_argument, 0, 'n'},
+    {"duration", required_argument, 0, 'd'},
+    {"rate", required_argument, 0, 'R'},
+    {"threads", required_argument, 0, 't'},
+    {"url", required_argument, 0, OPT_URL},
+    {"route", required_argument, 0, OPT_ROUTE},
+    {"action", required_argument, 0, OPT_ACTION},
+    {"signal", required_argument, 0, OPT_SIGNAL},
+    {"signals", required_argument, 0, OPT_SIGNALS},
+    {"no-origin", no_argument, 0, OPT_NO_ORIGIN},
+    {"observers", required_argument, 0, OPT_OBSERVERS},
+    {"timeout", required_argument, 0, OPT_TIMEOUT},
+    {"engine", required_argument, 0, OPT_ENGINE},
+    {"json", required_argument, 0, OPT_JSON},
+    {"mode", required_argument, 0, OPT_MODE},
+    {"think", required_argument, 0, OPT_THINK},
+    {"plugin", required_argument, 0, OPT_PLUGIN},
+    {"opt", required_argument, 0, OPT_OPT},
+    {"workload", required_argument, 0, OPT_WORKLOAD},
+    {"no-cookies", no_argument, 0, OPT_NO_COOKIES},
+    {"insecure", no_argument, 0, 'k'},
+    {"cacert", required_argument, 0, OPT_CACERT},
+    {"threshold", required_argument, 0, OPT_THRESHOLD},
+    {"interval", required_argument, 0, OPT_INTERVAL},
+    {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},
+    {"hdr-log", required_argument, 0, OPT_HDR_LOG},
+    {"passes", required_argument, 0, OPT_PASSES},
+    {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, 'V'},
+    {0, 0, 0, 0},
+};
+
+/* Results of one option besides HM_CLI_GO and the exit codes. */
+enum { BAD_VALUE = -2 };
+
+static int parse_passes(hm_cli *cli, const char *arg)
+{
+    snprintf(cli->passes_buf, sizeof(cli->passes_buf), "%s", arg);
+    cli->n_passes = 0;
+    for (char *save, *tok = strtok_r(cli->passes_buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (cli->n_passes == HM_CLI_MAX_PASSES || !*tok) return BAD_VALUE;
+        cli->pass_names[cli->n_passes++] = tok;
+    }
+    return cli->n_passes == 0 ? BAD_VALUE : HM_CLI_GO;
+}
+
+/* --think T or T..T2 */
+static int parse_think(hm_options *o, const char *arg)
+{
+    char lo[64];
+    const char *dots = strstr(arg, "..");
+    snprintf(lo, sizeof(lo), "%.*s", dots ? (int)(dots - arg) : (int)strlen(arg), arg);
+    if (hm_parse_duration(lo, &o->think_min_ns) < 0) return BAD_VALUE;
+    o->think_max_ns = o->think_min_ns;
+    if (dots &&
+        (hm_parse_duration(dots + 2, &o->think_max_ns) < 0 || o->think_max_ns < o->think_min_ns))
+        return BAD_VALUE;
+    return HM_CLI_GO;
+}
+
+/* One option: HM_CLI_GO, BAD_VALUE, or an exit code (message printed). */
+static int parse_one(hm_cli *cli, int ch, const char *arg)
+{
+    hm_options *o = &cli->o;
+    long long v;
+    char why[512];
+    switch (ch) {
+    case 'c':
+        if (hm_parse_int(arg, 1, 1000000, &v) < 0) return BAD_VALUE;
+        o->concurrency = (int)v;
+        return HM_CLI_GO;
+    case 'n':
+        if (hm_parse_int(arg, 1, (long long)1 << 50, &v) < 0) return BAD_VALUE;
+        o->actions = v;
+        cli->actions_given = true;
+        return HM_CLI_GO;
+    case 'd':
+        return hm_parse_duration(arg, &o->duration_ns) < 0 || o->duration_ns <= 0 ? BAD_VALUE
+                                                                                  : HM_CLI_GO;
+    case 'R': {
+        char *end;
+        o->rate = strtod(arg, &end);
+        return end == arg || *end || !(o->rate > 0) || o->rate > 1e8 ? BAD_VALUE : HM_CLI_GO;
+    }
+    case 't':
+        if (hm_parse_int(arg, 1, 1024, &v) < 0) return BAD_VALUE;
+        o->threads = (int)v;
+        return HM_CLI_GO;
+    case OPT_URL: o->url = arg; return HM_CLI_GO;
+    case OPT_ROUTE: o->route = arg; return HM_CLI_GO;
+    case OPT_ACTION: o->action = arg; return HM_CLI_GO;
+    case OPT_SIGNAL: o->signal = arg; return HM_CLI_GO;
+    case OPT_SIGNALS: o->signals_json = arg; return HM_CLI_GO;
+    case OPT_NO_ORIGIN: o->no_origin = true; return HM_CLI_GO;
+    case OPT_OBSERVERS:
+        if (hm_parse_int(arg, 0, 100000, &v) < 0) return BAD_VALUE;
+        o->observers = (int)v;
+        return HM_CLI_GO;
+    case OPT_TIMEOUT:
+        return hm_parse_duration(arg, &o->timeout_ns) < 0 || o->timeout_ns <= 0 ? BAD_VALUE
+                                                                                : HM_CLI_GO;
+    case OPT_ENGINE: return hm_backend_parse(arg, &o->backend) < 0 ? BAD_VALUE : HM_CLI_GO;
+    case OPT_JSON: o->json_path = arg; return HM_CLI_GO;
+    case OPT_PLUGIN:
+        if (hm_plugin_load(arg, why, sizeof(why)) < 0) {
+            fprintf(stderr, "hammer: %s\n", why);
+            return HM_EXIT_USAGE;
+        }
+        return HM_CLI_GO;
+    case OPT_WORKLOAD: cli->workload_name = arg; return HM_CLI_GO;
+    case OPT_NO_COOKIES: o->no_cookies = true; return HM_CLI_GO;
+    case 'k': cli->insecure = true; return HM_CLI_GO;
+    case OPT_CACERT: cli->cafile = arg; return HM_CLI_GO;
+    case OPT_INTERVAL:
+        return hm_parse_duration(arg, &cli->interval_ns) < 0 || cli->interval_ns < 100000000
+                   ? BAD_VALUE
+                   : HM_CLI_GO;
+    case OPT_INTERVAL_JSON: cli->interval_json = arg; return HM_CLI_GO;
+    case OPT_HDR_LOG: cli->hdr_log_path = arg; return HM_CLI_GO;
+    case OPT_PASSES: return parse_passes(cli, arg);
+    case OPT_THRESHOLD:
+        if (cli->n_thresholds == HM_MAX_THRESHOLDS) return BAD_VALUE;
+        if (hm_threshold_parse(arg, &cli->thresholds[cli->n_thresholds], why, sizeof(why)) < 0) {
+            fprintf(stderr, "hammer: %s\n", why);
+            return HM_EXIT_USAGE;
+        }
+        cli->n_thresholds++;
+        return HM_CLI_GO;
+    case OPT_OPT:
+        if (!strchr(arg, '=') || o->n_plugin_opts == HM_CLI_MAX_PLUGIN_OPTS) return BAD_VALUE;
+        cli->plugin_opts[o->n_plugin_opts++] = arg;
+        o->plugin_opts = cli->plugin_opts;
+        return HM_CLI_GO;
+    case OPT_MODE:
+        cli->mode_given = true;
+        if (!strcmp(arg, "browser")) o->browser = true;
+        else if (!strcmp(arg, "hammer")) o->browser = false;
+        else return BAD_VALUE;
+        return HM_CLI_GO;
+    case OPT_THINK: return parse_think(o, arg);
+    case 'q': o->quiet = true; return HM_CLI_GO;
+    case 'h': usage(stdout); return HM_EXIT_PASS;
+    case 'V': version(); return HM_EXIT_PASS;
+    default: usage(stderr); return HM_EXIT_USAGE;
+    }
+}
+
+int hm_cli_parse(hm_cli *cli, int argc, char **argv)
+{
+    set_defaults(cli);
+    int ch;
+    while ((ch = getopt_long(argc, argv, "c:n:d:t:R:kqhV", longopts, NULL)) != -1) {
+        int rc = parse_one(cli, ch, optarg);
+        if (rc == HM_CLI_GO) continue;
+        if (rc != BAD_VALUE) return rc;
+        /* "-c abc": the option is the word before its value; "--concurrency=abc"
+         * and "-cabc": the same word. */
+        fprintf(stderr, "hammer: bad value '%s' for %s\n", optarg,
+                optind >= 2 && argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1]);
+        return HM_EXIT_USAGE;
+    }
+    if (optind < argc && !strcmp(argv[optind], "list")) {
+        hm_scenario_list(stdout);
+        return HM_EXIT_PASS;
+    }
+    if (optind + 2 != argc || strcmp(argv[optind], "scenario")) {
+        fprintf(stderr, "hammer: expected 'scenario NAME' (see hammer --help)\n");
+        return HM_EXIT_USAGE;
+    }
+    cli->scenario_name = argv[optind + 1];
+    return HM_CLI_GO;
+}
+
+/* ---- validation ----------------------------------------------------------- */
+
+static bool is_workload(const hm_scenario_caps *c) { return c->is_workload; }
+static bool takes_workload(const hm_scenario_caps *c) { return c->takes_workload; }
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("hammer: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return HM_EXIT_USAGE;
+}
+
+/* --workload picks the page, action and check of a scenario that takes one. */
+static int pick_workload(hm_cli *cli, const hm_scenario_def **wl)
+{
+    *wl = cli->sc;
+    if (!cli->workload_name) return HM_CLI_GO;
+    *wl = hm_scenario_find(cli->workload_name);
+    if (*wl && (*wl)->caps.is_workload && cli->sc->caps.takes_workload) return HM_CLI_GO;
+    char names[256], takers[128];
+    hm_scenario_names(is_workload, "|", names, sizeof(names));
+    hm_scenario_names(takes_workload, ", ", takers, sizeof(takers));
+    fprintf(stderr, "hammer: --workload takes %s (%s only)\n", names, takers);
+    return HM_EXIT_USAGE;
+}
+
+/* Raises the soft open-file limit to the hard one; -EMFILE (and why) when
+ * even that cannot hold the run's sockets. */
+static int raise_nofile(int need, char *why, size_t whylen)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)need > rl.rlim_cur) {
+        snprintf(why, whylen,
+                 "this run needs about %d open files but the limit is %llu (ulimit -n); "
+                 "lower -c or --observers",
+                 need, (unsigned long long)rl.rlim_cur);
+        return -EMFILE;
+    }
+    return 0;
+}
+
+/* The engine the run will use; io_uring named explicitly must work here. */
+static int pick_backend(hm_options *o)
+{
+    o->backend = hm_backend_resolve(o->backend, NULL);
+    if (o->backend == HM_BACKEND_IO_URING && hm_io_uring_probe(NULL) < 0) {
+        const char *r = NULL;
+        hm_io_uring_probe(&r);
+        return usage_error("--engine io_uring is not available here: %s", r ? r : "?");
+    }
+    const char *fallback = NULL;
+    hm_backend_resolve(HM_BACKEND_AUTO, &fallback);
+    if (fallback && o->backend == HM_BACKEND_EPOLL && !o->quiet)
+        fprintf(stderr, "hammer: io_uring unavailable (%s); using epoll\n", fallback);
+    return HM_CLI_GO;
+}
+
+int hm_cli_validate(hm_cli *cli)
+{
+    hm_options *o = &cli->o;
+    const hm_scenario_def *sc = cli->sc = hm_scenario_find(cli->scenario_name);
+    if (!sc)
+        return usage_error("unknown scenario '%s' (hammer list shows them)", cli->scenario_name);
+    o->scenario = sc->name;
+    const hm_scenario_def *wl;
+    if (pick_workload(cli, &wl) != HM_CLI_GO) return HM_EXIT_USAGE;
+    if (!o->route) o->route = wl->route;
+    if (!o->action) o->action = wl->action;
+    if (!o->signal) o->signal = wl->signal;
+    o->workload = wl->workload;
+    o->plugin = sc->plugin;
+    if (sc->caps.browser_only) {
+        if (cli->mode_given && !o->browser)
+            return usage_error("%s", "plugin scenarios run in the browser model only");
+        o->browser = true;
+    }
+    if (o->duration_ns && !cli->actions_given) o->actions = 0;
+    if (o->duration_ns && sc->caps.no_duration) {
+        fprintf(stderr, "hammer: %s %s; -d is not supported there\n", sc->name,
+                sc->caps.no_duration);
+        return HM_EXIT_USAGE;
+    }
+    if (sc->caps.needs_url && !o->url)
+        return usage_error("scenario %s needs --url", sc->name);
+    if (o->threads > o->concurrency) o->threads = o->concurrency;
+    if (o->rate > 0 && (o->browser || !sc->caps.rate))
+        return usage_error("%s", "-R applies to the hammer load model and to get: browser VUs "
+                                 "and sticky are paced by the server's patches");
+    if (o->browser && !sc->caps.browser)
+        return usage_error("--mode browser applies to php-via scenarios, not %s", sc->name);
+    char why[512];
+    int need = o->browser ? 2 * o->concurrency + 64 : o->concurrency + o->observers + 64;
+    if (raise_nofile(need, why, sizeof(why)) < 0) return usage_error("%s", why);
+    return pick_backend(o);
+}

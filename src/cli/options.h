@@ -1,0 +1,56 @@
+/* options.h — hammer's command line: parsing argv into a hm_cli, and
+ * checking the result against the chosen scenario's capabilities.
+ *
+ * Exit codes (the CLI's contract, docs/output.md): 0 every check held, 1
+ * the run completed with failures, 2 usage error or unreachable target.
+ * Every usage error prints one "hammer: ..." line to stderr.
+ *
+ * Ownership: a hm_cli lives as long as the run (main's). Strings in it
+ * point into argv or into the hm_cli itself, so it must not be copied or
+ * moved after hm_cli_parse. */
+#ifndef HM_CLI_OPTIONS_H
+#define HM_CLI_OPTIONS_H
+
+#include "scenarios/scenario.h"
+
+enum {
+    HM_EXIT_PASS = 0,
+    HM_EXIT_FAILED = 1,
+    HM_EXIT_USAGE = 2,
+    HM_CLI_GO = -1, /* not an exit code: carry on with the run */
+};
+
+#define HM_CLI_MAX_PASSES 4
+#define HM_CLI_MAX_PLUGIN_OPTS 64
+
+typedef struct hm_cli {
+    hm_options o;              /* what the scenario gets */
+    const hm_scenario_def *sc; /* set by hm_cli_validate */
+    const char *scenario_name; /* NAME of "scenario NAME" */
+    bool actions_given, mode_given;
+    bool insecure;             /* -k */
+    const char *cafile;        /* --cacert */
+    const char *workload_name; /* --workload */
+    int64_t interval_ns;       /* --interval, 0 when not given */
+    const char *interval_json; /* --interval-json */
+    const char *hdr_log_path;  /* --hdr-log */
+    const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
+    int n_passes;
+    char passes_buf[256]; /* storage pass_names point into */
+    hm_threshold thresholds[HM_MAX_THRESHOLDS];
+    int n_thresholds;
+    const char *plugin_opts[HM_CLI_MAX_PLUGIN_OPTS]; /* --opt, in o.plugin_opts */
+} hm_cli;
+
+/* Fills cli with the defaults and then argv (argv[0] is the program);
+ * loads --plugin files as they come. Returns HM_CLI_GO, or the exit code
+ * when there is nothing to run: --help, --version and `list` (0), a bad
+ * option or value (2, with the message printed). */
+int hm_cli_parse(hm_cli *cli, int argc, char **argv);
+
+/* Finds the scenario, applies its defaults (route, action, signal,
+ * workload) and checks the options against its capabilities, the open-file
+ * limit and the engine. Returns HM_CLI_GO or HM_EXIT_USAGE (message printed). */
+int hm_cli_validate(hm_cli *cli);
+
+#endif
