@@ -22,7 +22,6 @@ void hm__ctx_start(void);
 static __thread hm_loop *tl_loop;
 
 hm_loop *hm_loop_current(void) { return tl_loop; }
-void hm__set_current_loop(hm_loop *loop);
 void hm__set_current_loop(hm_loop *loop) { tl_loop = loop; }
 
 hm_coro *hm_coro_self(void) { return tl_loop ? tl_loop->current : NULL; }

@@ -6,7 +6,7 @@
  *   void hm__ctx_switch(void **from_sp, void *to_sp);
  *   hm__ctx_start: first "return address" of a new stack; calls fn(arg).
  *
- * The layout of a fresh stack is built by hm__ctx_make() in coro.c. */
+ * The layout of a fresh stack is built by ctx_make() in coro.c. */
 
 #if defined(__x86_64__)
     .text
@@ -35,7 +35,7 @@ hm__ctx_switch:
     .type hm__ctx_start, @function
     .p2align 4
 hm__ctx_start:
-    /* r12 = argument, r13 = entry function (placed by hm__ctx_make). */
+    /* r12 = argument, r13 = entry function (placed by ctx_make). */
     movq %r12, %rdi
     callq *%r13
     ud2                 /* the entry function never returns */
@@ -79,7 +79,7 @@ hm__ctx_switch:
     .type hm__ctx_start, %function
     .p2align 4
 hm__ctx_start:
-    /* x19 = argument, x20 = entry function (placed by hm__ctx_make). */
+    /* x19 = argument, x20 = entry function (placed by ctx_make). */
     mov x0, x19
     blr x20
     brk #0

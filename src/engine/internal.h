@@ -68,6 +68,8 @@ void hm__coro_ready(hm_loop *loop, hm_coro *co);
 void hm__coro_suspend(hm_loop *loop);
 void hm__coro_run_ready(hm_loop *loop);
 void hm__coro_free_stacks(hm_loop *loop);
+/* Sets what hm_loop_current() returns on this thread (coro.c owns it). */
+void hm__set_current_loop(hm_loop *loop);
 
 /* ---- sockets ---------------------------------------------------------- */
 

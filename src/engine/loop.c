@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void hm__set_current_loop(hm_loop *loop);
-
 /* ---- timer heap ---------------------------------------------------------- */
 
 static void heap_swap(hm__timer **h, size_t a, size_t b)

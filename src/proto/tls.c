@@ -243,12 +243,14 @@ static int flush_out(hm_tls *t, hm_sock *s, int64_t deadline)
     return 0;
 }
 
-/* Reads more ciphertext from the socket into `in`. 0 on EOF. */
+/* Reads more ciphertext from the socket into `in`. 0 on EOF. A memory BIO
+ * takes every byte or fails to grow: bytes it dropped would corrupt the
+ * record stream, so that is an error (-ENOMEM), not a short read. */
 static ssize_t fill_in(hm_tls *t, hm_sock *s, int64_t deadline)
 {
     char buf[16384];
     ssize_t n = hm_sock_read(s, buf, sizeof(buf), deadline);
-    if (n > 0) BIO_write(t->in, buf, (int)n);
+    if (n > 0 && BIO_write(t->in, buf, (int)n) != (int)n) return -ENOMEM;
     return n;
 }
 
