@@ -9,7 +9,8 @@ CMAKE_FLAGS ?=
 # `make check-misbehave` runs them; `make check` leaves them out for now.
 CTEST_EXCLUDE ?= -LE misbehave
 
-.PHONY: all deps configure build run check check-asan check-misbehave bench clean
+.PHONY: all deps configure build run check check-asan check-misbehave bench format format-check \
+	check-layers clean
 
 all: build
 
@@ -38,6 +39,21 @@ check-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DHAMMER_SANITIZE=address,undefined $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_EXCLUDE)
+
+# .clang-format over every C source and header we write (CI runs the check).
+FORMAT_DIRS := $(wildcard src include bench_app tests bench examples fuzz)
+FORMAT_FILES = $(shell find $(FORMAT_DIRS) -name '*.c' -o -name '*.h' | sort)
+
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_FILES) && echo "format: every file is clang-formatted"
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+# Lower layers never include higher ones (docs/architecture.md); also a
+# test (ctest -R layers), so `make check` runs it.
+check-layers:
+	@bash scripts/check-layers.sh
 
 bench: build
 	HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh
