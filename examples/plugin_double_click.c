@@ -27,7 +27,8 @@ static int dc_setup(const char *const *opts, int n, void **state, char *why, siz
     dc_state *s = calloc(1, sizeof(*s));
     if (!s) return -12;
     for (int i = 0; i < n; i++) {
-        if (!strcmp(opts[i], "strict=1")) s->strict = true;
+        if (!strcmp(opts[i], "strict=1"))
+            s->strict = true;
         else if (strcmp(opts[i], "strict=0")) {
             snprintf(why, whylen, "double-click: unknown option '%s' (strict=0|1)", opts[i]);
             free(s);
@@ -71,7 +72,10 @@ static bool dc_check(void *state, char *why, size_t whylen)
     return !s->strict || atomic_load(&s->lost_vus) == 0;
 }
 
-static void dc_teardown(void *state) { free(state); }
+static void dc_teardown(void *state)
+{
+    free(state);
+}
 
 static const hammer_scenario double_click = {
     HAMMER_SCENARIO_ABI,

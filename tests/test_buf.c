@@ -33,10 +33,13 @@ static void test_growth_and_reuse(void)
 {
     hm_buf b = {0};
     char chunk[100];
-    for (size_t i = 0; i < sizeof(chunk); i++) chunk[i] = (char)('a' + i % 26);
-    for (int i = 0; i < 1000; i++) ASSERT_EQ(hm_buf_append(&b, chunk, sizeof(chunk)), 0);
+    for (size_t i = 0; i < sizeof(chunk); i++)
+        chunk[i] = (char)('a' + i % 26);
+    for (int i = 0; i < 1000; i++)
+        ASSERT_EQ(hm_buf_append(&b, chunk, sizeof(chunk)), 0);
     ASSERT_EQ(b.len, 100000);
-    for (size_t i = 0; i < b.len; i++) ASSERT_EQ(b.data[i], chunk[i % sizeof(chunk)]);
+    for (size_t i = 0; i < b.len; i++)
+        ASSERT_EQ(b.data[i], chunk[i % sizeof(chunk)]);
     ASSERT_EQ(b.data[b.len], '\0');
     /* Doubling: the capacity is at most about twice what was asked for. */
     ASSERT_LE(b.cap, 2 * (b.len + 1));
@@ -44,7 +47,8 @@ static void test_growth_and_reuse(void)
     size_t cap = b.cap;
     for (int round = 0; round < 10; round++) {
         b.len = 0;
-        for (int i = 0; i < 1000; i++) ASSERT_EQ(hm_buf_append(&b, chunk, sizeof(chunk)), 0);
+        for (int i = 0; i < 1000; i++)
+            ASSERT_EQ(hm_buf_append(&b, chunk, sizeof(chunk)), 0);
     }
     ASSERT(b.data == block);
     ASSERT_EQ(b.cap, cap);
@@ -60,7 +64,8 @@ static void test_reserve(void)
     ASSERT_GE(b.cap, 1001);
     ASSERT_EQ(b.len, 0);
     char *block = b.data;
-    for (int i = 0; i < 1000; i++) ASSERT_EQ(hm_buf_append(&b, "x", 1), 0);
+    for (int i = 0; i < 1000; i++)
+        ASSERT_EQ(hm_buf_append(&b, "x", 1), 0);
     ASSERT(b.data == block);
     ASSERT_EQ(b.len, 1000);
     /* A size that would overflow is refused, and the buffer is unchanged. */

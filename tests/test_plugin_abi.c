@@ -13,16 +13,15 @@ static void old_plugin_runs(const char *so)
 {
     proc p;
     unlink(json_path);
-    char *argv[] = {(char *)hammer, "--plugin", (char *)so, "-c", "4", "-n", "40", "--json",
-                    json_path, "scenario", "abi-v1", NULL};
+    char *argv[] = {(char *)hammer, "--plugin", (char *)so, "-c",       "4",      "-n",
+                    "40",           "--json",   json_path,  "scenario", "abi-v1", NULL};
     int rc = proc_run(&p, argv, 60);
     if (rc != 0) fprintf(stderr, "%s\n", p.out);
     ASSERT_EQ(rc, 0);
     json_t *j = load_json(json_path);
     ASSERT_EQ(json_int_at(j, "actions.ok"), 40);
     ASSERT_EQ(json_int_at(j, "check.passed"), 1);
-    const char *detail =
-        json_string_value(json_object_get(json_object_get(j, "check"), "detail"));
+    const char *detail = json_string_value(json_object_get(json_object_get(j, "check"), "detail"));
     ASSERT(detail && strstr(detail, "v1 plugin: 40 OK actions"));
     json_decref(j);
     printf("a version 1 plugin loads and runs\n");
@@ -42,11 +41,12 @@ static void sleep_reports_cancel(const char *so)
 {
     proc p;
     unlink(json_path);
-    char *argv[] = {(char *)hammer, "--plugin", (char *)so, "-c", "3", "-t", "1", "--json",
-                    json_path, "scenario", "abi-cancel", NULL};
+    char *argv[] = {(char *)hammer, "--plugin", (char *)so, "-c",         "3", "-t", "1",
+                    "--json",       json_path,  "scenario", "abi-cancel", NULL};
     proc_start(&p, argv);
     /* Interrupt once a VU is pausing (the run and its signal handler are up). */
-    for (int i = 0; i < 600 && !strstr(p.out, "abi-cancel: pausing"); i++) proc_read(&p, 100);
+    for (int i = 0; i < 600 && !strstr(p.out, "abi-cancel: pausing"); i++)
+        proc_read(&p, 100);
     ASSERT(strstr(p.out, "abi-cancel: pausing"));
     kill(p.pid, SIGINT);
     /* The VUs pause 50 ms at a time and never end on their own: only a
@@ -57,8 +57,7 @@ static void sleep_reports_cancel(const char *so)
     json_t *j = load_json(json_path);
     ASSERT_EQ(json_int_at(j, "interrupted"), 1);
     ASSERT_EQ(json_int_at(j, "check.passed"), 1);
-    const char *detail =
-        json_string_value(json_object_get(json_object_get(j, "check"), "detail"));
+    const char *detail = json_string_value(json_object_get(json_object_get(j, "check"), "detail"));
     ASSERT(detail && strstr(detail, "3 of 3 VUs saw their pause cancelled"));
     json_decref(j);
     printf("hammer_vu_sleep_ms returns -ECANCELED when the run is interrupted\n");

@@ -47,10 +47,10 @@
 typedef struct hammer_vu hammer_vu;
 
 typedef struct hammer_scenario {
-    int api_version;   /* HAMMER_SCENARIO_API_VERSION as the plugin was built */
-    const char *name;  /* the NAME in `hammer scenario NAME` */
-    const char *help;  /* one line for `hammer list` */
-    const char *route; /* default --route (what hammer_vu_load_page loads) */
+    int api_version;    /* HAMMER_SCENARIO_API_VERSION as the plugin was built */
+    const char *name;   /* the NAME in `hammer scenario NAME` */
+    const char *help;   /* one line for `hammer list` */
+    const char *route;  /* default --route (what hammer_vu_load_page loads) */
     const char *action; /* default --action */
     const char *signal; /* default --signal */
     /* Optional: called once before the VUs start, with the --opt KEY=VALUE

@@ -11,27 +11,59 @@ const char *hm_strerror(int err)
 {
     if (err >= 0) return "success";
     switch (-err) {
-    case HM_EPROTO_HTTP: return "malformed HTTP message";
-    case HM_ETOOBIG: return "message over the size limit";
-    case HM_ECLOSED: return "connection closed by peer";
-    case HM_EPARSE: return "malformed input";
-    case HM_ENOTFOUND: return "expected item not found";
-    case HM_ESTATUS: return "unexpected HTTP status";
-    case HM_ETLS: return "TLS failure";
-    default: return strerror(-err);
+    case HM_EPROTO_HTTP:
+        return "malformed HTTP message";
+    case HM_ETOOBIG:
+        return "message over the size limit";
+    case HM_ECLOSED:
+        return "connection closed by peer";
+    case HM_EPARSE:
+        return "malformed input";
+    case HM_ENOTFOUND:
+        return "expected item not found";
+    case HM_ESTATUS:
+        return "unexpected HTTP status";
+    case HM_ETLS:
+        return "TLS failure";
+    default:
+        return strerror(-err);
     }
 }
 
 #ifdef HM_USE_LIBC_MALLOC
-void *hm_alloc(size_t size) { return malloc(size); }
-void *hm_calloc(size_t n, size_t size) { return calloc(n, size); }
-void *hm_realloc(void *p, size_t size) { return realloc(p, size); }
-void hm_free(void *p) { free(p); }
+void *hm_alloc(size_t size)
+{
+    return malloc(size);
+}
+void *hm_calloc(size_t n, size_t size)
+{
+    return calloc(n, size);
+}
+void *hm_realloc(void *p, size_t size)
+{
+    return realloc(p, size);
+}
+void hm_free(void *p)
+{
+    free(p);
+}
 #else
-void *hm_alloc(size_t size) { return mi_malloc(size); }
-void *hm_calloc(size_t n, size_t size) { return mi_calloc(n, size); }
-void *hm_realloc(void *p, size_t size) { return mi_realloc(p, size); }
-void hm_free(void *p) { mi_free(p); }
+void *hm_alloc(size_t size)
+{
+    return mi_malloc(size);
+}
+void *hm_calloc(size_t n, size_t size)
+{
+    return mi_calloc(n, size);
+}
+void *hm_realloc(void *p, size_t size)
+{
+    return mi_realloc(p, size);
+}
+void hm_free(void *p)
+{
+    mi_free(p);
+}
 #endif
 
 char *hm_strndup(const char *s, size_t n)
@@ -43,7 +75,10 @@ char *hm_strndup(const char *s, size_t n)
     return d;
 }
 
-char *hm_strdup(const char *s) { return hm_strndup(s, strlen(s)); }
+char *hm_strdup(const char *s)
+{
+    return hm_strndup(s, strlen(s));
+}
 
 int hm_parse_int(const char *s, long long min, long long max, long long *out)
 {
@@ -61,12 +96,18 @@ int hm_parse_duration(const char *s, int64_t *ns)
     double v = strtod(s, &end);
     if (end == s || !(v >= 0)) return -EINVAL;
     double mul;
-    if (!strcmp(end, "ms")) mul = 1e6;
-    else if (!strcmp(end, "us")) mul = 1e3;
-    else if (!strcmp(end, "s") || !*end) mul = 1e9;
-    else if (!strcmp(end, "m")) mul = 60e9;
-    else if (!strcmp(end, "h")) mul = 3600e9;
-    else return -EINVAL;
+    if (!strcmp(end, "ms"))
+        mul = 1e6;
+    else if (!strcmp(end, "us"))
+        mul = 1e3;
+    else if (!strcmp(end, "s") || !*end)
+        mul = 1e9;
+    else if (!strcmp(end, "m"))
+        mul = 60e9;
+    else if (!strcmp(end, "h"))
+        mul = 3600e9;
+    else
+        return -EINVAL;
     if (v * mul > 9e18) return -EINVAL;
     *ns = (int64_t)(v * mul);
     return 0;

@@ -21,7 +21,7 @@
 #define HM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define HM_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define HM_CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* hammer's own error codes, kept clear of errno values (< 4096). */
 enum {

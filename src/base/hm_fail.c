@@ -13,10 +13,15 @@ const char *hm_fail_kind_name(hm_fail_kind k)
 const char *hm_tls_fail_name(hm_tls_fail f)
 {
     switch (f) {
-    case HM_TLS_VERIFY: return "tls_verify";
-    case HM_TLS_HANDSHAKE: return "tls_handshake";
-    case HM_TLS_EOF: return "tls_eof";
-    case HM_TLS_PROTOCOL: return "tls_protocol";
-    default: return "none";
+    case HM_TLS_VERIFY:
+        return "tls_verify";
+    case HM_TLS_HANDSHAKE:
+        return "tls_handshake";
+    case HM_TLS_EOF:
+        return "tls_eof";
+    case HM_TLS_PROTOCOL:
+        return "tls_protocol";
+    default:
+        return "none";
     }
 }

@@ -18,15 +18,15 @@
 /* Everything one invocation holds, released by finish(). */
 typedef struct run_state {
     hm_cli cli;
-    hm_live_gauges gauges;   /* the live line's, over every pass */
-    char url_buf[128];       /* the embedded bench_app's URL */
-    hm_tls_config *tls_cfg;  /* https targets */
-    FILE *ijson;             /* --interval-json */
-    hm_hlog hlog;            /* --hdr-log */
-    char full_target[4200];  /* the URL the reports name */
-    hm_results *runs;        /* one per pass */
-    int ran;                 /* passes that ran */
-    int rc;                  /* the last pass's error, 0 if none */
+    hm_live_gauges gauges;  /* the live line's, over every pass */
+    char url_buf[128];      /* the embedded bench_app's URL */
+    hm_tls_config *tls_cfg; /* https targets */
+    FILE *ijson;            /* --interval-json */
+    hm_hlog hlog;           /* --hdr-log */
+    char full_target[4200]; /* the URL the reports name */
+    hm_results *runs;       /* one per pass */
+    int ran;                /* passes that ran */
+    int rc;                 /* the last pass's error, 0 if none */
 } run_state;
 
 static void on_signal(int sig)
@@ -61,15 +61,15 @@ static int open_target(run_state *rs)
         return HM_EXIT_USAGE;
     }
     if (o->target.tls) {
-        if (hm_tls_config_create(&rs->tls_cfg, rs->cli.insecure, rs->cli.cafile, why,
-                                 sizeof(why)) < 0)
+        if (hm_tls_config_create(&rs->tls_cfg, rs->cli.insecure, rs->cli.cafile, why, sizeof(why)) <
+            0)
             return usage_error(why, "");
         o->target.tls_cfg = rs->tls_cfg;
     }
     int status;
     const char *probe_path = o->embedded ? "/_health" : (o->target_path ? o->target_path : "/");
-    if (hm_probe_get(o->backend, &o->target, probe_path, o->timeout_ns, &status, why,
-                     sizeof(why)) < 0) {
+    if (hm_probe_get(o->backend, &o->target, probe_path, o->timeout_ns, &status, why, sizeof(why)) <
+        0) {
         fprintf(stderr, "hammer: target %s is unreachable: %s\n", o->url, why);
         return HM_EXIT_USAGE;
     }
@@ -112,9 +112,9 @@ static void describe_pass(run_state *rs, hm_results *rp, const char *pass)
     rp->engine = hm_backend_name(o->backend);
     rp->threads = o->threads;
     rp->concurrency = o->concurrency;
-    rp->conns_requested = o->browser ? 2 * (uint64_t)o->concurrency
-                                     : (uint64_t)o->concurrency +
-                                           (sc->route ? (uint64_t)o->observers : 0);
+    rp->conns_requested = o->browser
+                              ? 2 * (uint64_t)o->concurrency
+                              : (uint64_t)o->concurrency + (sc->route ? (uint64_t)o->observers : 0);
     rp->unit = sc->route ? "actions" : "requests";
     rp->tls = o->target.tls;
     rp->tls_insecure = rs->cli.insecure;

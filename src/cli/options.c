@@ -213,12 +213,24 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         if (hm_parse_int(arg, 1, 1024, &v) < 0) return BAD_VALUE;
         o->threads = (int)v;
         return HM_CLI_GO;
-    case OPT_URL: o->url = arg; return HM_CLI_GO;
-    case OPT_ROUTE: o->route = arg; return HM_CLI_GO;
-    case OPT_ACTION: o->action = arg; return HM_CLI_GO;
-    case OPT_SIGNAL: o->signal = arg; return HM_CLI_GO;
-    case OPT_SIGNALS: o->signals_json = arg; return HM_CLI_GO;
-    case OPT_NO_ORIGIN: o->no_origin = true; return HM_CLI_GO;
+    case OPT_URL:
+        o->url = arg;
+        return HM_CLI_GO;
+    case OPT_ROUTE:
+        o->route = arg;
+        return HM_CLI_GO;
+    case OPT_ACTION:
+        o->action = arg;
+        return HM_CLI_GO;
+    case OPT_SIGNAL:
+        o->signal = arg;
+        return HM_CLI_GO;
+    case OPT_SIGNALS:
+        o->signals_json = arg;
+        return HM_CLI_GO;
+    case OPT_NO_ORIGIN:
+        o->no_origin = true;
+        return HM_CLI_GO;
     case OPT_OBSERVERS:
         if (hm_parse_int(arg, 0, 100000, &v) < 0) return BAD_VALUE;
         o->observers = (int)v;
@@ -226,25 +238,41 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
     case OPT_TIMEOUT:
         return hm_parse_duration(arg, &o->timeout_ns) < 0 || o->timeout_ns <= 0 ? BAD_VALUE
                                                                                 : HM_CLI_GO;
-    case OPT_ENGINE: return hm_backend_parse(arg, &o->backend) < 0 ? BAD_VALUE : HM_CLI_GO;
-    case OPT_JSON: o->json_path = arg; return HM_CLI_GO;
+    case OPT_ENGINE:
+        return hm_backend_parse(arg, &o->backend) < 0 ? BAD_VALUE : HM_CLI_GO;
+    case OPT_JSON:
+        o->json_path = arg;
+        return HM_CLI_GO;
     case OPT_PLUGIN:
         if (hm_plugin_load(arg, why, sizeof(why)) < 0) {
             fprintf(stderr, "hammer: %s\n", why);
             return HM_EXIT_USAGE;
         }
         return HM_CLI_GO;
-    case OPT_WORKLOAD: cli->workload_name = arg; return HM_CLI_GO;
-    case OPT_NO_COOKIES: o->no_cookies = true; return HM_CLI_GO;
-    case 'k': cli->insecure = true; return HM_CLI_GO;
-    case OPT_CACERT: cli->cafile = arg; return HM_CLI_GO;
+    case OPT_WORKLOAD:
+        cli->workload_name = arg;
+        return HM_CLI_GO;
+    case OPT_NO_COOKIES:
+        o->no_cookies = true;
+        return HM_CLI_GO;
+    case 'k':
+        cli->insecure = true;
+        return HM_CLI_GO;
+    case OPT_CACERT:
+        cli->cafile = arg;
+        return HM_CLI_GO;
     case OPT_INTERVAL:
         return hm_parse_duration(arg, &cli->interval_ns) < 0 || cli->interval_ns < 100000000
                    ? BAD_VALUE
                    : HM_CLI_GO;
-    case OPT_INTERVAL_JSON: cli->interval_json = arg; return HM_CLI_GO;
-    case OPT_HDR_LOG: cli->hdr_log_path = arg; return HM_CLI_GO;
-    case OPT_PASSES: return parse_passes(cli, arg);
+    case OPT_INTERVAL_JSON:
+        cli->interval_json = arg;
+        return HM_CLI_GO;
+    case OPT_HDR_LOG:
+        cli->hdr_log_path = arg;
+        return HM_CLI_GO;
+    case OPT_PASSES:
+        return parse_passes(cli, arg);
     case OPT_THRESHOLD:
         if (cli->n_thresholds == HM_MAX_THRESHOLDS) return BAD_VALUE;
         if (hm_threshold_parse(arg, &cli->thresholds[cli->n_thresholds], why, sizeof(why)) < 0) {
@@ -260,15 +288,27 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_MODE:
         cli->mode_given = true;
-        if (!strcmp(arg, "browser")) o->browser = true;
-        else if (!strcmp(arg, "hammer")) o->browser = false;
-        else return BAD_VALUE;
+        if (!strcmp(arg, "browser"))
+            o->browser = true;
+        else if (!strcmp(arg, "hammer"))
+            o->browser = false;
+        else
+            return BAD_VALUE;
         return HM_CLI_GO;
-    case OPT_THINK: return parse_think(o, arg);
-    case 'q': o->quiet = true; return HM_CLI_GO;
-    case 'h': usage(stdout); return HM_EXIT_PASS;
-    case 'V': version(); return HM_EXIT_PASS;
-    default: usage(stderr); return HM_EXIT_USAGE;
+    case OPT_THINK:
+        return parse_think(o, arg);
+    case 'q':
+        o->quiet = true;
+        return HM_CLI_GO;
+    case 'h':
+        usage(stdout);
+        return HM_EXIT_PASS;
+    case 'V':
+        version();
+        return HM_EXIT_PASS;
+    default:
+        usage(stderr);
+        return HM_EXIT_USAGE;
     }
 }
 
@@ -300,8 +340,14 @@ int hm_cli_parse(hm_cli *cli, int argc, char **argv)
 
 /* ---- validation ----------------------------------------------------------- */
 
-static bool is_workload(const hm_scenario_caps *c) { return c->is_workload; }
-static bool takes_workload(const hm_scenario_caps *c) { return c->takes_workload; }
+static bool is_workload(const hm_scenario_caps *c)
+{
+    return c->is_workload;
+}
+static bool takes_workload(const hm_scenario_caps *c)
+{
+    return c->takes_workload;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -386,8 +432,7 @@ int hm_cli_validate(hm_cli *cli)
                 sc->caps.no_duration);
         return HM_EXIT_USAGE;
     }
-    if (sc->caps.needs_url && !o->url)
-        return usage_error("scenario %s needs --url", sc->name);
+    if (sc->caps.needs_url && !o->url) return usage_error("scenario %s needs --url", sc->name);
     if (o->threads > o->concurrency) o->threads = o->concurrency;
     if (o->rate > 0 && (o->browser || !sc->caps.rate))
         return usage_error("%s", "-R applies to the hammer load model and to get: browser VUs "

@@ -28,12 +28,12 @@ typedef struct hm_cli {
     const hm_scenario_def *sc; /* set by hm_cli_validate */
     const char *scenario_name; /* NAME of "scenario NAME" */
     bool actions_given, mode_given;
-    bool insecure;             /* -k */
-    const char *cafile;        /* --cacert */
-    const char *workload_name; /* --workload */
-    int64_t interval_ns;       /* --interval, 0 when not given */
-    const char *interval_json; /* --interval-json */
-    const char *hdr_log_path;  /* --hdr-log */
+    bool insecure;                             /* -k */
+    const char *cafile;                        /* --cacert */
+    const char *workload_name;                 /* --workload */
+    int64_t interval_ns;                       /* --interval, 0 when not given */
+    const char *interval_json;                 /* --interval-json */
+    const char *hdr_log_path;                  /* --hdr-log */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
     int n_passes;
     char passes_buf[256]; /* storage pass_names point into */

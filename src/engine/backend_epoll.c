@@ -45,7 +45,10 @@ static int ep_poll(hm_loop *loop, int64_t timeout_ns)
     return n;
 }
 
-static bool ep_has_pending(hm_loop *loop) { return false; }
+static bool ep_has_pending(hm_loop *loop)
+{
+    return false;
+}
 
 static int ep_sock_added(hm_sock *s)
 {
@@ -67,8 +70,10 @@ static void ep_cancel(hm_loop *loop, hm__op *op)
 static int wait_ready(hm_sock *s, bool write, int64_t deadline)
 {
     hm__op op = {.cancel = ep_cancel, .sock = s};
-    if (write) s->wr_waiter = &op;
-    else s->rd_waiter = &op;
+    if (write)
+        s->wr_waiter = &op;
+    else
+        s->rd_waiter = &op;
     return (int)hm__op_wait(s->loop, &op, deadline);
 }
 

@@ -29,7 +29,10 @@ static int ur_init(hm_loop *loop, unsigned entries)
     return rc;
 }
 
-static void ur_destroy(hm_loop *loop) { io_uring_queue_exit(&loop->ring); }
+static void ur_destroy(hm_loop *loop)
+{
+    io_uring_queue_exit(&loop->ring);
+}
 
 static struct io_uring_sqe *get_sqe(hm_loop *loop)
 {
@@ -72,9 +75,15 @@ static int ur_poll(hm_loop *loop, int64_t timeout_ns)
     return (int)seen;
 }
 
-static bool ur_has_pending(hm_loop *loop) { return io_uring_sq_ready(&loop->ring) > 0; }
+static bool ur_has_pending(hm_loop *loop)
+{
+    return io_uring_sq_ready(&loop->ring) > 0;
+}
 
-static int ur_sock_added(hm_sock *s) { return 0; }
+static int ur_sock_added(hm_sock *s)
+{
+    return 0;
+}
 
 static void ur_cancel(hm_loop *loop, hm__op *op)
 {

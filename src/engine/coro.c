@@ -21,10 +21,19 @@ void hm__ctx_start(void);
 
 static __thread hm_loop *tl_loop;
 
-hm_loop *hm_loop_current(void) { return tl_loop; }
-void hm__set_current_loop(hm_loop *loop) { tl_loop = loop; }
+hm_loop *hm_loop_current(void)
+{
+    return tl_loop;
+}
+void hm__set_current_loop(hm_loop *loop)
+{
+    tl_loop = loop;
+}
 
-hm_coro *hm_coro_self(void) { return tl_loop ? tl_loop->current : NULL; }
+hm_coro *hm_coro_self(void)
+{
+    return tl_loop ? tl_loop->current : NULL;
+}
 
 static size_t page_size(void)
 {
@@ -43,19 +52,19 @@ static void *ctx_make(void *top, void (*fn)(void *), void *arg)
     /* After the six pops and ret, rsp must be 16-aligned so that the call
      * in hm__ctx_start leaves the ABI's rsp % 16 == 8 at the callee. */
     void **frame = (void **)(sp - 7 * sizeof(void *));
-    frame[0] = NULL;             /* r15 */
-    frame[1] = NULL;             /* r14 */
-    frame[2] = (void *)fn;       /* r13 */
-    frame[3] = arg;              /* r12 */
-    frame[4] = NULL;             /* rbx */
-    frame[5] = NULL;             /* rbp: ends frame-pointer walks */
+    frame[0] = NULL;       /* r15 */
+    frame[1] = NULL;       /* r14 */
+    frame[2] = (void *)fn; /* r13 */
+    frame[3] = arg;        /* r12 */
+    frame[4] = NULL;       /* rbx */
+    frame[5] = NULL;       /* rbp: ends frame-pointer walks */
     frame[6] = (void *)hm__ctx_start;
     return frame;
 #elif defined(__aarch64__)
     void **frame = (void **)(sp - 160);
     memset(frame, 0, 160);
-    frame[0] = arg;                   /* x19 */
-    frame[1] = (void *)fn;            /* x20 */
+    frame[0] = arg;                    /* x19 */
+    frame[1] = (void *)fn;             /* x20 */
     frame[11] = (void *)hm__ctx_start; /* x30 (lr) */
     return frame;
 #endif
@@ -85,7 +94,8 @@ static void stack_put(hm_loop *loop, void *stack)
 
 void hm__coro_free_stacks(hm_loop *loop)
 {
-    while (loop->stack_pool_len) munmap(loop->stack_pool[--loop->stack_pool_len], loop->stack_size);
+    while (loop->stack_pool_len)
+        munmap(loop->stack_pool[--loop->stack_pool_len], loop->stack_size);
 }
 
 static void coro_entry(void *p)
@@ -131,8 +141,10 @@ void hm__coro_ready(hm_loop *loop, hm_coro *co)
     if (co->state == HM__CORO_READY || co->state == HM__CORO_DONE) return;
     co->state = HM__CORO_READY;
     co->next_ready = NULL;
-    if (loop->ready_tail) loop->ready_tail->next_ready = co;
-    else loop->ready_head = co;
+    if (loop->ready_tail)
+        loop->ready_tail->next_ready = co;
+    else
+        loop->ready_head = co;
     loop->ready_tail = co;
 }
 

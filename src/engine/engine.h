@@ -57,7 +57,7 @@ typedef struct hm_loop_stats {
 
 typedef struct hm_loop_options {
     hm_backend_kind backend;
-    size_t stack_size; /* coroutine stack, bytes; 0 = HM_DEFAULT_STACK */
+    size_t stack_size;     /* coroutine stack, bytes; 0 = HM_DEFAULT_STACK */
     unsigned ring_entries; /* io_uring SQ size; 0 = 4096 */
 } hm_loop_options;
 

@@ -30,12 +30,12 @@ typedef void (*hm__op_cancel_fn)(hm_loop *loop, hm__op *op);
 struct hm__op {
     hm_coro *co;
     int64_t res;
-    int cancel_reason;  /* -ETIMEDOUT or -ECANCELED once cancelled, else 0 */
-    bool completed;     /* io_uring: the CQE arrived */
+    int cancel_reason; /* -ETIMEDOUT or -ECANCELED once cancelled, else 0 */
+    bool completed;    /* io_uring: the CQE arrived */
     hm__op_cancel_fn cancel;
     hm__timer deadline;
-    hm_sock *sock;      /* epoll: the socket waited on */
-    void *wait_link;    /* channels / wait groups: the waiter record */
+    hm_sock *sock;   /* epoll: the socket waited on */
+    void *wait_link; /* channels / wait groups: the waiter record */
 };
 
 /* Suspends the running coroutine until hm__op_complete(op) is called; arms
@@ -134,8 +134,10 @@ struct hm_loop {
 /* Counts socket errors into the loop's stats. */
 static inline void hm__count_error(hm_loop *loop, int64_t res)
 {
-    if (res == -ETIMEDOUT) loop->stats.timeouts++;
-    else if (res == -ECONNRESET || res == -EPIPE) loop->stats.resets++;
+    if (res == -ETIMEDOUT)
+        loop->stats.timeouts++;
+    else if (res == -ECONNRESET || res == -EPIPE)
+        loop->stats.resets++;
 }
 
 #endif

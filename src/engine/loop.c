@@ -134,9 +134,10 @@ int hm_io_uring_probe(const char **why)
     struct io_uring ring;
     int rc = io_uring_queue_init(8, &ring, 0);
     if (rc < 0) {
-        if (why) *why = rc == -ENOSYS ? "io_uring_setup is not implemented (kernel or seccomp)"
-                        : rc == -EPERM ? "io_uring_setup is not permitted (seccomp or sysctl)"
-                                       : "io_uring_setup failed";
+        if (why)
+            *why = rc == -ENOSYS  ? "io_uring_setup is not implemented (kernel or seccomp)"
+                   : rc == -EPERM ? "io_uring_setup is not permitted (seccomp or sysctl)"
+                                  : "io_uring_setup failed";
         return rc;
     }
     struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
@@ -169,18 +170,25 @@ hm_backend_kind hm_backend_resolve(hm_backend_kind want, const char **why_fallba
 const char *hm_backend_name(hm_backend_kind k)
 {
     switch (k) {
-    case HM_BACKEND_IO_URING: return "io_uring";
-    case HM_BACKEND_EPOLL: return "epoll";
-    default: return "auto";
+    case HM_BACKEND_IO_URING:
+        return "io_uring";
+    case HM_BACKEND_EPOLL:
+        return "epoll";
+    default:
+        return "auto";
     }
 }
 
 int hm_backend_parse(const char *s, hm_backend_kind *out)
 {
-    if (!strcmp(s, "auto")) *out = HM_BACKEND_AUTO;
-    else if (!strcmp(s, "io_uring") || !strcmp(s, "uring")) *out = HM_BACKEND_IO_URING;
-    else if (!strcmp(s, "epoll")) *out = HM_BACKEND_EPOLL;
-    else return -EINVAL;
+    if (!strcmp(s, "auto"))
+        *out = HM_BACKEND_AUTO;
+    else if (!strcmp(s, "io_uring") || !strcmp(s, "uring"))
+        *out = HM_BACKEND_IO_URING;
+    else if (!strcmp(s, "epoll"))
+        *out = HM_BACKEND_EPOLL;
+    else
+        return -EINVAL;
     return 0;
 }
 
@@ -198,8 +206,8 @@ int hm_loop_create(hm_loop **out, const hm_loop_options *opt)
     loop->stack_size = ((ss + ps - 1) / ps) * ps + ps; /* + guard page */
     loop->stack_pool = hm_calloc(256, sizeof(void *));
     loop->epfd = -1;
-    int rc = loop->stack_pool ? loop->be->init(loop, o.ring_entries ? o.ring_entries : 4096)
-                              : -ENOMEM;
+    int rc =
+        loop->stack_pool ? loop->be->init(loop, o.ring_entries ? o.ring_entries : 4096) : -ENOMEM;
     if (rc < 0) {
         hm_free(loop->stack_pool);
         hm_free(loop);
@@ -252,8 +260,14 @@ void hm_loop_destroy(hm_loop *loop)
     hm_free(loop);
 }
 
-hm_backend_kind hm_loop_backend(const hm_loop *loop) { return loop->kind; }
-const hm_loop_stats *hm_loop_get_stats(const hm_loop *loop) { return &loop->stats; }
+hm_backend_kind hm_loop_backend(const hm_loop *loop)
+{
+    return loop->kind;
+}
+const hm_loop_stats *hm_loop_get_stats(const hm_loop *loop)
+{
+    return &loop->stats;
+}
 
 /* ---- engine threads ------------------------------------------------------- */
 

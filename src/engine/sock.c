@@ -57,8 +57,10 @@ int hm_sock_connect(hm_sock **out, const struct sockaddr *sa, socklen_t len, int
     if (rc < 0) return rc;
     rc = loop->be->connect(s, sa, len, deadline);
     if (rc < 0) {
-        if (rc == -ETIMEDOUT) loop->stats.timeouts++;
-        else loop->stats.connect_errors++;
+        if (rc == -ETIMEDOUT)
+            loop->stats.timeouts++;
+        else
+            loop->stats.connect_errors++;
         hm_sock_close(s);
         return rc;
     }
@@ -111,7 +113,8 @@ ssize_t hm_sock_writev(hm_sock *s, const struct iovec *iov_in, int iovcnt, int64
     memcpy(local, iov_in, (size_t)iovcnt * sizeof(*local));
     struct iovec *iov = local;
     size_t total = 0, done = 0;
-    for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
     while (done < total) {
         ssize_t n = s->loop->be->sendv(s, iov, iovcnt, deadline);
         if (n < 0) {
@@ -160,7 +163,10 @@ void hm_sock_abort(hm_sock *s)
     hm_sock_close(s);
 }
 
-int hm_sock_fd(const hm_sock *s) { return s->fd; }
+int hm_sock_fd(const hm_sock *s)
+{
+    return s->fd;
+}
 
 int hm_sock_local_port(const hm_sock *s)
 {

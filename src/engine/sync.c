@@ -19,8 +19,10 @@ static void waitq_push(waitq *q, waiter *w)
     w->queue = q;
     w->next = NULL;
     w->prev = q->tail;
-    if (q->tail) q->tail->next = w;
-    else q->head = w;
+    if (q->tail)
+        q->tail->next = w;
+    else
+        q->head = w;
     q->tail = w;
 }
 
@@ -28,10 +30,14 @@ static void waitq_remove(waiter *w)
 {
     waitq *q = w->queue;
     if (!q) return;
-    if (w->prev) w->prev->next = w->next;
-    else q->head = w->next;
-    if (w->next) w->next->prev = w->prev;
-    else q->tail = w->prev;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        q->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        q->tail = w->prev;
     w->queue = NULL;
 }
 
@@ -136,15 +142,20 @@ int hm_chan_pop(hm_chan *ch, void **item, int64_t deadline)
     return rc;
 }
 
-size_t hm_chan_len(const hm_chan *ch) { return ch->len; }
+size_t hm_chan_len(const hm_chan *ch)
+{
+    return ch->len;
+}
 
 void hm_chan_close(hm_chan *ch)
 {
     if (ch->closed) return;
     ch->closed = true;
     waiter *w;
-    while ((w = waitq_pop(&ch->poppers))) wake(w, -EPIPE);
-    while ((w = waitq_pop(&ch->pushers))) wake(w, -EPIPE);
+    while ((w = waitq_pop(&ch->poppers)))
+        wake(w, -EPIPE);
+    while ((w = waitq_pop(&ch->pushers)))
+        wake(w, -EPIPE);
 }
 
 void hm_chan_destroy(hm_chan *ch)
@@ -165,13 +176,17 @@ void hm_wg_init(hm_waitgroup *wg)
     wg->waitq_[0] = wg->waitq_[1] = NULL;
 }
 
-void hm_wg_add(hm_waitgroup *wg, int64_t n) { wg->count += n; }
+void hm_wg_add(hm_waitgroup *wg, int64_t n)
+{
+    wg->count += n;
+}
 
 void hm_wg_done(hm_waitgroup *wg)
 {
     if (--wg->count > 0) return;
     waiter *w;
-    while ((w = waitq_pop(WG_QUEUE(wg)))) wake(w, 0);
+    while ((w = waitq_pop(WG_QUEUE(wg))))
+        wake(w, 0);
 }
 
 int hm_wg_wait(hm_waitgroup *wg, int64_t deadline)

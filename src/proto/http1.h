@@ -77,9 +77,9 @@ typedef struct hm_http_hdr_ {
 typedef struct hm_http_core_ {
     llhttp_t llh;
     hm_http_limits lim;
-    hm_buf arena;         /* start-line target, header names/values, each NUL-ended */
-    hm_buf body;          /* buffered body, NUL-ended */
-    hm_http_hdr_ *hdrs;   /* stored headers, in arrival order */
+    hm_buf arena;       /* start-line target, header names/values, each NUL-ended */
+    hm_buf body;        /* buffered body, NUL-ended */
+    hm_http_hdr_ *hdrs; /* stored headers, in arrival order */
     size_t n_hdrs, hdrs_cap;
     size_t head_bytes;    /* counted against lim.max_header_bytes */
     int err;              /* sticky negative error, 0 while healthy */

@@ -19,14 +19,20 @@
 static hm_fail_kind classify(int err)
 {
     switch (-err) {
-    case ETIMEDOUT: return HM_FAIL_TIMEOUT;
+    case ETIMEDOUT:
+        return HM_FAIL_TIMEOUT;
     case ECONNRESET:
-    case EPIPE: return HM_FAIL_RESET;
-    case HM_ECLOSED: return HM_FAIL_CLOSED;
+    case EPIPE:
+        return HM_FAIL_RESET;
+    case HM_ECLOSED:
+        return HM_FAIL_CLOSED;
     case HM_EPROTO_HTTP:
-    case HM_ETOOBIG: return HM_FAIL_PROTOCOL;
-    case HM_ETLS: return HM_FAIL_TLS;
-    default: return HM_FAIL_OTHER;
+    case HM_ETOOBIG:
+        return HM_FAIL_PROTOCOL;
+    case HM_ETLS:
+        return HM_FAIL_TLS;
+    default:
+        return HM_FAIL_OTHER;
     }
 }
 
@@ -97,8 +103,10 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
             return rc;
         }
         c->tls_ns = hm_now_ns() - h0;
-        if (hm_tls_resumed(c->tls)) c->tls_resumed++;
-        else c->tls_full++;
+        if (hm_tls_resumed(c->tls))
+            c->tls_resumed++;
+        else
+            c->tls_full++;
     }
     return 0;
 }
@@ -220,8 +228,10 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
         ssize_t n = conn_read(c, deadline);
         if (n == 0) {
             rc = hm_http_resp_finish(&c->resp);
-            if (rc == HM_HTTP_DONE) rc = 0;
-            else if (rc >= 0) rc = -HM_ECLOSED;
+            if (rc == HM_HTTP_DONE)
+                rc = 0;
+            else if (rc >= 0)
+                rc = -HM_ECLOSED;
             break;
         }
         if (n < 0) {

@@ -29,10 +29,10 @@
 typedef struct hm_http_target {
     struct sockaddr_storage addr;
     socklen_t addrlen;
-    char host[256];        /* host name or address, for cookie matching */
-    char host_header[300]; /* Host header value */
-    char origin[320];      /* Origin a browser would send for this target */
-    bool tls;              /* https: every connection runs a TLS handshake */
+    char host[256];         /* host name or address, for cookie matching */
+    char host_header[300];  /* Host header value */
+    char origin[320];       /* Origin a browser would send for this target */
+    bool tls;               /* https: every connection runs a TLS handshake */
     hm_tls_config *tls_cfg; /* set by the caller for https targets */
 } hm_http_target;
 
@@ -44,21 +44,21 @@ typedef struct hm_http_conn {
     hm_http_resp_parser resp;
     char *rbuf;
     size_t rcap;
-    int64_t last_used_ns;   /* when the last response completed */
-    int64_t connect_ns;     /* duration of the last connect, 0 if reused */
-    hm_fail_kind fail;      /* kind of the last failure */
-    uint64_t connects;      /* successful connects on this conn */
-    uint64_t reconnects;    /* connects after the first */
-    uint64_t retries;       /* requests re-sent under the retry rule */
-    hm_tls *tls;            /* https only; kept across reconnects for resumption */
-    int64_t tls_ns;         /* duration of the last handshake, 0 if none */
+    int64_t last_used_ns;           /* when the last response completed */
+    int64_t connect_ns;             /* duration of the last connect, 0 if reused */
+    hm_fail_kind fail;              /* kind of the last failure */
+    uint64_t connects;              /* successful connects on this conn */
+    uint64_t reconnects;            /* connects after the first */
+    uint64_t retries;               /* requests re-sent under the retry rule */
+    hm_tls *tls;                    /* https only; kept across reconnects for resumption */
+    int64_t tls_ns;                 /* duration of the last handshake, 0 if none */
     uint64_t tls_full, tls_resumed; /* handshakes by kind */
 } hm_http_conn;
 
 /* Options of one exchange. */
 typedef struct hm_http_xopts {
-    bool idempotent; /* GET/HEAD: may be re-sent as described above */
-    bool head;       /* HEAD: the response has no body */
+    bool idempotent;  /* GET/HEAD: may be re-sent as described above */
+    bool head;        /* HEAD: the response has no body */
     int64_t deadline; /* absolute; covers connect, write and the response */
 } hm_http_xopts;
 

@@ -91,7 +91,10 @@ void hm_tls_config_free(hm_tls_config *cfg)
     hm_free(cfg);
 }
 
-bool hm_tls_config_insecure(const hm_tls_config *cfg) { return cfg->insecure; }
+bool hm_tls_config_insecure(const hm_tls_config *cfg)
+{
+    return cfg->insecure;
+}
 
 /* ---- server side ------------------------------------------------------- */
 
@@ -254,7 +257,10 @@ static ssize_t fill_in(hm_tls *t, hm_sock *s, int64_t deadline)
     return n;
 }
 
-static bool is_ip_literal(const char *h) { return strchr(h, ':') || strspn(h, "0123456789.") == strlen(h); }
+static bool is_ip_literal(const char *h)
+{
+    return strchr(h, ':') || strspn(h, "0123456789.") == strlen(h);
+}
 
 /* A fresh SSL for a new connection, wired to two memory BIOs. */
 static int tls_begin(hm_tls *t)
@@ -432,7 +438,15 @@ int hm_tls_close_notify(hm_tls *t, hm_sock *s, int64_t deadline)
     return flush_out(t, s, deadline);
 }
 
-bool hm_tls_resumed(const hm_tls *t) { return t->resumed; }
-hm_tls_fail hm_tls_last_fail(const hm_tls *t) { return t->fail; }
-const char *hm_tls_last_reason(const hm_tls *t) { return t->reason; }
-
+bool hm_tls_resumed(const hm_tls *t)
+{
+    return t->resumed;
+}
+hm_tls_fail hm_tls_last_fail(const hm_tls *t)
+{
+    return t->fail;
+}
+const char *hm_tls_last_reason(const hm_tls *t)
+{
+    return t->reason;
+}

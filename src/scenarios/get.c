@@ -71,7 +71,8 @@ static int get_run_fn(const hm_options *o, hm_results *r)
     run.req_len = (size_t)len;
     run.stats = hm_calloc((size_t)o->threads, sizeof(*run.stats));
     if (!run.stats) return -ENOMEM;
-    for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.stats[i]);
+    for (int i = 0; i < o->threads; i++)
+        hm_thread_stats_init(&run.stats[i]);
     atomic_store(&run.workers_left, o->concurrency);
     int rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                     &run.t_start, &run.t_end);

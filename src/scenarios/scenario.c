@@ -119,8 +119,10 @@ void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
     if (c->connect_ns) hm_hdr_record(&s->connect_us, c->connect_ns / 1000);
     if (c->tls_ns) {
         hm_hdr_record(&s->tls_us, c->tls_ns / 1000);
-        if (hm_tls_resumed(c->tls)) s->tls_resumed++;
-        else s->tls_full++;
+        if (hm_tls_resumed(c->tls))
+            s->tls_resumed++;
+        else
+            s->tls_full++;
     }
 }
 
@@ -137,7 +139,8 @@ void hm_scenario_names(bool (*pick)(const hm_scenario_caps *c), const char *sep,
     size_t n = 0;
     buf[0] = '\0';
     size_t n_builtin = 0;
-    while (hm_builtin_scenarios[n_builtin]) n_builtin++;
+    while (hm_builtin_scenarios[n_builtin])
+        n_builtin++;
     for (size_t i = 0; i < n_builtin + n_plugin_defs; i++) {
         const hm_scenario_def *sc =
             i < n_builtin ? hm_builtin_scenarios[i] : &plugin_defs[i - n_builtin];
@@ -223,7 +226,8 @@ static void probe_coro(void *p)
     hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + pr->timeout_ns};
     pr->err = len < 0 ? (int)len : hm_http_conn_exchange(&c, req, (size_t)len, &xo);
     pr->status = pr->err == 0 ? c.resp.status : 0;
-    if (pr->err < 0) snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
+    if (pr->err < 0)
+        snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
     hm_http_conn_free(&c);
 }
 
@@ -248,8 +252,8 @@ static const hm_workload no_check = {.check = HM_CHECK_NONE};
 /* How many bytes of a plugin's hammer_scenario hammer may read: version 1
  * ends before struct_size; later versions say. 0 (and why) when the plugin
  * is newer than this hammer or its size is impossible. */
-static size_t plugin_struct_size(const hammer_scenario *sc, const char *path, size_t i,
-                                 char *why, size_t whylen)
+static size_t plugin_struct_size(const hammer_scenario *sc, const char *path, size_t i, char *why,
+                                 size_t whylen)
 {
     const size_t v1_size = offsetof(hammer_scenario, struct_size);
     const size_t v2_size = offsetof(hammer_scenario, struct_size) + sizeof(size_t);
@@ -258,8 +262,7 @@ static size_t plugin_struct_size(const hammer_scenario *sc, const char *path, si
         snprintf(why, whylen,
                  "plugin %s: scenario %zu ('%s') was built for plugin API version %d; this "
                  "hammer supports versions 1 to %d",
-                 path, i, sc->name ? sc->name : "?", sc->api_version,
-                 HAMMER_SCENARIO_API_VERSION);
+                 path, i, sc->name ? sc->name : "?", sc->api_version, HAMMER_SCENARIO_API_VERSION);
         return 0;
     }
     if (sc->api_version == 1) return v1_size;

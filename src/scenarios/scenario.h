@@ -19,33 +19,33 @@
 
 typedef struct hm_options {
     const char *scenario;
-    int concurrency;       /* -c: connections (hammer mode: actions in flight) */
-    int threads;           /* -t */
-    int64_t actions;       /* -n: actions or requests in total; 0 with a duration */
-    int64_t duration_ns;   /* -d: run for this long instead of -n */
-    double rate;           /* -R: open-loop actions (requests) per second over all; 0 = closed */
-    int64_t timeout_ns;    /* --timeout: per request */
-    int observers;         /* --observers */
+    int concurrency;     /* -c: connections (hammer mode: actions in flight) */
+    int threads;         /* -t */
+    int64_t actions;     /* -n: actions or requests in total; 0 with a duration */
+    int64_t duration_ns; /* -d: run for this long instead of -n */
+    double rate;         /* -R: open-loop actions (requests) per second over all; 0 = closed */
+    int64_t timeout_ns;  /* --timeout: per request */
+    int observers;       /* --observers */
     hm_backend_kind backend;
-    const char *url;       /* --url, or the embedded bench_app's */
-    bool embedded;         /* the target is the embedded bench_app */
+    const char *url; /* --url, or the embedded bench_app's */
+    bool embedded;   /* the target is the embedded bench_app */
     const char *route, *action, *signal;
     const char *signals_json; /* --signals: extra JSON fields of each action body */
     bool no_origin;
     const char *json_path;
     bool quiet;
-    bool no_cookies;       /* sticky: a VU keeps no cookies (balancers cannot stick) */
-    bool browser;          /* --mode browser: -c virtual users, one tab each */
+    bool no_cookies;                    /* sticky: a VU keeps no cookies (balancers cannot stick) */
+    bool browser;                       /* --mode browser: -c virtual users, one tab each */
     int64_t think_min_ns, think_max_ns; /* --think: pause between a VU's actions */
     const hm_workload *workload;
-    const hammer_scenario *plugin; /* a plugin's scenario, or NULL */
+    const hammer_scenario *plugin;  /* a plugin's scenario, or NULL */
     const char *const *plugin_opts; /* --opt KEY=VALUE, for plugin setup */
     int n_plugin_opts;
     hm_live_gauges *gauges; /* the run's live-line gauges, or NULL */
 
     /* Resolved by the CLI. */
     hm_http_target target;
-    char *target_path;     /* request target of --url (path?query) */
+    char *target_path; /* request target of --url (path?query) */
 } hm_options;
 
 typedef int (*hm_scenario_run_fn)(const hm_options *o, hm_results *r);
@@ -54,26 +54,26 @@ typedef int (*hm_scenario_run_fn)(const hm_options *o, hm_results *r);
  * against these before it starts anything, so no scenario name appears in
  * the CLI. */
 typedef struct hm_scenario_caps {
-    bool needs_url;      /* nothing of the embedded bench_app to drive (get) */
-    bool browser;        /* --mode browser is accepted */
-    bool browser_only;   /* runs in the browser model only (plugins) */
-    bool rate;           /* -R: an open-loop schedule (in the hammer model) */
+    bool needs_url;          /* nothing of the embedded bench_app to drive (get) */
+    bool browser;            /* --mode browser is accepted */
+    bool browser_only;       /* runs in the browser model only (plugins) */
+    bool rate;               /* -R: an open-loop schedule (in the hammer model) */
     const char *no_duration; /* why -d is refused ("compares variants by -n"), or NULL */
-    bool is_workload;    /* may be named by --workload */
-    bool takes_workload; /* --workload NAME picks its page, action and check */
-    int app_workers;     /* the embedded bench_app's workers (0: one); more than one
-                          * dispatch by session, as php-via's dispatch_func */
+    bool is_workload;        /* may be named by --workload */
+    bool takes_workload;     /* --workload NAME picks its page, action and check */
+    int app_workers;         /* the embedded bench_app's workers (0: one); more than one
+                              * dispatch by session, as php-via's dispatch_func */
 } hm_scenario_caps;
 
 typedef struct hm_scenario_def {
     const char *name;
-    const char *help;          /* one line */
-    const char *route;         /* default --route, NULL when not a php-via scenario */
-    const char *action;        /* default --action */
-    const char *signal;        /* default --signal */
+    const char *help;            /* one line */
+    const char *route;           /* default --route, NULL when not a php-via scenario */
+    const char *action;          /* default --action */
+    const char *signal;          /* default --signal */
     const hm_workload *workload; /* php-via scenarios: what is checked */
-    const char *check_name;    /* one line for the summary */
-    hm_scenario_run_fn run;    /* its own run (get, sticky); NULL: the two php-via load models */
+    const char *check_name;      /* one line for the summary */
+    hm_scenario_run_fn run;      /* its own run (get, sticky); NULL: the two php-via load models */
     const hammer_scenario *plugin; /* loaded with --plugin (browser model) */
     hm_scenario_caps caps;
 } hm_scenario_def;
@@ -170,7 +170,8 @@ static inline void hm_thread_stats_add_conn(hm_thread_stats *st, const hm_http_c
     st->retries += c->retries;
 }
 
-#define HM_TARGET_DEAD_MSG "target stopped answering: connects failing and no success within --timeout"
+#define HM_TARGET_DEAD_MSG                                                                         \
+    "target stopped answering: connects failing and no success within --timeout"
 
 /* True while the run may start another action: the claimed sequence number
  * is below -n (when -n is set) and -d has not elapsed since start_ns (when

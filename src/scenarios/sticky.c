@@ -63,7 +63,10 @@ static int sse_headers(void *user, hm_http_resp_parser *p)
     return -ECANCELED;
 }
 
-static int sse_body(void *user, const char *at, size_t len) { return 0; }
+static int sse_body(void *user, const char *at, size_t len)
+{
+    return 0;
+}
 
 /* Opens the SSE stream with the cookie and reports whether the worker that
  * took it knows the context (200) or not (400/403). */
@@ -74,10 +77,12 @@ static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const cha
     ssize_t len = hm_via_write_sse(req, sizeof(req), c->target, ctx, cookie);
     int status = 0;
     if (len > 0)
-        hm_http_conn_stream(c, req, (size_t)len, hm_now_ns() + sv->run->o->timeout_ns,
-                            sse_headers, sse_body, &status);
-    if (status == 200) t->sse_ok++;
-    else t->sse_failed++;
+        hm_http_conn_stream(c, req, (size_t)len, hm_now_ns() + sv->run->o->timeout_ns, sse_headers,
+                            sse_body, &status);
+    if (status == 200)
+        t->sse_ok++;
+    else
+        t->sse_failed++;
 }
 
 static void sticky_vu_coro(void *p)
@@ -99,7 +104,8 @@ static void sticky_vu_coro(void *p)
         unsigned char rnd[16];
         char sid[33];
         if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) memset(rnd, sv->thread, sizeof(rnd));
-        for (int i = 0; i < 16; i++) snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
+        for (int i = 0; i < 16; i++)
+            snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
         hm_cookie_jar_put(&jar, "via_session_id", sid, o->target.host);
     }
     int64_t t0 = hm_now_ns();
@@ -174,7 +180,8 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
         sticky_run run = {.o = o, .v = v};
         run.threads = hm_calloc((size_t)o->threads, sizeof(*run.threads));
         if (!run.threads) return -ENOMEM;
-        for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.threads[i].st);
+        for (int i = 0; i < o->threads; i++)
+            hm_thread_stats_init(&run.threads[i].st);
         atomic_store(&run.vus_left, o->concurrency);
         int e = hm_scenario_engine_run(o, run.threads, sizeof(*run.threads), thread_main, &run,
                                        &run.live, &run.t_start, &run.t_end);
@@ -187,7 +194,8 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
         for (int i = 0; i < o->threads; i++) {
             hm_thread_stats_merge(&vr->stats, &run.threads[i].st);
             hm_thread_stats_merge(&r->total, &run.threads[i].st);
-            for (int w = 0; w < HM_MAX_WORKERS; w++) vr->workers[w] += run.threads[i].workers[w];
+            for (int w = 0; w < HM_MAX_WORKERS; w++)
+                vr->workers[w] += run.threads[i].workers[w];
             vr->sse_ok += run.threads[i].sse_ok;
             vr->sse_failed += run.threads[i].sse_failed;
             hm_thread_stats_destroy(&run.threads[i].st);

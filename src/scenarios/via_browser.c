@@ -47,12 +47,12 @@ struct hammer_vu {
     hm_http_conn conn;     /* page load and actions, keep-alive */
     hm_http_conn sse_conn; /* the EventSource */
     hm_watch watch;
-    hm_chan *patched;      /* a token per patch, so the VU can wait for one */
+    hm_chan *patched; /* a token per patch, so the VU can wait for one */
     hm_coro *sse_co;
     bool done, connected, streaming;
     uint64_t ok, reconnects;
     unsigned rng;
-    char *html;            /* the last page, for action look-ups by name */
+    char *html;             /* the last page, for action look-ups by name */
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
     bool failed;
     char fail_why[200];
@@ -124,11 +124,26 @@ static void record_request(vu *v, int rc, int64_t t0, int64_t t1)
 
 /* ---- the plugin API ----------------------------------------------------- */
 
-const char *hammer_vu_route(const hammer_vu *v) { return v->run->o->route; }
-const char *hammer_vu_action_name(const hammer_vu *v) { return v->run->o->action; }
-const char *hammer_vu_signal_name(const hammer_vu *v) { return v->run->o->signal; }
-int hammer_vu_id(const hammer_vu *v) { return v->id; }
-const char *hammer_vu_ctx(const hammer_vu *v) { return v->page.ctx; }
+const char *hammer_vu_route(const hammer_vu *v)
+{
+    return v->run->o->route;
+}
+const char *hammer_vu_action_name(const hammer_vu *v)
+{
+    return v->run->o->action;
+}
+const char *hammer_vu_signal_name(const hammer_vu *v)
+{
+    return v->run->o->signal;
+}
+int hammer_vu_id(const hammer_vu *v)
+{
+    return v->id;
+}
+const char *hammer_vu_ctx(const hammer_vu *v)
+{
+    return v->page.ctx;
+}
 
 /* The run is ending early: Ctrl-C, or the target stopped answering. */
 static bool run_stopping(const browser_run *run)
@@ -165,8 +180,8 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
     char why[256];
     hm_via_page_free(&v->page);
     int64_t t0 = hm_now_ns();
-    int rc = hm_via_load_page(&v->conn, &v->jar, path, o->action, t0 + o->timeout_ns, &v->page,
-                              why, sizeof(why));
+    int rc = hm_via_load_page(&v->conn, &v->jar, path, o->action, t0 + o->timeout_ns, &v->page, why,
+                              sizeof(why));
     hm_thread_stats_note_conn(st, &v->conn);
     if (rc < 0 && rc != -HM_ENOTFOUND) {
         tot->page_failed++;
@@ -185,7 +200,8 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
     if (!v->page.ctx) return -HM_ENOTFOUND;
     if (!v->sse_co) hm_coro_spawn(NULL, sse_coro, v, &v->sse_co);
     int64_t until = hm_now_ns() + (int64_t)timeout_ms * 1000000;
-    while (!v->watch.have_baseline && v->sse_co && hm_now_ns() < until) hm_coro_sleep(5000000);
+    while (!v->watch.have_baseline && v->sse_co && hm_now_ns() < until)
+        hm_coro_sleep(5000000);
     return v->watch.have_baseline ? 0 : -ETIMEDOUT;
 }
 
@@ -217,7 +233,8 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     hm_free(url);
     if (!req) return -ENOMEM;
     void *tok;
-    while (hm_chan_try_pop(v->patched, &tok) == 0) {} /* only patches after the send count */
+    while (hm_chan_try_pop(v->patched, &tok) == 0) {
+    } /* only patches after the send count */
     int64_t t0 = hm_now_ns();
     hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
     rc = hm_http_conn_exchange(&v->conn, req, len, &xo);
@@ -242,8 +259,7 @@ int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
     void *tok;
     int rc = hm_chan_pop(v->patched, &tok, hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == 0 && v->last_action_ns)
-        hm_hdr_record(&v->run->stats[v->thread].patch_us,
-                      (hm_now_ns() - v->last_action_ns) / 1000);
+        hm_hdr_record(&v->run->stats[v->thread].patch_us, (hm_now_ns() - v->last_action_ns) / 1000);
     return rc;
 }
 
@@ -317,8 +333,10 @@ static void vu_coro(void *p)
     hm_chan_create(&v->patched, 1);
     tot->vus++;
 
-    if (o->plugin) o->plugin->vu_body(v, run->plugin_state);
-    else builtin_vu_body(v, NULL);
+    if (o->plugin)
+        o->plugin->vu_body(v, run->plugin_state);
+    else
+        builtin_vu_body(v, NULL);
 
     /* Let the last patch land, then close the tab. */
     if (v->sse_co && v->ok) {
@@ -342,7 +360,8 @@ static void vu_coro(void *p)
     char verdict[256];
     if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict)))
         hammer_vu_fail(v, verdict);
-    if (!v->failed) tot->vus_passed++;
+    if (!v->failed)
+        tot->vus_passed++;
     else if (!tot->first_failure[0])
         snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
                  v->fail_why);
@@ -369,7 +388,8 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     browser_run *run = arg;
     int first = 0;
-    for (int i = 0; i < idx; i++) first += hm_share(run->o->concurrency, run->o->threads, i);
+    for (int i = 0; i < idx; i++)
+        first += hm_share(run->o->concurrency, run->o->threads, i);
     int mine = hm_share(run->o->concurrency, run->o->threads, idx);
     for (int i = 0; i < mine; i++) {
         vu *v = hm_calloc(1, sizeof(*v));
@@ -401,7 +421,8 @@ int hm_via_browser_run(const hm_options *o, hm_results *r)
     run.stats = hm_calloc((size_t)o->threads, sizeof(*run.stats));
     run.totals = hm_calloc((size_t)o->threads, sizeof(*run.totals));
     if (!run.stats || !run.totals) return -ENOMEM;
-    for (int i = 0; i < o->threads; i++) hm_thread_stats_init(&run.stats[i]);
+    for (int i = 0; i < o->threads; i++)
+        hm_thread_stats_init(&run.stats[i]);
     atomic_store(&run.vus_left, o->concurrency);
     int rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                     &run.t_start, &run.t_end);
@@ -424,8 +445,8 @@ int hm_via_browser_run(const hm_options *o, hm_results *r)
     }
     r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
     if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
-    bool counting = o->workload->check == HM_CHECK_NET_INCREMENT ||
-                    o->workload->check == HM_CHECK_SPREADSHEET;
+    bool counting =
+        o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;
     r->has_patches = true;
     r->patches_observed = all.patches;
     r->observers = o->concurrency;
@@ -439,11 +460,11 @@ int hm_via_browser_run(const hm_options *o, hm_results *r)
         if (why[0]) snprintf(all.first_failure, sizeof(all.first_failure), "%.199s", why);
     }
     if (o->plugin && o->plugin->teardown) o->plugin->teardown(run.plugin_state);
-    snprintf(r->check_detail, sizeof(r->check_detail),
-             "%llu/%llu VUs passed, %llu SSE reconnects%s%.160s",
-             (unsigned long long)all.vus_passed, (unsigned long long)all.vus,
-             (unsigned long long)all.reconnects, all.first_failure[0] ? (o->plugin ? "; " : "; first failure: ") : "",
-             all.first_failure);
+    snprintf(
+        r->check_detail, sizeof(r->check_detail),
+        "%llu/%llu VUs passed, %llu SSE reconnects%s%.160s", (unsigned long long)all.vus_passed,
+        (unsigned long long)all.vus, (unsigned long long)all.reconnects,
+        all.first_failure[0] ? (o->plugin ? "; " : "; first failure: ") : "", all.first_failure);
     if (counting) {
         r->has_signal = true;
         r->signal_name = o->signal;

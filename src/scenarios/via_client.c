@@ -9,7 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t now_s(void) { return (int64_t)time(NULL); }
+static int64_t now_s(void)
+{
+    return (int64_t)time(NULL);
+}
 
 int hm_via_cookie_header(const hm_cookie_jar *jar, const hm_http_target *t, const char *path,
                          char *buf, size_t cap)
@@ -40,8 +43,8 @@ int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, con
     size_t nh = 0;
     h[nh++] = (hm_http_header){"Accept", "text/html"};
     if (cookie[0]) h[nh++] = (hm_http_header){"Cookie", cookie};
-    ssize_t len = hm_http_write_request(req, cap, "GET", route, c->target->host_header, h, nh,
-                                        NULL, 0);
+    ssize_t len =
+        hm_http_write_request(req, cap, "GET", route, c->target->host_header, h, nh, NULL, 0);
     hm_free(cookie);
     if (len < 0) {
         hm_free(req);

@@ -37,8 +37,7 @@ char *hm_via_cookie_dup(const hm_cookie_jar *jar, const hm_http_target *t, const
  * right size; *len gets the length. NULL on failure. */
 char *hm_via_action_request(const hm_http_target *t, const char *action_url, const char *cookie,
                             const char *body, size_t body_len, const char *origin, size_t *len);
-char *hm_via_sse_request(const hm_http_target *t, const char *ctx, const char *cookie,
-                         size_t *len);
+char *hm_via_sse_request(const hm_http_target *t, const char *ctx, const char *cookie, size_t *len);
 
 /* POST action_url with a JSON body, as Datastar sends it. origin NULL
  * leaves Origin out. Returns the request length or -ENOSPC. */

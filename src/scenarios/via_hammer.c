@@ -32,19 +32,19 @@ typedef struct counter_run {
     hm_cookie_jar jar;
     hm_via_page page;
     char cookie[4096];
-    char *body;       /* the action body, identical for every action; set before go */
+    char *body; /* the action body, identical for every action; set before go */
     char fatal[512];
 
     _Atomic int64_t next_seq;
     _Atomic int64_t ok_total;
     atomic_int workers_left;
-    atomic_bool go;    /* baseline taken (or given up): start firing */
-    int64_t *send_ns;  /* SEND_RING slots, by action sequence */
+    atomic_bool go;   /* baseline taken (or given up): start firing */
+    int64_t *send_ns; /* SEND_RING slots, by action sequence */
     int64_t t_start, t_end;
     _Atomic int64_t t_go; /* when the senders were released (for -d) */
     hm_liveness live;
 
-    observer *obs;     /* thread 0 only */
+    observer *obs; /* thread 0 only */
 } counter_run;
 
 struct observer {
@@ -105,8 +105,8 @@ static void on_patch(hm_watch *w, int64_t value, void *user)
     if (upto > claimed) upto = claimed;
     hm_hdr *h = &run->stats[0].patch_us;
     for (; ob->matched < upto; ob->matched++) {
-        int64_t sent = __atomic_load_n(&run->send_ns[ob->matched & (SEND_RING - 1)],
-                                       __ATOMIC_RELAXED);
+        int64_t sent =
+            __atomic_load_n(&run->send_ns[ob->matched & (SEND_RING - 1)], __ATOMIC_RELAXED);
         if (sent > 0 && now >= sent) hm_hdr_record(h, (now - sent) / 1000);
     }
 }
@@ -117,8 +117,8 @@ static void start_senders(counter_run *run, json_t *signals)
 {
     if (atomic_load(&run->go)) return;
     const hm_options *o = run->o;
-    if (!run->body && hm_workload_body(o->workload, run->page.ctx, o->signals_json, signals,
-                                       false, &run->body) < 0)
+    if (!run->body && hm_workload_body(o->workload, run->page.ctx, o->signals_json, signals, false,
+                                       &run->body) < 0)
         snprintf(run->fatal, sizeof(run->fatal), "--signals is not a JSON object");
     atomic_store(&run->t_go, hm_now_ns());
     atomic_store(&run->go, true);
@@ -179,7 +179,8 @@ static bool watch_caught_up(const hm_watch *w, int64_t ok)
     if (!w->have_baseline) return false;
     switch (w->w->check) {
     case HM_CHECK_NET_INCREMENT:
-    case HM_CHECK_SPREADSHEET: return w->last - w->baseline >= ok;
+    case HM_CHECK_SPREADSHEET:
+        return w->last - w->baseline >= ok;
     default: /* no counter to compare: quiet for 300 ms after the last patch */
         return w->patches > 0 && hm_now_ns() - w->last_patch_ns > 300 * 1000000LL;
     }
@@ -193,9 +194,11 @@ static void finisher_coro(void *p)
     observer *main_ob = &run->obs[0];
     /* Senders wait for the baseline; give the stream the request timeout. */
     int64_t give_up = hm_now_ns() + o->timeout_ns;
-    while (!atomic_load(&run->go) && hm_now_ns() < give_up) hm_coro_sleep(1000000);
+    while (!atomic_load(&run->go) && hm_now_ns() < give_up)
+        hm_coro_sleep(1000000);
     start_senders(run, NULL);
-    while (atomic_load(&run->workers_left) > 0) hm_coro_sleep(1000000);
+    while (atomic_load(&run->workers_left) > 0)
+        hm_coro_sleep(1000000);
     /* The final patch may trail the last response (php-via polls its patch
      * queue every 100 ms): wait until the signal shows every OK, or time out. */
     int64_t until = hm_now_ns() + o->timeout_ns;
@@ -227,7 +230,8 @@ static void sender_coro(void *p)
     counter_run *run = s->run;
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[s->thread];
-    while (!atomic_load(&run->go)) hm_coro_sleep(1000000);
+    while (!atomic_load(&run->go))
+        hm_coro_sleep(1000000);
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
     /* Every action is the same request: serialize it once per sender. */
@@ -297,13 +301,15 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     hm_free(probe_body);
     rc = hm_run_on_temp_loop(o->backend, setup_coro, &run);
     if (rc < 0 || !run.page.ctx) {
-        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s", run.fatal[0] ? run.fatal : "set-up failed");
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s",
+                 run.fatal[0] ? run.fatal : "set-up failed");
         r->fatal = r->fatal_buf;
         rc = -HM_ENOTFOUND;
         goto out;
     }
     hm_via_cookie_header(&run.jar, &o->target, "/", run.cookie, sizeof(run.cookie));
-    for (int i = 0; i < o->observers; i++) run.obs[i] = (observer){.run = &run, .index = i};
+    for (int i = 0; i < o->observers; i++)
+        run.obs[i] = (observer){.run = &run, .index = i};
     if (o->observers == 0) start_senders(&run, NULL);
     atomic_store(&run.workers_left, o->concurrency);
 
@@ -311,11 +317,12 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
                                 &run.t_start, &run.t_end);
     hm_run_on_temp_loop(o->backend, teardown_coro, &run);
 
-    for (int i = 0; i < o->threads; i++) hm_thread_stats_merge(&r->total, &run.stats[i]);
+    for (int i = 0; i < o->threads; i++)
+        hm_thread_stats_merge(&r->total, &run.stats[i]);
     r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
     if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
-    bool counting = o->workload->check == HM_CHECK_NET_INCREMENT ||
-                    o->workload->check == HM_CHECK_SPREADSHEET;
+    bool counting =
+        o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;
     r->has_signal = counting;
     r->signal_name = o->signal;
     r->has_patches = o->observers > 0;
@@ -341,7 +348,8 @@ out:
         hm_via_page_free(&run.obs[i].page);
         hm_watch_free(&run.obs[i].watch);
     }
-    for (int i = 0; i < o->threads; i++) hm_thread_stats_destroy(&run.stats[i]);
+    for (int i = 0; i < o->threads; i++)
+        hm_thread_stats_destroy(&run.stats[i]);
     hm_free(run.stats);
     hm_free(run.send_ns);
     hm_free(run.obs);

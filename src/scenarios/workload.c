@@ -18,7 +18,10 @@ void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal)
     hm_sse_parser_init(&w->sse, on_event, w);
 }
 
-void hm_watch_restart(hm_watch *w) { hm_sse_parser_reset(&w->sse); }
+void hm_watch_restart(hm_watch *w)
+{
+    hm_sse_parser_reset(&w->sse);
+}
 
 int hm_watch_feed(void *user, const char *at, size_t len)
 {
@@ -37,7 +40,8 @@ void hm_watch_free(hm_watch *w)
 static size_t count_substr(const char *s, size_t len, const char *needle)
 {
     size_t n = 0, nl = strlen(needle);
-    for (const char *p = s; (p = memmem(p, len - (size_t)(p - s), needle, nl)); p += nl) n++;
+    for (const char *p = s; (p = memmem(p, len - (size_t)(p - s), needle, nl)); p += nl)
+        n++;
     return n;
 }
 
@@ -131,7 +135,8 @@ bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t 
             return false;
         }
         return true;
-    case HM_CHECK_NONE: return true;
+    case HM_CHECK_NONE:
+        return true;
     case HM_CHECK_CONSTANT:
     case HM_CHECK_TABLE:
         if (ok_actions > 0 && w->patches == 0) {
@@ -160,8 +165,7 @@ int hm_workload_body(const hm_workload *wl, const char *ctx, const char *extra_j
     if (wl && wl->set_signal) {
         const char *wire = wl->set_signal, *key;
         json_t *val;
-        if (signals)
-            json_object_foreach(signals, key, val)
+        if (signals) json_object_foreach(signals, key, val)
             {
                 if (hm_signal_name_matches(wl->set_signal, key)) {
                     wire = key;

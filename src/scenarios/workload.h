@@ -28,7 +28,7 @@ typedef enum hm_check_kind {
 
 typedef struct hm_workload {
     hm_check_kind check;
-    int64_t expected;       /* HM_CHECK_CONSTANT */
+    int64_t expected; /* HM_CHECK_CONSTANT */
     /* A signal every action sets, as the user would (spreadsheet-live's
      * direction); its wire id is looked up in the page's signals. */
     const char *set_signal, *set_value;
@@ -39,12 +39,12 @@ typedef struct hm_watch {
     const char *signal;
     hm_sse_parser sse;
     hm_datastar_event ev;
-    json_t *signals;      /* merged last-seen signals */
+    json_t *signals; /* merged last-seen signals */
     bool have_baseline;
     int64_t baseline, last;
-    uint64_t patches;     /* events after the baseline that carry the effect */
-    uint64_t events;      /* every SSE event */
-    uint64_t bad;         /* patches that broke the workload's promise */
+    uint64_t patches; /* events after the baseline that carry the effect */
+    uint64_t events;  /* every SSE event */
+    uint64_t bad;     /* patches that broke the workload's promise */
     char bad_example[200];
     int64_t last_patch_ns;
     /* Called for each patch after the baseline (value: the watched signal's

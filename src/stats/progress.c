@@ -38,7 +38,8 @@ static void drain_intervals(hm_hdr *dst)
 {
     for (int i = 0; i < att_n; i++) {
         hm_thread_stats *t = (hm_thread_stats *)(void *)(att_base + (size_t)i * att_stride);
-        while (atomic_flag_test_and_set_explicit(&t->interval_lock, memory_order_acquire)) {}
+        while (atomic_flag_test_and_set_explicit(&t->interval_lock, memory_order_acquire)) {
+        }
         if (dst->counts) hm_hdr_add(dst, &t->interval_us);
         hm_hdr_reset(&t->interval_us);
         atomic_flag_clear_explicit(&t->interval_lock, memory_order_release);
@@ -98,18 +99,20 @@ static void *report_loop(void *arg)
         double secs = (double)opts.interval_ns / 1e9, at = (double)(now - start) / 1e9;
         double rate = (double)d_sent / secs;
         double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : 100.0;
-        double p99 = hm_hdr_count(&interval) ? (double)hm_hdr_value_at_percentile(&interval, 99)
-                                             : 0.0;
+        double p99 =
+            hm_hdr_count(&interval) ? (double)hm_hdr_value_at_percentile(&interval, 99) : 0.0;
         long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
         long long rec = opts.gauges ? (long long)atomic_load(&opts.gauges->reconnects) : 0;
         if (opts.quiet) {
             /* lines off (-q); the JSON lines and the log still go out */
         } else if (opts.live_line) {
-            printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld ",
-                   at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
+            printf(
+                "\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld ",
+                at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
         } else {
-            printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld\n",
-                   at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
+            printf(
+                "[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld\n",
+                at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
         }
         if (!opts.quiet) fflush(stdout);
         if (opts.hlog) hm_hlog_write(opts.hlog, opts.hlog_tag, from, now, &interval);

@@ -11,8 +11,8 @@
 int hm_thread_stats_init(hm_thread_stats *s)
 {
     memset(s, 0, sizeof(*s));
-    hm_hdr *h[] = {&s->action_us, &s->patch_us, &s->connect_us, &s->page_us, &s->tls_us,
-                   &s->interval_us, &s->service_us};
+    hm_hdr *h[] = {&s->action_us, &s->patch_us,    &s->connect_us, &s->page_us,
+                   &s->tls_us,    &s->interval_us, &s->service_us};
     for (size_t i = 0; i < HM_ARRAY_LEN(h); i++) {
         int rc = hm_hdr_init(h[i], 1, HM_HDR_HIGHEST_US, 3);
         if (rc < 0) {
@@ -44,7 +44,8 @@ void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us)
 {
     hm_hdr_record(&s->action_us, us);
     /* Uncontended except once per interval, when the reporter swaps. */
-    while (atomic_flag_test_and_set_explicit(&s->interval_lock, memory_order_acquire)) {}
+    while (atomic_flag_test_and_set_explicit(&s->interval_lock, memory_order_acquire)) {
+    }
     hm_hdr_record(&s->interval_us, us);
     atomic_flag_clear_explicit(&s->interval_lock, memory_order_release);
 }
@@ -59,14 +60,17 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     hm_hdr_add(&dst->tls_us, &src->tls_us);
     dst->tls_full += src->tls_full;
     dst->tls_resumed += src->tls_resumed;
-    for (size_t i = 0; i < HM_ARRAY_LEN(dst->tls_fail); i++) dst->tls_fail[i] += src->tls_fail[i];
+    for (size_t i = 0; i < HM_ARRAY_LEN(dst->tls_fail); i++)
+        dst->tls_fail[i] += src->tls_fail[i];
     if (!dst->tls_first_reason[0])
         memcpy(dst->tls_first_reason, src->tls_first_reason, sizeof(dst->tls_first_reason));
     dst->sent += src->sent;
     dst->ok += src->ok;
     dst->failed += src->failed;
-    for (int i = 0; i < HM_STATUS_MAX; i++) dst->by_status[i] += src->by_status[i];
-    for (int i = 0; i < HM_FAIL__COUNT; i++) dst->by_fail[i] += src->by_fail[i];
+    for (int i = 0; i < HM_STATUS_MAX; i++)
+        dst->by_status[i] += src->by_status[i];
+    for (int i = 0; i < HM_FAIL__COUNT; i++)
+        dst->by_fail[i] += src->by_fail[i];
     dst->connects += src->connects;
     dst->reconnects += src->reconnects;
     dst->retries += src->retries;
@@ -82,8 +86,10 @@ void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
     } else {
         s->failed++;
     }
-    if (status > 0 && status < HM_STATUS_MAX) s->by_status[status]++;
-    else s->by_fail[fail ? fail : HM_FAIL_OTHER]++;
+    if (status > 0 && status < HM_STATUS_MAX)
+        s->by_status[status]++;
+    else
+        s->by_fail[fail ? fail : HM_FAIL_OTHER]++;
 }
 
 static double pct(uint64_t a, uint64_t b);
@@ -107,13 +113,16 @@ int hm_threshold_parse(const char *text, hm_threshold *out, char *why, size_t wh
     double v = strtod(p, &end);
     if (end == p) goto bad;
     bool latency = !strcmp(out->metric, "max") || !strcmp(out->metric, "mean") ||
-                   (out->metric[0] == 'p' && strspn(out->metric + 1, "0123456789") ==
-                                                 strlen(out->metric + 1)) ||
+                   (out->metric[0] == 'p' &&
+                    strspn(out->metric + 1, "0123456789") == strlen(out->metric + 1)) ||
                    !strncmp(out->metric, "patch_", 6);
     if (latency) {
-        if (!strcmp(end, "ms")) v *= 1000;
-        else if (!strcmp(end, "s")) v *= 1e6;
-        else if (strcmp(end, "us")) goto bad;
+        if (!strcmp(end, "ms"))
+            v *= 1000;
+        else if (!strcmp(end, "s"))
+            v *= 1e6;
+        else if (strcmp(end, "us"))
+            goto bad;
     } else if (!strcmp(out->metric, "ok")) {
         if (strcmp(end, "%")) goto bad;
     } else if (!strcmp(out->metric, "rps")) {
@@ -147,11 +156,14 @@ void hm_thresholds_evaluate(hm_results *r)
     for (int i = 0; i < r->n_thresholds; i++) {
         hm_threshold *th = &r->thresholds[i];
         const char *m = th->metric;
-        if (!strcmp(m, "ok")) th->value = pct(t->ok, t->sent);
+        if (!strcmp(m, "ok"))
+            th->value = pct(t->ok, t->sent);
         else if (!strcmp(m, "rps"))
             th->value = r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0;
-        else if (!strncmp(m, "patch_", 6)) th->value = latency_metric(&t->patch_us, m + 6);
-        else th->value = latency_metric(&t->action_us, m);
+        else if (!strncmp(m, "patch_", 6))
+            th->value = latency_metric(&t->patch_us, m + 6);
+        else
+            th->value = latency_metric(&t->action_us, m);
         double v = th->value, l = th->limit;
         th->passed = !strcmp(th->op, "<")    ? v < l
                      : !strcmp(th->op, "<=") ? v <= l
@@ -270,8 +282,9 @@ void hm_report_print(FILE *f, const hm_results *r)
                     r->signal_name);
     }
     if (r->has_check)
-        fprintf(f, "Check             %s: %s%s%s\n", r->check_name, r->check_passed ? "PASS" : "FAIL",
-                r->check_detail[0] ? " — " : "", r->check_detail);
+        fprintf(f, "Check             %s: %s%s%s\n", r->check_name,
+                r->check_passed ? "PASS" : "FAIL", r->check_detail[0] ? " — " : "",
+                r->check_detail);
     fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects, %llu failed\n",
             (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
             (unsigned long long)t->reconnects,
@@ -282,7 +295,8 @@ void hm_report_print(FILE *f, const hm_results *r)
                 r->tls_insecure ? "; certificate NOT verified (-k)" : "; certificate verified");
     if (r->tls) {
         uint64_t nf = 0;
-        for (size_t i = 1; i < HM_ARRAY_LEN(t->tls_fail); i++) nf += t->tls_fail[i];
+        for (size_t i = 1; i < HM_ARRAY_LEN(t->tls_fail); i++)
+            nf += t->tls_fail[i];
         if (nf) {
             fprintf(f, "TLS failures      %llu:", (unsigned long long)nf);
             for (int k = 1; k < (int)HM_ARRAY_LEN(t->tls_fail); k++)
@@ -298,12 +312,14 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (r->rate_target > 0) fprintf(f, " (target %.0f/s, open loop)", r->rate_target);
     fputc('\n', f);
     if (r->rate_target > 0 && achieved < 0.95 * r->rate_target)
-        fprintf(f, "WARNING           achieved %.0f of the target %.0f %s/s; hammer's threads were "
-                   "%s (%.0f%% CPU): %s\n",
-                achieved, r->rate_target, unit, r->client_cpu_pct > 90 ? "saturated" : "not saturated",
-                r->client_cpu_pct,
-                r->client_cpu_pct > 90 ? "add threads (-t) or lower -R"
-                                       : "the server (or -c too small for its latency) is the limit");
+        fprintf(f,
+                "WARNING           achieved %.0f of the target %.0f %s/s; hammer's threads were "
+                "%s (%.0f%% CPU): %s\n",
+                achieved, r->rate_target, unit,
+                r->client_cpu_pct > 90 ? "saturated" : "not saturated", r->client_cpu_pct,
+                r->client_cpu_pct > 90
+                    ? "add threads (-t) or lower -R"
+                    : "the server (or -c too small for its latency) is the limit");
     fprintf(f, "Latency (ms)        %9s %9s %9s %9s %9s %9s %9s\n", "p50", "p90", "p99", "p99.9",
             "max", "mean", "count");
     if (r->rate_target > 0) {
@@ -322,7 +338,9 @@ void hm_report_print(FILE *f, const hm_results *r)
         bool lat = strcmp(th->metric, "ok") && strcmp(th->metric, "rps");
         fprintf(f, "Threshold         %-20s %s (measured %.3f%s)\n", th->text,
                 th->passed ? "PASS" : "FAIL", lat ? th->value / 1000.0 : th->value,
-                lat ? " ms" : !strcmp(th->metric, "ok") ? "%" : "/s");
+                lat                         ? " ms"
+                : !strcmp(th->metric, "ok") ? "%"
+                                            : "/s");
     }
     fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
 }
@@ -338,12 +356,13 @@ static json_t *latency_json(const hm_hdr *h)
     json_object_set_new(o, "mean", json_real(hm_hdr_mean(h)));
     json_object_set_new(o, "count", json_integer(hm_hdr_count(h)));
     /* The distribution for plots (hammer matrix --html): [percentile, µs]. */
-    static const double ladder[] = {0,    25,    50,     75,    90,      95, 99,
-                                    99.5, 99.9,  99.95,  99.99, 99.999, 100};
+    static const double ladder[] = {0,    25,   50,    75,    90,     95, 99,
+                                    99.5, 99.9, 99.95, 99.99, 99.999, 100};
     json_t *dist = json_array();
     for (size_t i = 0; hm_hdr_count(h) && i < HM_ARRAY_LEN(ladder); i++)
-        json_array_append_new(dist, json_pack("[f,I]", ladder[i],
-                                              (json_int_t)hm_hdr_value_at_percentile(h, ladder[i])));
+        json_array_append_new(
+            dist,
+            json_pack("[f,I]", ladder[i], (json_int_t)hm_hdr_value_at_percentile(h, ladder[i])));
     json_object_set_new(o, "percentiles", dist);
     return o;
 }
@@ -392,9 +411,10 @@ json_t *hm_report_json(const hm_results *r)
     json_t *sig = json_object();
     json_object_set_new(sig, "name", r->signal_name ? json_string(r->signal_name) : json_null());
     json_object_set_new(sig, "baseline",
-                        r->has_signal && r->baseline_known ? json_integer(r->baseline) : json_null());
-    json_object_set_new(sig, "final",
-                        r->has_signal && r->final_known ? json_integer(r->final_value) : json_null());
+                        r->has_signal && r->baseline_known ? json_integer(r->baseline)
+                                                           : json_null());
+    json_object_set_new(
+        sig, "final", r->has_signal && r->final_known ? json_integer(r->final_value) : json_null());
     json_object_set_new(sig, "net_increment",
                         r->has_signal && r->baseline_known && r->final_known
                             ? json_integer(r->final_value - r->baseline)
@@ -413,8 +433,9 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(conns, "established", json_integer((json_int_t)t->connects));
     json_object_set_new(conns, "reconnects", json_integer((json_int_t)t->reconnects));
     json_object_set_new(conns, "retries", json_integer((json_int_t)t->retries));
-    json_object_set_new(conns, "failed", json_integer((json_int_t)(t->by_fail[HM_FAIL_CONNECT] +
-                                                                  t->by_fail[HM_FAIL_TLS])));
+    json_object_set_new(
+        conns, "failed",
+        json_integer((json_int_t)(t->by_fail[HM_FAIL_CONNECT] + t->by_fail[HM_FAIL_TLS])));
     json_object_set_new(root, "connections", conns);
     json_t *tls = json_object();
     json_object_set_new(tls, "enabled", json_boolean(r->tls));
@@ -454,8 +475,9 @@ json_t *hm_report_json(const hm_results *r)
             json_object_set_new(o, "workers", ws);
             json_object_set_new(o, "sse_ok", json_integer((json_int_t)v->sse_ok));
             json_object_set_new(o, "sse_failed", json_integer((json_int_t)v->sse_failed));
-            json_object_set_new(o, "throughput_rps",
-                                json_real(v->wall_seconds > 0 ? (double)v->stats.sent / v->wall_seconds : 0));
+            json_object_set_new(
+                o, "throughput_rps",
+                json_real(v->wall_seconds > 0 ? (double)v->stats.sent / v->wall_seconds : 0));
             json_object_set_new(o, "latency_us", latency_json(&v->stats.action_us));
             json_object_set_new(vars, v->name, o);
         }
@@ -511,7 +533,10 @@ int hm_report_write_json(const char *path, const hm_results *r)
     return rc;
 }
 
-static double change_pct(double from, double to) { return from > 0 ? 100.0 * (to - from) / from : 0; }
+static double change_pct(double from, double to)
+{
+    return from > 0 ? 100.0 * (to - from) / from : 0;
+}
 
 static double rps_of(const hm_results *r)
 {
@@ -550,14 +575,16 @@ json_t *hm_report_passes_json(const hm_results *runs, int n)
                             json_real(change_pct(rps_of(&runs[i - 1]), rps_of(&runs[i]))));
         json_object_set_new(
             c, "p99_pct",
-            json_real(change_pct((double)hm_hdr_value_at_percentile(&runs[i - 1].total.action_us, 99),
-                                 (double)hm_hdr_value_at_percentile(&runs[i].total.action_us, 99))));
+            json_real(
+                change_pct((double)hm_hdr_value_at_percentile(&runs[i - 1].total.action_us, 99),
+                           (double)hm_hdr_value_at_percentile(&runs[i].total.action_us, 99))));
         json_array_append_new(changes, c);
     }
     json_object_set_new(root, "passes", arr);
     json_object_set_new(root, "changes", changes);
     bool all = n > 0;
-    for (int i = 0; i < n; i++) all = all && hm_results_passed(&runs[i]);
+    for (int i = 0; i < n; i++)
+        all = all && hm_results_passed(&runs[i]);
     json_object_set_new(root, "passed", json_boolean(all));
     return root;
 }

@@ -28,7 +28,7 @@ typedef struct hm_thread_stats {
     hm_hdr tls_us;     /* TLS handshake */
     uint64_t tls_full, tls_resumed;
     uint64_t tls_fail[HM_TLS__COUNT]; /* by hm_tls_fail */
-    char tls_first_reason[160]; /* OpenSSL's words for the first failure */
+    char tls_first_reason[160];       /* OpenSSL's words for the first failure */
     uint64_t sent, ok, failed;
     uint64_t by_status[HM_STATUS_MAX];
     uint64_t by_fail[HM_FAIL__COUNT];
@@ -71,8 +71,8 @@ typedef struct hm_threshold {
     const char *text;
     char metric[16];
     char op[3];
-    double limit;   /* µs for latencies, percent for ok, per second for rps */
-    double value;   /* measured, after evaluation */
+    double limit; /* µs for latencies, percent for ok, per second for rps */
+    double value; /* measured, after evaluation */
     bool passed;
 } hm_threshold;
 
@@ -85,20 +85,20 @@ int hm_threshold_parse(const char *text, hm_threshold *out, char *why, size_t wh
 typedef struct hm_results {
     hm_thread_stats total;
     const char *scenario;
-    const char *pass;       /* --passes name, or "run" */
-    const char *target;     /* URL */
+    const char *pass;        /* --passes name, or "run" */
+    const char *target;      /* URL */
     const char *target_note; /* e.g. "embedded bench_app", or NULL */
     const char *engine;
     int threads, concurrency;
-    const char *unit;       /* "actions" or "requests" */
+    const char *unit; /* "actions" or "requests" */
     double wall_seconds;
-    bool interrupted;       /* stopped by SIGINT/SIGTERM */
+    bool interrupted; /* stopped by SIGINT/SIGTERM */
     /* The workload's check. */
     bool has_check;
     const char *check_name;
     bool check_passed;
     char check_detail[256];
-    const char *mode;       /* "hammer" or "browser" (php-via scenarios) */
+    const char *mode; /* "hammer" or "browser" (php-via scenarios) */
     /* Signal check (counter-like scenarios). */
     bool has_signal;
     const char *signal_name;
@@ -117,8 +117,8 @@ typedef struct hm_results {
     bool total_is_informational; /* failures in the totals are expected */
     bool tls, tls_insecure;
     /* Open-loop rate (-R). */
-    double rate_target;      /* actions/s, 0 when closed-loop */
-    double client_cpu_pct;   /* hammer's CPU over the run, % of its threads */
+    double rate_target;    /* actions/s, 0 when closed-loop */
+    double client_cpu_pct; /* hammer's CPU over the run, % of its threads */
     hm_threshold thresholds[HM_MAX_THRESHOLDS];
     int n_thresholds;
     /* Why the run failed before or outside the requests, or NULL. */
@@ -156,14 +156,14 @@ typedef struct hm_live_gauges {
 } hm_live_gauges;
 
 typedef struct hm_progress_options {
-    int64_t interval_ns; /* how often to report */
-    bool live_line;      /* a refreshing line on a terminal, not one per interval */
-    bool quiet;          /* no lines on stdout (-q) */
-    FILE *json;          /* JSON lines, one per interval, or NULL */
-    struct hm_hlog *hlog; /* HdrHistogram interval log, or NULL; with the
-                           * last partial interval written at stop */
-    const char *hlog_tag; /* tag of its lines (the pass), or NULL */
-    const char *unit;    /* "actions" or "requests" */
+    int64_t interval_ns;          /* how often to report */
+    bool live_line;               /* a refreshing line on a terminal, not one per interval */
+    bool quiet;                   /* no lines on stdout (-q) */
+    FILE *json;                   /* JSON lines, one per interval, or NULL */
+    struct hm_hlog *hlog;         /* HdrHistogram interval log, or NULL; with the
+                                   * last partial interval written at stop */
+    const char *hlog_tag;         /* tag of its lines (the pass), or NULL */
+    const char *unit;             /* "actions" or "requests" */
     const hm_live_gauges *gauges; /* read every interval; NULL shows zeros */
 } hm_progress_options;
 

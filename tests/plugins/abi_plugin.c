@@ -63,7 +63,10 @@ const void *const hammer_plugin_scenarios[] = {&v1.sc, NULL};
 
 #elif defined(ABI_FUTURE)
 
-static int future_vu(hammer_vu *vu, void *state) { return 0; }
+static int future_vu(hammer_vu *vu, void *state)
+{
+    return 0;
+}
 
 /* A later version appends fields. */
 typedef struct scenario_future {
@@ -82,7 +85,10 @@ const void *const hammer_plugin_scenarios[] = {&future, NULL};
 
 #elif defined(ABI_BADSIZE)
 
-static int badsize_vu(hammer_vu *vu, void *state) { return 0; }
+static int badsize_vu(hammer_vu *vu, void *state)
+{
+    return 0;
+}
 
 static const hammer_scenario badsize = {
     .api_version = 2, .struct_size = 4, .name = "abi-badsize", .vu_body = badsize_vu};
@@ -102,7 +108,8 @@ static int cancel_vu(hammer_vu *vu, void *state)
         fflush(stdout);
     }
     int rc;
-    while ((rc = hammer_vu_sleep_ms(vu, 50)) == 0) {}
+    while ((rc = hammer_vu_sleep_ms(vu, 50)) == 0) {
+    }
     if (rc == -ECANCELED) atomic_fetch_add(&cancelled, 1);
     return 0;
 }
