@@ -9,12 +9,12 @@
 
 /* The read buffer starts small, because each idle connection keeps its
  * touched pages resident, and grows once a read fills it. */
-#define HM__RBUF_MIN 2048
-#define HM__RBUF_MAX (64 * 1024)
+#define RBUF_MIN 2048
+#define RBUF_MAX (64 * 1024)
 /* A keep-alive connection idle for longer than this is checked for a
  * server-side close before reuse, so a request is not written into a
  * connection the server already dropped. */
-#define HM__IDLE_CHECK_NS (10LL * 1000 * 1000)
+#define IDLE_CHECK_NS (10LL * 1000 * 1000)
 
 static hm_fail_kind classify(int err)
 {
@@ -70,7 +70,7 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
         /* Peek only after a long idle: a server's keep-alive timeout closes
          * idle connections, and finding that out after writing a POST would
          * make it unsafe to re-send. */
-        if (hm_now_ns() - c->last_used_ns < HM__IDLE_CHECK_NS) return 0;
+        if (hm_now_ns() - c->last_used_ns < IDLE_CHECK_NS) return 0;
         char b;
         ssize_t n = recv(hm_sock_fd(c->sock), &b, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
@@ -79,9 +79,9 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
         hm_http_conn_close(c); /* EOF, error or unsolicited bytes: start fresh */
     }
     if (!c->rbuf) {
-        c->rbuf = hm_alloc(HM__RBUF_MIN);
+        c->rbuf = hm_alloc(RBUF_MIN);
         if (!c->rbuf) return -ENOMEM;
-        c->rcap = HM__RBUF_MIN;
+        c->rcap = RBUF_MIN;
     }
     int64_t t0 = hm_now_ns();
     int rc = hm_sock_connect(&c->sock, (const struct sockaddr *)&c->target->addr,
@@ -118,7 +118,7 @@ static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
                        : hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
     /* A full buffer means more was waiting: read bigger pieces next time.
      * The bytes just read are the caller's to feed, so grow by copying. */
-    if (n == (ssize_t)c->rcap && c->rcap < HM__RBUF_MAX) {
+    if (n == (ssize_t)c->rcap && c->rcap < RBUF_MAX) {
         char *bigger = hm_realloc(c->rbuf, c->rcap * 4);
         if (bigger) {
             c->rbuf = bigger;
