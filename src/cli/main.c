@@ -35,9 +35,10 @@ static void on_signal(int sig)
     atomic_store(&hm_stop_requested, true);
 }
 
-static int usage_error(const char *what, const char *detail)
+/* "hammer: why" on stderr; the run cannot start (or its set-up failed). */
+static int usage_error(const char *why)
 {
-    fprintf(stderr, "hammer: %s%s\n", what, detail);
+    fprintf(stderr, "hammer: %s\n", why);
     return HM_EXIT_USAGE;
 }
 
@@ -50,7 +51,7 @@ static int open_target(run_state *rs)
     signal(SIGPIPE, SIG_IGN);
     if (!o->url) {
         int port = hm_embedded_start(o->backend, rs->cli.sc->caps.app_workers, why, sizeof(why));
-        if (port < 0) return usage_error(why, "");
+        if (port < 0) return usage_error(why);
         snprintf(rs->url_buf, sizeof(rs->url_buf), "http://127.0.0.1:%d", port);
         o->url = rs->url_buf;
         o->embedded = true;
@@ -61,15 +62,14 @@ static int open_target(run_state *rs)
         return HM_EXIT_USAGE;
     }
     if (o->target.tls) {
-        if (hm_tls_config_create(&rs->tls_cfg, rs->cli.insecure, rs->cli.cafile, why, sizeof(why)) <
-            0)
-            return usage_error(why, "");
+        rc = hm_tls_config_create(&rs->tls_cfg, rs->cli.insecure, rs->cli.cafile, why, sizeof(why));
+        if (rc < 0) return usage_error(why);
         o->target.tls_cfg = rs->tls_cfg;
     }
     int status;
     const char *probe_path = o->embedded ? "/_health" : (o->target_path ? o->target_path : "/");
-    if (hm_probe_get(o->backend, &o->target, probe_path, o->timeout_ns, &status, why, sizeof(why)) <
-        0) {
+    rc = hm_probe_get(o->backend, &o->target, probe_path, o->timeout_ns, &status, why, sizeof(why));
+    if (rc < 0) {
         fprintf(stderr, "hammer: target %s is unreachable: %s\n", o->url, why);
         return HM_EXIT_USAGE;
     }
@@ -225,7 +225,7 @@ static int report(run_state *rs)
         if (rs->runs[pi].total.sent) nothing_sent = false;
     }
     /* Nothing was sent because of the scenario's set-up: a usage-level failure. */
-    if (fatal && nothing_sent) return usage_error(fatal, "");
+    if (fatal && nothing_sent) return usage_error(fatal);
     if (rs->rc < 0 && !fatal) fprintf(stderr, "hammer: run failed: %s\n", hm_strerror(rs->rc));
     return all_passed ? HM_EXIT_PASS : HM_EXIT_FAILED;
 }
