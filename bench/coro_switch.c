@@ -43,7 +43,8 @@ static void *make_stack(void (*fn)(void *))
     return frame;
 #elif defined(__aarch64__)
     void **frame = (void **)(sp - 160);
-    for (int i = 0; i < 20; i++) frame[i] = NULL;
+    for (int i = 0; i < 20; i++)
+        frame[i] = NULL;
     frame[1] = (void *)fn;
     frame[11] = (void *)hm__ctx_start;
     return frame;
@@ -53,7 +54,8 @@ static void *make_stack(void (*fn)(void *))
 static void yielder(void *arg)
 {
     long n = (long)(intptr_t)arg;
-    for (long i = 0; i < n; i++) hm_coro_yield();
+    for (long i = 0; i < n; i++)
+        hm_coro_yield();
 }
 
 int main(void)
@@ -62,7 +64,8 @@ int main(void)
     co_sp = make_stack(raw_entry);
     for (int r = 0; r < ROUNDS; r++) {
         int64_t t0 = hm_now_ns();
-        for (long i = 0; i < RAW_ITERS; i++) hm__ctx_switch(&main_sp, co_sp);
+        for (long i = 0; i < RAW_ITERS; i++)
+            hm__ctx_switch(&main_sp, co_sp);
         int64_t t1 = hm_now_ns();
         raw[r] = (double)(t1 - t0) / (RAW_ITERS * 2.0); /* two switches per iteration */
 

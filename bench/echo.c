@@ -45,7 +45,8 @@ static void serve_conn(void *p)
 static void serve(void *p)
 {
     hm_sock *ls = p, *c;
-    while (hm_sock_accept(ls, &c, 0) == 0) hm_coro_spawn(NULL, serve_conn, c, NULL);
+    while (hm_sock_accept(ls, &c, 0) == 0)
+        hm_coro_spawn(NULL, serve_conn, c, NULL);
 }
 
 static int port;
@@ -115,7 +116,8 @@ int main(void)
             if (hm_loop_create(&loop, &lo) < 0) return 1;
             total_rt = 0;
             end_ns = hm_now_ns() + SECONDS * 1000000000LL;
-            for (int i = 0; i < CONNS; i++) hm_coro_spawn(loop, client, NULL, NULL);
+            for (int i = 0; i < CONNS; i++)
+                hm_coro_spawn(loop, client, NULL, NULL);
             double c0 = cpu_seconds();
             int64_t t0 = hm_now_ns();
             hm_loop_run(loop);

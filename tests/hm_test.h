@@ -29,8 +29,7 @@
 #define ASSERT_CMP_(a, op, b)                                                                      \
     do {                                                                                           \
         int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                                              \
-        if (!(a_ op b_))                                                                           \
-            HM_FAIL_("%s %s %s: %" PRId64 " vs %" PRId64, #a, #op, #b, a_, b_);                    \
+        if (!(a_ op b_)) HM_FAIL_("%s %s %s: %" PRId64 " vs %" PRId64, #a, #op, #b, a_, b_);       \
     } while (0)
 
 #define ASSERT_EQ(a, b) ASSERT_CMP_(a, ==, b)
@@ -51,7 +50,8 @@
     do {                                                                                           \
         const char *a_ = (a), *b_ = (b);                                                           \
         if (!a_ || !b_ || strcmp(a_, b_) != 0)                                                     \
-            HM_FAIL_("%s == %s: \"%s\" vs \"%s\"", #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
+            HM_FAIL_("%s == %s: \"%s\" vs \"%s\"", #a, #b, a_ ? a_ : "(null)",                     \
+                     b_ ? b_ : "(null)");                                                          \
     } while (0)
 
 /* Compares a (pointer, length) pair with a C string. */

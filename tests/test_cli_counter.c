@@ -16,8 +16,9 @@ static void check_counter_run(const char *engine, const char *threads)
 {
     proc p;
     unlink(json_path);
-    char *argv[] = {(char *)hammer, "-c", "200", "-n", "5000", "-t", (char *)threads,
-                    "--engine", (char *)engine, "--json", json_path, "scenario", "counter", NULL};
+    char *argv[] = {(char *)hammer,  "-c",       "200",          "-n",     "5000",    "-t",
+                    (char *)threads, "--engine", (char *)engine, "--json", json_path, "scenario",
+                    "counter",       NULL};
     int rc = proc_run(&p, argv, 90);
     if (rc != 0) fprintf(stderr, "%s\n", p.out);
     ASSERT_EQ(rc, 0);
@@ -56,14 +57,16 @@ static void check_server_killed(void)
     char *app_argv[] = {(char *)bench_app, "--port", port_s, NULL};
     proc app;
     proc_start(&app, app_argv);
-    for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++) proc_read(&app, 50);
+    for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++)
+        proc_read(&app, 50);
     ASSERT(strstr(app.out, "listening"));
 
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
     unlink(json_path);
-    char *argv[] = {(char *)hammer, "--url", url, "-c", "20", "-n", "100000000", "--timeout",
-                    "2s", "--json", json_path, "scenario", "counter", NULL};
+    char *argv[] = {(char *)hammer, "--url",     url,         "-c", "20",
+                    "-n",           "100000000", "--timeout", "2s", "--json",
+                    json_path,      "scenario",  "counter",   NULL};
     proc p;
     proc_start(&p, argv);
     proc_read(&p, 1500); /* let it run */

@@ -28,8 +28,8 @@ int main(int argc, char **argv)
     const char *modes[] = {"hammer", "browser"};
     for (int m = 0; m < 2; m++) {
         unlink(json_path);
-        char *d[] = {(char *)hammer, "-d", "3s", "-c", "50", "--mode", (char *)modes[m], "--json",
-                     json_path, "scenario", "counter", NULL};
+        char *d[] = {(char *)hammer,   "-d",     "3s",      "-c",       "50",      "--mode",
+                     (char *)modes[m], "--json", json_path, "scenario", "counter", NULL};
         ASSERT_EQ(proc_run(&p, d, 60), 0);
         json_t *j = load_json(json_path);
         double wall = json_real_at(j, "wall_seconds");
@@ -43,8 +43,8 @@ int main(int argc, char **argv)
     /* Open loop: a rate the io workload cannot serve with 10 connections
      * (2 ms each: at most 5000/s) shows the queueing in the corrected
      * latency and warns; a reachable rate is held. */
-    char *sat[] = {(char *)hammer, "-R", "20000", "-c", "10", "-n", "4000", "--json", json_path,
-                   "scenario", "io", NULL};
+    char *sat[] = {(char *)hammer, "-R",     "20000",   "-c",       "10", "-n",
+                   "4000",         "--json", json_path, "scenario", "io", NULL};
     ASSERT_EQ(proc_run(&p, sat, 60), 0);
     ASSERT(strstr(p.out, "WARNING           achieved"));
     json_t *rj = load_json(json_path);
@@ -52,8 +52,8 @@ int main(int argc, char **argv)
     long long serv = json_int_at(rj, "latency_us.service.p50");
     ASSERT_GT(corr, 2 * serv);
     json_decref(rj);
-    char *held[] = {(char *)hammer, "-R", "2000", "-c", "50", "-n", "4000", "--json", json_path,
-                    "scenario", "counter", NULL};
+    char *held[] = {(char *)hammer, "-R",     "2000",    "-c",       "50",      "-n",
+                    "4000",         "--json", json_path, "scenario", "counter", NULL};
     ASSERT_EQ(proc_run(&p, held, 60), 0);
     ASSERT(!strstr(p.out, "WARNING"));
     rj = load_json(json_path);
@@ -63,11 +63,12 @@ int main(int argc, char **argv)
     char *bad[] = {(char *)hammer, "-R", "100", "--mode", "browser", "scenario", "counter", NULL};
     ASSERT_EQ(proc_run(&p, bad, 10), 2);
     printf("-R: saturated io shows corrected p50 %lld us > service %lld us and warns; "
-           "2000/s held at %.0f/s\n", corr, serv, rps);
+           "2000/s held at %.0f/s\n",
+           corr, serv, rps);
 
     /* --passes: the scenario twice against the same server, compared. */
-    char *passes[] = {(char *)hammer, "--passes", "cold,warm", "-n", "1000", "--json", json_path,
-                      "scenario", "counter", NULL};
+    char *passes[] = {(char *)hammer, "--passes", "cold,warm", "-n",      "1000",
+                      "--json",       json_path,  "scenario",  "counter", NULL};
     ASSERT_EQ(proc_run(&p, passes, 60), 0);
     ASSERT(strstr(p.out, "cold -> warm: throughput"));
     json_t *pj = load_json(json_path);
@@ -84,11 +85,13 @@ int main(int argc, char **argv)
     char ijson[300], hlog[300];
     snprintf(ijson, sizeof(ijson), "%s.intervals", json_path);
     snprintf(hlog, sizeof(hlog), "%s.hlog", json_path);
-    char *iv[] = {(char *)hammer, "-d", "3s", "-c", "50", "--interval", "1s", "--interval-json",
-                  ijson, "--hdr-log", hlog, "--json", json_path, "scenario", "counter", NULL};
+    char *iv[] = {(char *)hammer,    "-d",  "3s",        "-c", "50",     "--interval", "1s",
+                  "--interval-json", ijson, "--hdr-log", hlog, "--json", json_path,    "scenario",
+                  "counter",         NULL};
     ASSERT_EQ(proc_run(&p, iv, 60), 0);
     int lines = 0;
-    for (const char *q = p.out; (q = strstr(q, "actions/s  OK")); q++) lines++;
+    for (const char *q = p.out; (q = strstr(q, "actions/s  OK")); q++)
+        lines++;
     ASSERT_GE(lines, 2);
     FILE *f = fopen(ijson, "r");
     ASSERT(f);
@@ -138,8 +141,8 @@ int main(int argc, char **argv)
            lines, jl, intervals);
 
     unlink(json_path);
-    char *longrun[] = {(char *)hammer, "-d", "60s", "-c", "50", "--json", json_path, "scenario",
-                       "counter", NULL};
+    char *longrun[] = {(char *)hammer, "-d",      "60s",      "-c",      "50",
+                       "--json",       json_path, "scenario", "counter", NULL};
     proc_start(&p, longrun);
     proc_read(&p, 1500);
     kill(p.pid, SIGINT);
@@ -154,13 +157,14 @@ int main(int argc, char **argv)
     json_decref(j);
     printf("SIGINT mid-run: summary printed, complete JSON written\n");
 
-    char *th_fail[] = {(char *)hammer, "-n", "500", "--threshold", "ok>=100%", "--threshold",
-                       "p99<1us", "--json", json_path, "scenario", "counter", NULL};
+    char *th_fail[] = {(char *)hammer, "-n",          "500",     "--threshold",
+                       "ok>=100%",     "--threshold", "p99<1us", "--json",
+                       json_path,      "scenario",    "counter", NULL};
     ASSERT_EQ(proc_run(&p, th_fail, 60), 1);
     ASSERT(strstr(p.out, "p99<1us              FAIL"));
     ASSERT(strstr(p.out, "ok>=100%             PASS"));
-    char *th_pass[] = {(char *)hammer, "-n", "500", "--threshold", "ok>=100%", "--threshold",
-                       "p99<60s", "scenario", "counter", NULL};
+    char *th_pass[] = {(char *)hammer, "-n",      "500",      "--threshold", "ok>=100%",
+                       "--threshold",  "p99<60s", "scenario", "counter",     NULL};
     ASSERT_EQ(proc_run(&p, th_pass, 60), 0);
     char *th_bad[] = {(char *)hammer, "--threshold", "p99<fast", "scenario", "counter", NULL};
     ASSERT_EQ(proc_run(&p, th_bad, 10), 2);
@@ -174,10 +178,12 @@ int main(int argc, char **argv)
     char *app_argv[] = {argv[2], "--port", port_s, "--idle-timeout-ms", "150", NULL};
     proc app;
     proc_start(&app, app_argv);
-    for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++) proc_read(&app, 50);
+    for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++)
+        proc_read(&app, 50);
     ASSERT(strstr(app.out, "listening"));
-    char *idle[] = {(char *)hammer, "--url", url, "--mode", "browser", "-c", "20", "-n", "100",
-                    "--think", "300ms", "--json", json_path, "scenario", "counter", NULL};
+    char *idle[] = {(char *)hammer, "--url",    url,       "--mode",  "browser", "-c",
+                    "20",           "-n",       "100",     "--think", "300ms",   "--json",
+                    json_path,      "scenario", "counter", NULL};
     rc = proc_run(&p, idle, 60);
     kill(app.pid, SIGTERM);
     proc_wait(&app, 20);

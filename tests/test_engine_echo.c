@@ -68,12 +68,13 @@ static void big_writer(void *p)
     ASSERT_EQ(hm_sock_connect(&big_sock, (struct sockaddr *)&a, sizeof(a), 0), 0);
     hm_coro *reader;
     ASSERT_EQ(hm_coro_spawn(NULL, big_reader, NULL, &reader), 0);
-    struct iovec iov[3] = {{big_out, 1000}, {big_out + 1000, BIG / 2 - 1000},
-                           {big_out + BIG / 2, BIG / 2}};
+    struct iovec iov[3] = {
+        {big_out, 1000}, {big_out + 1000, BIG / 2 - 1000}, {big_out + BIG / 2, BIG / 2}};
     size_t sent = 0;
     ASSERT_EQ(hm_sock_writev(big_sock, iov, 3, 0, &sent), BIG);
     ASSERT_EQ(sent, BIG);
-    while (big_read < BIG) hm_coro_sleep(1000000);
+    while (big_read < BIG)
+        hm_coro_sleep(1000000);
     ASSERT_EQ(memcmp(big_in, big_out, BIG), 0);
     hm_sock_close(big_sock);
     *(int *)p = 1;
@@ -86,8 +87,10 @@ static void closing_conn(void *p)
     char buf[16];
     ssize_t n = hm_sock_read(s, buf, sizeof(buf), 0);
     ASSERT_GT(n, 0);
-    if (buf[0] == 'R') hm_sock_abort(s);
-    else hm_sock_close(s);
+    if (buf[0] == 'R')
+        hm_sock_abort(s);
+    else
+        hm_sock_close(s);
 }
 static hm_sock *closer_listener;
 static void closer_accept(void *p)
@@ -152,7 +155,8 @@ static void deadline_and_cancel(void *p)
 }
 static void do_cancel(void *p)
 {
-    while (!blocked_reader) hm_coro_sleep(1000000);
+    while (!blocked_reader)
+        hm_coro_sleep(1000000);
     hm_coro_sleep(100 * 1000000); /* well past the read deadline above */
     ASSERT_EQ(hm_coro_cancel(blocked_reader), 0);
 }
@@ -161,7 +165,8 @@ static void do_cancel(void *p)
 static void stop_when(void *p)
 {
     volatile int *flag = p;
-    while (!*flag) hm_coro_sleep(2 * 1000000);
+    while (!*flag)
+        hm_coro_sleep(2 * 1000000);
     echo_stop(&srv);
 }
 
@@ -170,7 +175,8 @@ static void stop_when_clients_done(void *p)
     int n = (int)(intptr_t)p;
     for (;;) {
         int done = 0;
-        for (int i = 0; i < n; i++) done += args[i].ok;
+        for (int i = 0; i < n; i++)
+            done += args[i].ok;
         if (done == n) break;
         hm_coro_sleep(2 * 1000000);
     }
@@ -192,7 +198,8 @@ int main(int argc, char **argv)
         run_clients_fn((void *)(intptr_t)n);
         hm_coro_spawn(loop, stop_when_clients_done, (void *)(intptr_t)n, NULL);
         ASSERT_EQ(hm_loop_run(loop), 0);
-        for (int i = 0; i < n; i++) ASSERT_EQ(args[i].ok, 1);
+        for (int i = 0; i < n; i++)
+            ASSERT_EQ(args[i].ok, 1);
         ASSERT_EQ(srv.accepted, n);
         printf("%d concurrent echo connections: ok\n", n);
         free(args);
@@ -200,7 +207,8 @@ int main(int argc, char **argv)
 
     big_out = malloc(BIG);
     big_in = malloc(BIG);
-    for (size_t i = 0; i < BIG; i++) big_out[i] = (char)(i * 2654435761u >> 13);
+    for (size_t i = 0; i < BIG; i++)
+        big_out[i] = (char)(i * 2654435761u >> 13);
     memset(&srv, 0, sizeof(srv));
     echo_start(&srv);
     static int big_done;

@@ -6,7 +6,8 @@ static int got[8], ngot;
 
 static void producer(void *arg)
 {
-    for (intptr_t i = 1; i <= 5; i++) ASSERT_EQ(hm_chan_push(ch, (void *)i, 0), 0);
+    for (intptr_t i = 1; i <= 5; i++)
+        ASSERT_EQ(hm_chan_push(ch, (void *)i, 0), 0);
     hm_chan_close(ch);
     ASSERT_EQ(hm_chan_push(ch, (void *)9, 0), -EPIPE);
 }
@@ -15,7 +16,8 @@ static void consumer(void *arg)
 {
     void *item;
     int rc;
-    while ((rc = hm_chan_pop(ch, &item, 0)) == 0) got[ngot++] = (int)(intptr_t)item;
+    while ((rc = hm_chan_pop(ch, &item, 0)) == 0)
+        got[ngot++] = (int)(intptr_t)item;
     ASSERT_EQ(rc, -EPIPE);
 }
 
@@ -59,7 +61,10 @@ static void waiter_fn(void *arg)
 
 /* A blocked pusher resumes when a pop frees a slot, in FIFO order. */
 static hm_chan *small;
-static void blocked_pusher(void *arg) { ASSERT_EQ(hm_chan_push(small, arg, 0), 0); }
+static void blocked_pusher(void *arg)
+{
+    ASSERT_EQ(hm_chan_push(small, arg, 0), 0);
+}
 static void drain(void *arg)
 {
     hm_coro_yield(); /* let both pushers block */
@@ -80,7 +85,8 @@ int main(int argc, char **argv)
     hm_coro_spawn(loop, producer, NULL, NULL);
     ASSERT_EQ(hm_loop_run(loop), 0);
     ASSERT_EQ(ngot, 5);
-    for (int i = 0; i < 5; i++) ASSERT_EQ(got[i], i + 1);
+    for (int i = 0; i < 5; i++)
+        ASSERT_EQ(got[i], i + 1);
     hm_chan_destroy(ch);
 
     hm_coro_spawn(loop, pop_timeout, NULL, NULL);

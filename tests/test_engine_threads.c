@@ -39,7 +39,8 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     thread_state *ts = &states[idx];
     ts->backend = hm_loop_backend(loop);
     echo_start(&ts->srv);
-    for (int i = 0; i < 50; i++) ASSERT_EQ(hm_coro_spawn(loop, client, ts, NULL), 0);
+    for (int i = 0; i < 50; i++)
+        ASSERT_EQ(hm_coro_spawn(loop, client, ts, NULL), 0);
 }
 
 int main(int argc, char **argv)
@@ -50,7 +51,8 @@ int main(int argc, char **argv)
         atomic_store(&total_ok, 0);
         ASSERT_EQ(hm_engine_run(threads, &o, thread_main, NULL), 0);
         ASSERT_EQ(atomic_load(&total_ok), 50 * threads);
-        for (int i = 0; i < threads; i++) ASSERT_EQ(states[i].backend, o.backend);
+        for (int i = 0; i < threads; i++)
+            ASSERT_EQ(states[i].backend, o.backend);
         printf("%d engine thread(s): ok\n", threads);
     }
     return 0;

@@ -16,7 +16,8 @@ static void start_app(proc *app, int port)
     snprintf(port_s, sizeof(port_s), "%d", port);
     char *argv[] = {(char *)bench_app, "--port", port_s, NULL};
     proc_start(app, argv);
-    for (int i = 0; i < 100 && !strstr(app->out, "listening"); i++) proc_read(app, 50);
+    for (int i = 0; i < 100 && !strstr(app->out, "listening"); i++)
+        proc_read(app, 50);
     ASSERT(strstr(app->out, "listening"));
 }
 
@@ -49,8 +50,8 @@ int main(int argc, char **argv)
     snprintf(json_path, sizeof(json_path), "/tmp/hammer-scale-%d.json", (int)getpid());
 
     proc p;
-    char *too_many[] = {(char *)hammer, "-c", "50000", "--url", "http://127.0.0.1:1/", "scenario",
-                        "get", NULL};
+    char *too_many[] = {(char *)hammer,        "-c",       "50000", "--url",
+                        "http://127.0.0.1:1/", "scenario", "get",   NULL};
     ASSERT_EQ(proc_run(&p, too_many, 20), 2);
     ASSERT(strstr(p.out, "open files"));
     printf("-c 50000: refused before starting: %.*s\n", (int)strcspn(p.out, "\n"), p.out);
@@ -67,16 +68,30 @@ int main(int argc, char **argv)
         start_app(&app, port);
         char url[64];
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/_health", port);
-        char *get[] = {(char *)hammer, "--engine", (char *)engines[e], "-c", "10000", "-n",
-                       "30000", "--timeout", "30s", "--url", url, "--json", json_path, "scenario",
-                       "get", NULL};
+        char *get[] = {(char *)hammer,
+                       "--engine",
+                       (char *)engines[e],
+                       "-c",
+                       "10000",
+                       "-n",
+                       "30000",
+                       "--timeout",
+                       "30s",
+                       "--url",
+                       url,
+                       "--json",
+                       json_path,
+                       "scenario",
+                       "get",
+                       NULL};
         run_and_check(get, 30000, 10000);
         printf("%s: 10,000 keep-alive connections in get: ok\n", engines[e]);
 
         snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-        char *vus[] = {(char *)hammer, "--engine", (char *)engines[e], "--mode", "browser", "-c",
-                       "5000", "-n", "5000", "--timeout", "30s", "--url", url, "--json",
-                       json_path, "scenario", "counter", NULL};
+        char *vus[] = {
+            (char *)hammer, "--engine", (char *)engines[e], "--mode", "browser", "-c", "5000",
+            "-n",           "5000",     "--timeout",        "30s",    "--url",   url,  "--json",
+            json_path,      "scenario", "counter",          NULL};
         run_and_check(vus, 5000, 10000);
         json_t *j = load_json(json_path);
         ASSERT_EQ(json_int_at(j, "patches.observers_connected"), 5000);

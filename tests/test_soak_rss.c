@@ -22,8 +22,8 @@ int main(int argc, char **argv)
     if (argc > 2 && !strcmp(argv[2], "sanitized"))
         HM_SKIP("RSS flatness is measured on the normal build; ASan's quarantine keeps freed "
                 "memory resident on purpose");
-    char *args[] = {argv[1], "-d", "60s", "-c", "100", "--interval", "10s", "--mode", "hammer",
-                    "scenario", "counter", NULL};
+    char *args[] = {argv[1], "-d",     "60s",    "-c",       "100",     "--interval",
+                    "10s",   "--mode", "hammer", "scenario", "counter", NULL};
     proc p;
     proc_start(&p, args);
     proc_read(&p, 10000);
@@ -38,7 +38,8 @@ int main(int argc, char **argv)
     if (rc != 0) fprintf(stderr, "%s\n", p.out);
     ASSERT_EQ(rc, 0);
     int lines = 0;
-    for (const char *q = p.out; (q = strstr(q, "actions/s  OK")); q++) lines++;
+    for (const char *q = p.out; (q = strstr(q, "actions/s  OK")); q++)
+        lines++;
     ASSERT_GE(lines, 5);
     ASSERT_GT(at10, 0);
     printf("RSS at 10 s: %ld KiB, at ~59 s: %ld KiB (%+.2f%%), %d interval lines\n", at10, last,

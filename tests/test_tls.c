@@ -51,16 +51,17 @@ int main(int argc, char **argv)
         char port_s[16], url[64];
         snprintf(port_s, sizeof(port_s), "%d", port);
         snprintf(url, sizeof(url), "https://127.0.0.1:%d", port);
-        char *app_argv[] = {(char *)bench_app, "--port", port_s, "--engine", (char *)eng,
-                            "--tls-cert", cert, "--tls-key", key, NULL};
+        char *app_argv[] = {(char *)bench_app, "--port", port_s,      "--engine", (char *)eng,
+                            "--tls-cert",      cert,     "--tls-key", key,        NULL};
         proc app;
         proc_start(&app, app_argv);
-        for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++) proc_read(&app, 50);
+        for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++)
+            proc_read(&app, 50);
         ASSERT(strstr(app.out, "listening"));
 
         proc p;
-        char *noverify[] = {(char *)hammer, "--engine", (char *)eng, "--url", url, "-n", "10",
-                            "scenario", "counter", NULL};
+        char *noverify[] = {(char *)hammer, "--engine", (char *)eng, "--url",   url,
+                            "-n",           "10",       "scenario",  "counter", NULL};
         run(2, noverify, &p);
         ASSERT(strstr(p.out, "certificate verification failed"));
         printf("%s: self-signed without --cacert or -k: exit 2 (%.*s)\n", eng,
@@ -68,9 +69,22 @@ int main(int argc, char **argv)
 
         const char *scenarios[] = {"counter", "cpu", "io", "spreadsheet", "spreadsheet-live"};
         for (size_t s = 0; s < HM_ARRAY_LEN(scenarios); s++) {
-            char *a[] = {(char *)hammer, "--engine", (char *)eng, "--cacert", ca, "--url", url,
-                         "-c", "50", "-n", "1000", "--json", json_path, "scenario",
-                         (char *)scenarios[s], NULL};
+            char *a[] = {(char *)hammer,
+                         "--engine",
+                         (char *)eng,
+                         "--cacert",
+                         ca,
+                         "--url",
+                         url,
+                         "-c",
+                         "50",
+                         "-n",
+                         "1000",
+                         "--json",
+                         json_path,
+                         "scenario",
+                         (char *)scenarios[s],
+                         NULL};
             json_t *j = run(0, a, &p);
             ASSERT_EQ(json_int_at(j, "actions.ok"), 1000);
             ASSERT_EQ(json_int_at(j, "tls.verified"), 1);
@@ -79,9 +93,9 @@ int main(int argc, char **argv)
         }
         printf("%s: every php-via scenario over verified TLS: ok\n", eng);
 
-        char *k[] = {(char *)hammer, "--engine", (char *)eng, "-k", "--mode", "browser", "--url",
-                     url, "-c", "20", "-n", "200", "--json", json_path, "scenario", "counter",
-                     NULL};
+        char *k[] = {(char *)hammer, "--engine", (char *)eng, "-k",      "--mode", "browser",
+                     "--url",        url,        "-c",        "20",      "-n",     "200",
+                     "--json",       json_path,  "scenario",  "counter", NULL};
         json_t *j = run(0, k, &p);
         ASSERT_EQ(json_int_at(j, "tls.verified"), 0);
         ASSERT(strstr(p.out, "NOT verified (-k)"));
@@ -89,8 +103,10 @@ int main(int argc, char **argv)
         printf("%s: -k, browser mode: ok, and the summary says verification was off\n", eng);
 
         /* sticky's legacy variant reconnects for every action: resumption. */
-        char *res[] = {(char *)hammer, "--engine", (char *)eng, "--cacert", ca, "--url", url,
-                       "-c", "10", "-n", "300", "--json", json_path, "scenario", "sticky", NULL};
+        char *res[] = {
+            (char *)hammer, "--engine", (char *)eng, "--cacert", ca,       "--url",   url,
+            "-c",           "10",       "-n",        "300",      "--json", json_path, "scenario",
+            "sticky",       NULL};
         j = run(0, res, &p);
         ASSERT_GT(json_int_at(j, "tls.resumed_handshakes"), 100);
         json_decref(j);
