@@ -1,6 +1,8 @@
 /* Per-thread counters, their merge, and the summary and JSON reports. */
 #include "stats/results.h"
 
+#include "stats/hdr_json.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -150,26 +152,31 @@ static double latency_metric(const hm_hdr *h, const char *m)
     return (double)hm_hdr_value_at_percentile(h, pct);
 }
 
+void hm_threshold_evaluate(hm_threshold *th, const hm_hdr *action, const hm_hdr *patch, uint64_t ok,
+                           uint64_t sent, double wall_seconds)
+{
+    const char *m = th->metric;
+    if (!strcmp(m, "ok"))
+        th->value = pct(ok, sent);
+    else if (!strcmp(m, "rps"))
+        th->value = wall_seconds > 0 ? (double)sent / wall_seconds : 0;
+    else if (!strncmp(m, "patch_", 6))
+        th->value = latency_metric(patch, m + 6);
+    else
+        th->value = latency_metric(action, m);
+    double v = th->value, l = th->limit;
+    th->passed = !strcmp(th->op, "<")    ? v < l
+                 : !strcmp(th->op, "<=") ? v <= l
+                 : !strcmp(th->op, ">")  ? v > l
+                                         : v >= l;
+}
+
 void hm_thresholds_evaluate(hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
-    for (int i = 0; i < r->n_thresholds; i++) {
-        hm_threshold *th = &r->thresholds[i];
-        const char *m = th->metric;
-        if (!strcmp(m, "ok"))
-            th->value = pct(t->ok, t->sent);
-        else if (!strcmp(m, "rps"))
-            th->value = r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0;
-        else if (!strncmp(m, "patch_", 6))
-            th->value = latency_metric(&t->patch_us, m + 6);
-        else
-            th->value = latency_metric(&t->action_us, m);
-        double v = th->value, l = th->limit;
-        th->passed = !strcmp(th->op, "<")    ? v < l
-                     : !strcmp(th->op, "<=") ? v <= l
-                     : !strcmp(th->op, ">")  ? v > l
-                                             : v >= l;
-    }
+    for (int i = 0; i < r->n_thresholds; i++)
+        hm_threshold_evaluate(&r->thresholds[i], &t->action_us, &t->patch_us, t->ok, t->sent,
+                              r->wall_seconds);
 }
 
 bool hm_results_passed(const hm_results *r)
@@ -345,26 +352,10 @@ void hm_report_print(FILE *f, const hm_results *r)
     fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
 }
 
+/* Every histogram carries its V2 encoding too, so runs merge losslessly. */
 static json_t *latency_json(const hm_hdr *h)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "p50", json_integer(hm_hdr_value_at_percentile(h, 50)));
-    json_object_set_new(o, "p90", json_integer(hm_hdr_value_at_percentile(h, 90)));
-    json_object_set_new(o, "p99", json_integer(hm_hdr_value_at_percentile(h, 99)));
-    json_object_set_new(o, "p999", json_integer(hm_hdr_value_at_percentile(h, 99.9)));
-    json_object_set_new(o, "max", json_integer(hm_hdr_max(h)));
-    json_object_set_new(o, "mean", json_real(hm_hdr_mean(h)));
-    json_object_set_new(o, "count", json_integer(hm_hdr_count(h)));
-    /* The distribution for plots (hammer matrix --html): [percentile, µs]. */
-    static const double ladder[] = {0,    25,   50,    75,    90,     95, 99,
-                                    99.5, 99.9, 99.95, 99.99, 99.999, 100};
-    json_t *dist = json_array();
-    for (size_t i = 0; hm_hdr_count(h) && i < HM_ARRAY_LEN(ladder); i++)
-        json_array_append_new(
-            dist,
-            json_pack("[f,I]", ladder[i], (json_int_t)hm_hdr_value_at_percentile(h, ladder[i])));
-    json_object_set_new(o, "percentiles", dist);
-    return o;
+    return hm_hdr_json(h);
 }
 
 json_t *hm_report_json(const hm_results *r)

@@ -138,6 +138,11 @@ int hm_json_write_atomic(const char *path, struct json_t *root);
 int hm_report_write_json(const char *path, const hm_results *r);
 /* Measures every threshold against the results (sets value and passed). */
 void hm_thresholds_evaluate(hm_results *r);
+/* Measures one threshold: latencies from action (or patch, for patch_*),
+ * ok as ok/sent %, rps as sent/wall_seconds (hammer merge uses it on
+ * merged histograms). */
+void hm_threshold_evaluate(hm_threshold *th, const hm_hdr *action, const hm_hdr *patch, uint64_t ok,
+                           uint64_t sent, double wall_seconds);
 /* Several passes of one scenario (--passes): the change from each pass to
  * the next, printed and as one JSON document {"passes":[...],"changes":[...]}. */
 void hm_report_print_passes(FILE *f, const hm_results *runs, int n);
