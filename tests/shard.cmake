@@ -1,9 +1,19 @@
-# Scale-out (issue 14): merging runs' documents.
+# Scale-out (issue 14): merging runs' documents, --shard/--start-at and
+# hammer merge end to end.
 add_executable(test_merge test_merge.c)
 target_link_libraries(test_merge PRIVATE hm_flags hm_stats)
 target_include_directories(test_merge PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 foreach(behaviour exact self refuse generic passes)
   add_test(NAME merge_${behaviour} COMMAND test_merge ${behaviour})
   set_tests_properties(merge_${behaviour} PROPERTIES TIMEOUT 60)
+endforeach()
+
+add_executable(test_cli_shard test_cli_shard.c)
+target_link_libraries(test_cli_shard PRIVATE hm_flags hm_stats PkgConfig::JANSSON m)
+target_include_directories(test_cli_shard PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(behaviour usage shares start_at interrupt run_id merge)
+  add_test(NAME cli_shard_${behaviour}
+           COMMAND test_cli_shard $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> ${behaviour})
+  set_tests_properties(cli_shard_${behaviour} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 

@@ -5,6 +5,7 @@
  * unreachable target. Every path out of a run goes through finish(). */
 #include "cli/embedded.h"
 #include "cli/matrix.h"
+#include "cli/merge.h"
 #include "cli/options.h"
 #include "stats/hdr_log.h"
 
@@ -18,15 +19,16 @@
 /* Everything one invocation holds, released by finish(). */
 typedef struct run_state {
     hm_cli cli;
-    hm_live_gauges gauges;  /* the live line's, over every pass */
-    char url_buf[128];      /* the embedded bench_app's URL */
-    hm_tls_config *tls_cfg; /* https targets */
-    FILE *ijson;            /* --interval-json */
-    hm_hlog hlog;           /* --hdr-log */
-    char full_target[4200]; /* the URL the reports name */
-    hm_results *runs;       /* one per pass */
-    int ran;                /* passes that ran */
-    int rc;                 /* the last pass's error, 0 if none */
+    hm_live_gauges gauges;                      /* the live line's, over every pass */
+    char url_buf[128];                          /* the embedded bench_app's URL */
+    hm_tls_config *tls_cfg;                     /* https targets */
+    FILE *ijson;                                /* --interval-json */
+    hm_hlog hlog;                               /* --hdr-log */
+    char full_target[4200];                     /* the URL the reports name */
+    hm_results *runs;                           /* one per pass */
+    int ran;                                    /* passes that ran */
+    int rc;                                     /* the last pass's error, 0 if none */
+    int64_t load_started_ns[HM_CLI_MAX_PASSES]; /* wall clock, per pass (shard.started) */
 } run_state;
 
 static void on_signal(int sig)
@@ -165,7 +167,8 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
         rp->client_cpu_pct = 100.0 * cpu_seconds(&ru0, &ru1) / (rp->wall_seconds * cli->o.threads);
     rp->interrupted = atomic_load(&hm_stop_requested);
     memcpy(rp->thresholds, cli->thresholds, sizeof(cli->thresholds));
-    rp->n_thresholds = cli->n_thresholds;
+    /* A shard's share cannot answer for the whole run: hammer merge does. */
+    rp->n_thresholds = hm_shard_defers_thresholds(cli) ? 0 : cli->n_thresholds;
     hm_thresholds_evaluate(rp);
     return true;
 }
@@ -186,6 +189,7 @@ static int run_passes(run_state *rs)
 {
     for (int pi = 0; pi < rs->cli.n_passes && !atomic_load(&hm_stop_requested); pi++) {
         hm_results *rp = &rs->runs[pi];
+        rs->cli.o.load_started_ns = &rs->load_started_ns[pi];
         rs->ran++;
         if (!run_pass(rs, rp, rs->cli.pass_names[pi])) {
             rs->ran--;
@@ -206,6 +210,9 @@ static int report(run_state *rs)
         if (!cli->o.quiet) {
             if (cli->n_passes > 1) printf("\n--- pass %s ---", rs->runs[pi].pass);
             hm_report_print(stdout, &rs->runs[pi]);
+            if (hm_shard_defers_thresholds(cli) && cli->n_thresholds)
+                printf("Thresholds        %d, evaluated over all shards by hammer merge\n",
+                       cli->n_thresholds);
         }
         all_passed = all_passed && hm_results_passed(&rs->runs[pi]);
     }
@@ -213,6 +220,10 @@ static int report(run_state *rs)
     if (cli->o.json_path) {
         json_t *doc =
             rs->ran > 1 ? hm_report_passes_json(rs->runs, rs->ran) : hm_report_json(&rs->runs[0]);
+        for (int pi = 0; pi < rs->ran; pi++) /* each run's own start, for hammer merge */
+            json_object_set_new(rs->ran > 1 ? json_array_get(json_object_get(doc, "passes"), pi)
+                                            : doc,
+                                "shard", hm_shard_json(cli, rs->load_started_ns[pi]));
         int jrc = hm_json_write_atomic(cli->o.json_path, doc);
         json_decref(doc);
         if (jrc < 0)
@@ -242,15 +253,19 @@ static int finish(run_state *rs, int code)
     hm_free(rs->runs);
     hm_free(rs->cli.o.target_path);
     hm_tls_config_free(rs->tls_cfg);
+    hm_shard_free(&rs->cli.shard);
     return code;
 }
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "matrix")) return hm_matrix_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "merge")) return hm_merge_main(argc - 1, argv + 1);
     static run_state rs; /* large (thresholds, URLs); one per process */
     int code = hm_cli_parse(&rs.cli, argc, argv);
+    if (code == HM_CLI_GO) code = hm_shard_split(&rs.cli);
     if (code == HM_CLI_GO) code = hm_cli_validate(&rs.cli);
+    if (code == HM_CLI_GO) code = hm_shard_identify(&rs.cli);
     rs.cli.o.gauges = &rs.gauges;
     if (code == HM_CLI_GO) code = open_target(&rs);
     if (code == HM_CLI_GO) code = open_outputs(&rs);

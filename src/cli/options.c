@@ -15,6 +15,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: hammer [options] scenario NAME [options]\n"
             "       hammer matrix [options] PROFILES.ini  (profiles compared; matrix --help)\n"
+            "       hammer merge [options] SHARD.json...  (shards into one run; merge --help)\n"
             "       hammer list | --help | --version\n"
             "\n"
             "Drives php-via apps (PHP + OpenSwoole + Datastar over SSE) like browsers do and\n"
@@ -58,6 +59,13 @@ static void usage(FILE *f)
             "                        the same server (e.g. cold,warm), and compare them\n"
             "      --threshold EXPR  fail the run (exit 1) unless EXPR holds: p99<50ms,\n"
             "                        patch_p99<200ms, max<1s, ok>=100%%, rps>=1000 (repeatable)\n"
+            "      --shard I/N       do shard I's share (0-based) of a run spread over N\n"
+            "                        processes: -c, -n and -R are split; merge the shards'\n"
+            "                        --json files with hammer merge (docs/distributed.md)\n"
+            "      --start-at TIME   start the load at TIME (UTC RFC 3339, e.g.\n"
+            "                        2026-12-01T10:00:00Z, or +10s from now), after set-up\n"
+            "      --run-id ID       name the run the shards belong to (default: derived\n"
+            "                        from the options and --start-at)\n"
             "  -q, --quiet           no summary on stdout\n"
             "  -h, --help            this help\n"
             "  -V, --version         version and compiled-in engines\n"
@@ -119,6 +127,9 @@ enum {
     OPT_INTERVAL_JSON,
     OPT_PASSES,
     OPT_HDR_LOG,
+    OPT_SHARD,
+    OPT_START_AT,
+    OPT_RUN_ID,
 };
 
 static const struct option longopts[] = {
@@ -150,6 +161,9 @@ static const struct option longopts[] = {
     {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},
     {"hdr-log", required_argument, 0, OPT_HDR_LOG},
     {"passes", required_argument, 0, OPT_PASSES},
+    {"shard", required_argument, 0, OPT_SHARD},
+    {"start-at", required_argument, 0, OPT_START_AT},
+    {"run-id", required_argument, 0, OPT_RUN_ID},
     {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -273,6 +287,14 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_PASSES:
         return parse_passes(cli, arg);
+    case OPT_SHARD:
+        return hm_shard_parse_spec(&cli->shard, arg) < 0 ? BAD_VALUE : HM_CLI_GO;
+    case OPT_START_AT:
+        cli->shard.start_at_arg = arg;
+        return hm_shard_parse_start_at(arg, &cli->shard.start_at_ns) < 0 ? BAD_VALUE : HM_CLI_GO;
+    case OPT_RUN_ID:
+        cli->shard.run_id_arg = arg;
+        return *arg && strlen(arg) < sizeof(cli->shard.run_id) ? HM_CLI_GO : BAD_VALUE;
     case OPT_THRESHOLD:
         if (cli->n_thresholds == HM_MAX_THRESHOLDS) return BAD_VALUE;
         if (hm_threshold_parse(arg, &cli->thresholds[cli->n_thresholds], why, sizeof(why)) < 0) {

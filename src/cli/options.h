@@ -11,6 +11,7 @@
 #ifndef HM_CLI_OPTIONS_H
 #define HM_CLI_OPTIONS_H
 
+#include "cli/shard.h"
 #include "scenarios/scenario.h"
 
 enum {
@@ -40,6 +41,7 @@ typedef struct hm_cli {
     hm_threshold thresholds[HM_MAX_THRESHOLDS];
     int n_thresholds;
     const char *plugin_opts[HM_CLI_MAX_PLUGIN_OPTS]; /* --opt, in o.plugin_opts */
+    hm_shard shard;                                  /* --shard, --start-at, --run-id (shard.h) */
 } hm_cli;
 
 /* Fills cli with the defaults and then argv (argv[0] is the program);

@@ -2,6 +2,9 @@
 #include "scenarios/scenario.h"
 
 #include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,10 +185,41 @@ bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool ide
     return false;
 }
 
+static int64_t wall_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleeps until the wall clock reads start_ns (--start-at: shards on several
+ * machines start their load together). SIGINT and SIGTERM stay blocked
+ * except inside ppoll, so one arriving between the check and the sleep
+ * still ends the sleep. */
+static void wait_for_start(int64_t start_ns)
+{
+    sigset_t stops, old;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stops, &old);
+    for (;;) {
+        int64_t left = start_ns - wall_now_ns();
+        if (left <= 0 || atomic_load(&hm_stop_requested)) break;
+        /* Re-read the wall clock now and then: NTP may step it meanwhile. */
+        if (left > 10 * INT64_C(1000000000)) left = 10 * INT64_C(1000000000);
+        struct timespec rel = {.tv_sec = left / 1000000000, .tv_nsec = left % 1000000000};
+        ppoll(NULL, 0, &rel, &old);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_thread_main main,
                            void *arg, hm_liveness *live, int64_t *t_start, int64_t *t_end)
 {
     hm_loop_options lo = {.backend = o->backend};
+    if (o->start_at_ns) wait_for_start(o->start_at_ns);
+    if (o->load_started_ns && !*o->load_started_ns) *o->load_started_ns = wall_now_ns();
     *t_start = hm_now_ns();
     hm_liveness_start(live);
     hm_progress_attach(stats, o->threads, stride);

@@ -41,7 +41,10 @@ typedef struct hm_options {
     const hammer_scenario *plugin;  /* a plugin's scenario, or NULL */
     const char *const *plugin_opts; /* --opt KEY=VALUE, for plugin setup */
     int n_plugin_opts;
-    hm_live_gauges *gauges; /* the run's live-line gauges, or NULL */
+    hm_live_gauges *gauges;   /* the run's live-line gauges, or NULL */
+    int64_t start_at_ns;      /* --start-at: CLOCK_REALTIME ns the load waits for; 0: none */
+    int64_t *load_started_ns; /* where the run notes (CLOCK_REALTIME ns) when its load
+                               * began, if it is 0; NULL: nowhere */
 
     /* Resolved by the CLI. */
     hm_http_target target;
@@ -192,8 +195,11 @@ static inline int64_t hm_intended_ns(const hm_options *o, int64_t seq, int64_t s
 
 /* Runs `main` on o->threads engine threads, with the interval reporter
  * attached to the per-thread stats (o->threads records, stride bytes
- * apart). Sets *t_start and starts the liveness watch just before; sets
- * *t_end to the end time unless a thread already did. */
+ * apart). First waits for o->start_at_ns if it is still ahead (SIGINT or
+ * SIGTERM end the wait; the threads then see hm_stop_requested) and notes
+ * the wall-clock start in *o->load_started_ns. Sets *t_start and starts the
+ * liveness watch just before; sets *t_end to the end time unless a thread
+ * already did. */
 int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_thread_main main,
                            void *arg, hm_liveness *live, int64_t *t_start, int64_t *t_end);
 

@@ -224,15 +224,22 @@ out:
 
 int hm_hlog_open(hm_hlog *log, const char *path)
 {
-    log->f = fopen(path, "w");
-    if (!log->f) return -errno;
-    log->start_ns = hm_now_ns();
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
-    double epoch = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
+    int rc = hm_hlog_open_at(log, path, (double)wall.tv_sec + (double)wall.tv_nsec / 1e9);
+    log->start_ns = hm_now_ns();
+    return rc;
+}
+
+int hm_hlog_open_at(hm_hlog *log, const char *path, double start_epoch_s)
+{
+    log->f = fopen(path, "w");
+    if (!log->f) return -errno;
+    log->start_ns = 0;
+    time_t secs = (time_t)start_epoch_s;
     char when[64];
     struct tm tm;
-    strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", gmtime_r(&wall.tv_sec, &tm));
+    strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", gmtime_r(&secs, &tm));
     fprintf(log->f,
             "#[Logged with hammer " HM_VERSION ", values in microseconds]\n"
             "#[Histogram log format version 1.3]\n"
@@ -240,7 +247,7 @@ int hm_hlog_open(hm_hlog *log, const char *path)
             "#[BaseTime: %.3f (seconds since epoch)]\n"
             "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
             "\"Interval_Compressed_Histogram\"\n",
-            epoch, when, epoch);
+            start_epoch_s, when, start_epoch_s);
     return fflush(log->f) ? -errno : 0;
 }
 
@@ -263,6 +270,19 @@ int hm_hlog_close(hm_hlog *log)
     bad |= fclose(log->f);
     log->f = NULL;
     return bad ? -EIO : 0;
+}
+
+int hm_hlog_start_time(FILE *f, double *epoch_s)
+{
+    char line[512];
+    int rc = -EINVAL;
+    while (fgets(line, sizeof(line), f) && line[0] == '#')
+        if (sscanf(line, "#[StartTime: %lf", epoch_s) == 1) {
+            rc = 0;
+            break;
+        }
+    rewind(f);
+    return rc;
 }
 
 int hm_hlog_read(FILE *f, hm_hlog_entry *e)

@@ -51,6 +51,12 @@ typedef struct hm_hlog {
  * 0 or a negative errno. */
 int hm_hlog_open(hm_hlog *log, const char *path);
 
+/* Creates (truncates) path and writes the header with StartTime
+ * start_epoch_s (seconds since the epoch); log->start_ns is then 0, so
+ * hm_hlog_write takes times relative to that start (merging logs).
+ * 0 or a negative errno. */
+int hm_hlog_open_at(hm_hlog *log, const char *path, double start_epoch_s);
+
 /* Appends one interval: [from_ns, to_ns) on the hm_now_ns() clock, tag NULL
  * or a name without commas or spaces. Flushes, so a killed run keeps every
  * interval written so far. 0 or a negative errno. */
@@ -65,6 +71,10 @@ typedef struct hm_hlog_entry {
     double start_s, length_s, max_ms;
     hm_hdr hist; /* initialised by the reader; destroy it */
 } hm_hlog_entry;
+
+/* Reads the StartTime of the log's header into *epoch_s and rewinds f.
+ * 0, or -EINVAL when the header has none. */
+int hm_hlog_start_time(FILE *f, double *epoch_s);
 
 /* Reads the next interval line of f, skipping comments and the CSV header.
  * 1 when *e was filled, 0 at the end, -EINVAL for a malformed line. */

@@ -1,0 +1,26 @@
+/* merge.h — `hammer merge`: the shards of one run (--shard I/N, each with
+ * its --json and optionally its --hdr-log) into one document and its
+ * reports, as if one process had run it all (docs/distributed.md).
+ *
+ * The merge itself is stats/merge.h (documents) and the interval log
+ * reader/writer of stats/hdr_log.h; this file reads the inputs, writes the
+ * outputs, and merge_report.c renders the summary and the Markdown from
+ * the merged document alone. */
+#ifndef HM_CLI_MERGE_H
+#define HM_CLI_MERGE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* argv[0] is "merge". Returns the exit code: 0 the merged run passed, 1 it
+ * did not (a check, a threshold, or a shard missing), 2 usage error, an
+ * unreadable input, or inputs that are not shards of one run. */
+int hm_merge_main(int argc, char **argv);
+
+/* The summary of a merged document on f (stdout). 0 or -EIO. */
+int hm_merge_print(FILE *f, json_t *doc);
+
+/* The same as Markdown. 0 or -EIO. */
+int hm_merge_markdown(FILE *f, json_t *doc);
+
+#endif
