@@ -1,5 +1,5 @@
 # Scale-out (issue 14): merging runs' documents, --shard/--start-at and
-# hammer merge end to end.
+# hammer merge end to end, the local rehearsal of N shards.
 add_executable(test_merge test_merge.c)
 target_link_libraries(test_merge PRIVATE hm_flags hm_stats)
 target_include_directories(test_merge PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
@@ -16,4 +16,10 @@ foreach(behaviour usage shares start_at interrupt run_id merge)
            COMMAND test_cli_shard $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> ${behaviour})
   set_tests_properties(cli_shard_${behaviour} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+
+# scripts/shards-local.sh: 4 shards (in network namespaces when root) merged.
+add_test(NAME shards_local
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_shards_local.sh ${CMAKE_SOURCE_DIR}
+                 $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>)
+set_tests_properties(shards_local PROPERTIES TIMEOUT 300)
 
