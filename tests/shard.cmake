@@ -1,5 +1,5 @@
-# Scale-out (issue 14): merging runs' documents, --shard/--start-at and
-# hammer merge end to end, the local rehearsal of N shards.
+# Scale-out (issue 14): merging runs' documents, --shard/--start-at end to
+# end, the local rehearsal of N shards, and the Kubernetes files.
 add_executable(test_merge test_merge.c)
 target_link_libraries(test_merge PRIVATE hm_flags hm_stats)
 target_include_directories(test_merge PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
@@ -23,3 +23,9 @@ add_test(NAME shards_local
                  $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>)
 set_tests_properties(shards_local PROPERTIES TIMEOUT 300)
 
+# deploy/k8s/: manifests parsed and their pod scripts run here; the image
+# file against scripts/deps.sh (kubectl and container engines are not used).
+add_test(NAME k8s
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_k8s.sh ${CMAKE_SOURCE_DIR}
+                 $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>)
+set_tests_properties(k8s PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
