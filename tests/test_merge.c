@@ -11,8 +11,10 @@
  *            ranges, a histogram without `hdr`, a broken `hdr`: refused
  *            with the reason
  *   generic  histograms and counters at paths the merge has never heard of
- *            (a later JSON key) merge by the same rules; missing shards
- *            fail the merged run
+ *            (a later JSON key) merge by the same rules, so do the run's
+ *            description (start, words, options) and a time series whose
+ *            points carry latency summaries without histograms; missing
+ *            shards fail the merged run
  *   passes   --passes documents merge pass by pass, changes recomputed */
 #include <jansson.h>
 #include <math.h>
@@ -356,6 +358,24 @@ static void check_generic(void)
         json_object_set_new(f[i].doc, "steps", step);
         json_object_set_new(f[i].doc, "error_reasons", json_pack("{s:i}", "reset by peer", i));
         json_object_set_new(f[i].doc, "sse", json_pack("{s:b, s:f}", "ok", 1, "ok_pct", 50.0 + i));
+        /* A run's description: when it began, its words, its resolved options. */
+        char started[32];
+        snprintf(started, sizeof(started), "2026-12-01T09:30:0%d.000Z", 5 - i);
+        json_object_set_new(f[i].doc, "started", json_string(started));
+        json_object_set_new(f[i].doc, "command_line", json_pack("[s,s]", "--shard", started));
+        json_object_set_new(f[i].doc, "options",
+                            json_pack("{s:i, s:i, s:f, s:f, s:i}", "concurrency", 5, "actions",
+                                      100 + i, "timeout_s", 5.0, "rate", 1.5, "observers", 1));
+        /* A time series: shard i has 2 + i points, each with a summary of
+         * its latency but no histogram. */
+        json_t *series = json_array();
+        for (int t = 0; t < 2 + i; t++)
+            json_array_append_new(series,
+                                  json_pack("{s:f, s:f, s:i, s:{s:i, s:i, s:i, s:i}}", "t",
+                                            1.0 + t + 0.01 * i, "dt", 1.0, "sent", 10 * (i + 1),
+                                            "latency_us", "count", 10 * (i + 1), "p50",
+                                            100 * (i + 1), "min", 7 + i, "max", 1000 * (i + 1)));
+        json_object_set_new(f[i].doc, "intervals", series);
     }
     char why[512];
     json_t *m = merge_of(f, 3, why, sizeof(why));
@@ -368,13 +388,39 @@ static void check_generic(void)
     ASSERT(json_is_true(json_object_get(json_object_get(m, "sse"), "ok")));
     ASSERT_DBL_NEAR(json_real_value(json_object_get(json_object_get(m, "sse"), "ok_pct")), 51.0,
                     1e-9);
+    ASSERT_STREQ(json_string_value(json_object_get(m, "started")), "2026-12-01T09:30:03.000Z");
+    ASSERT_STREQ(json_string_value(json_array_get(json_object_get(m, "command_line"), 1)),
+                 "2026-12-01T09:30:05.000Z");
+    json_t *opts = json_object_get(m, "options");
+    ASSERT_EQ(int_at(opts, "concurrency", NULL), 15);
+    ASSERT_EQ(int_at(opts, "actions", NULL), 303);
+    ASSERT_EQ(int_at(opts, "observers", NULL), 1);
+    ASSERT_DBL_NEAR(json_real_value(json_object_get(opts, "timeout_s")), 5.0, 0);
+    ASSERT_DBL_NEAR(json_real_value(json_object_get(opts, "rate")), 4.5, 1e-12);
+    json_t *series = json_object_get(m, "intervals");
+    ASSERT_EQ(json_array_size(series), 4); /* the longest input's */
+    json_t *p0 = json_array_get(series, 0), *p3 = json_array_get(series, 3);
+    ASSERT_EQ(int_at(p0, "sent", NULL), 10 + 20 + 30);
+    ASSERT_EQ(int_at(p3, "sent", NULL), 30); /* only shard 2 got that far */
+    ASSERT_DBL_NEAR(json_real_value(json_object_get(p0, "t")), 1.01, 1e-9);
+    ASSERT_DBL_NEAR(json_real_value(json_object_get(p0, "dt")), 1.0, 1e-12);
+    json_t *l0 = json_object_get(p0, "latency_us");
+    ASSERT_EQ(int_at(l0, "count", NULL), 60);
+    ASSERT_EQ(int_at(l0, "min", NULL), 7);
+    ASSERT_EQ(int_at(l0, "max", NULL), 3000);
+    ASSERT(json_is_null(json_object_get(l0, "p50"))); /* no histogram: no exact p50 */
+    json_t *inexact = json_object_get(json_object_get(m, "shard"), "inexact");
+    ASSERT_EQ(json_array_size(inexact), 1);
+    ASSERT_STREQ(json_string_value(json_array_get(inexact, 0)), "intervals[].latency_us");
+
     /* Shard 3 of 4 is missing: the merged run cannot pass. */
     json_t *missing = json_object_get(json_object_get(m, "shard"), "missing");
     ASSERT_EQ(json_array_size(missing), 1);
     ASSERT_EQ(json_integer_value(json_array_get(missing, 0)), 3);
     ASSERT(json_is_false(json_object_get(m, "passed")));
-    printf("generic: steps.login.latency_us (count %lld) and error_reasons merged; shard 3 "
-           "missing fails the run\n",
+    printf("generic: steps.login.latency_us (count %lld) and error_reasons merged; the run's "
+           "description; a time series of uneven length, its summaries without histograms "
+           "kept to count, min and max; shard 3 missing fails the run\n",
            (long long)int_at(json_object_get(login, "latency_us"), "count", NULL));
     json_decref(want);
     json_decref(m);

@@ -209,6 +209,15 @@ static void warn_coverage(json_t *doc)
         fprintf(stderr, " of %lld%s\n", (long long)json_integer_value(json_object_get(sh, "count")),
                 w == 0 ? ": the merged run is incomplete and does not pass" : "");
     }
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(sh, "inexact"), i, v)
+    {
+        fprintf(stderr,
+                "hammer merge: %s has no histograms to add: its counts, min and max are "
+                "merged, its percentiles are null (the merged --hdr-log has them)\n",
+                json_string_value(v));
+    }
 }
 
 static int merge_documents(const merge_args *a, char **paths, int n)

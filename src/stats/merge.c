@@ -14,17 +14,20 @@
 
 /* Where a key sits decides the rules that are not the defaults. */
 typedef enum level {
-    LV_INNER,  /* inside a run document */
-    LV_RUN,    /* the top of a run document */
-    LV_PASSES, /* the top of a --passes document */
+    LV_INNER,   /* inside a run document */
+    LV_RUN,     /* the top of a run document */
+    LV_PASSES,  /* the top of a --passes document */
+    LV_OPTIONS, /* a run's resolved options ("options") */
 } level;
 
 typedef enum rule {
-    R_SUM,  /* numbers summed; booleans all true; strings listed once each */
-    R_SAME, /* must be equal in every input */
-    R_ANY,  /* booleans: true when any is */
-    R_MEAN, /* numbers averaged */
-    R_SKIP, /* rebuilt after the generic merge */
+    R_SUM,   /* numbers summed; booleans all true; strings listed once each */
+    R_SAME,  /* must be equal in every input */
+    R_ANY,   /* booleans: true when any is */
+    R_MEAN,  /* numbers averaged */
+    R_MIN,   /* the smallest number, or the first string in order (times) */
+    R_FIRST, /* the first input's value (settings every shard shares) */
+    R_SKIP,  /* rebuilt after the generic merge */
 } rule;
 
 /* What the inputs say about the shards of the run. */
@@ -42,6 +45,7 @@ typedef struct merge_ctx {
     size_t whylen;
     bool failed;
     coverage cov;
+    json_t *inexact; /* paths ([] for any index) merged without their histograms */
 } merge_ctx;
 
 /* One value to merge and the input it came from. */
@@ -68,25 +72,52 @@ static const char *name_of(const merge_ctx *m, int src)
     return m->in[src].name ? m->in[src].name : "(input)";
 }
 
+static bool one_of(const char *key, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(key, names[i])) return true;
+    return false;
+}
+
 static rule rule_of(const char *key, level lv)
 {
     static const char *const run_skip[] = {"shard", "thresholds", "passed", "wall_seconds",
                                            "throughput_rps"};
     static const char *const run_same[] = {"scenario", "pass", "mode", "unit", "schema"};
+    static const char *const run_first[] = {"command_line", "interval_s"};
     static const char *const passes_skip[] = {"passes", "changes", "passed"};
+    /* The run's own options: its size adds up over the shards; the rest
+     * (timeouts, durations, intervals) every shard shares. */
+    static const char *const options_sum[] = {"concurrency", "actions", "rate", "threads"};
     if (lv == LV_RUN) {
-        for (size_t i = 0; i < HM_ARRAY_LEN(run_skip); i++)
-            if (!strcmp(key, run_skip[i])) return R_SKIP;
-        for (size_t i = 0; i < HM_ARRAY_LEN(run_same); i++)
-            if (!strcmp(key, run_same[i])) return R_SAME;
+        if (one_of(key, run_skip, HM_ARRAY_LEN(run_skip))) return R_SKIP;
+        if (one_of(key, run_same, HM_ARRAY_LEN(run_same))) return R_SAME;
+        if (one_of(key, run_first, HM_ARRAY_LEN(run_first))) return R_FIRST;
+        if (!strcmp(key, "started")) return R_MIN;
     }
-    if (lv == LV_PASSES)
-        for (size_t i = 0; i < HM_ARRAY_LEN(passes_skip); i++)
-            if (!strcmp(key, passes_skip[i])) return R_SKIP;
+    if (lv == LV_PASSES && one_of(key, passes_skip, HM_ARRAY_LEN(passes_skip))) return R_SKIP;
+    if (lv == LV_OPTIONS)
+        return one_of(key, options_sum, HM_ARRAY_LEN(options_sum)) ? R_SUM : R_FIRST;
     if (!strcmp(key, "interrupted")) return R_ANY;
+    /* A time series' points: when the shards' points end and how long they
+     * last (they run side by side, so these agree but for the skew). */
+    if (!strcmp(key, "t") || !strcmp(key, "dt")) return R_MEAN;
     size_t len = strlen(key);
     if (len > 4 && !strcmp(key + len - 4, "_pct")) return R_MEAN;
     return R_SUM;
+}
+
+/* path with every "[N]" written "[]": the same place in every element. */
+static void path_pattern(const char *path, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = path; *p && n + 1 < len; p++) {
+        out[n++] = *p;
+        if (*p == '[')
+            while (p[1] >= '0' && p[1] <= '9')
+                p++;
+    }
+    out[n] = 0;
 }
 
 static double num_at(json_t *o, const char *a, const char *b)
@@ -140,17 +171,56 @@ static void fix_ok_pct(json_t *o)
                         json_real(s ? 100.0 * (double)json_integer_value(ok) / (double)s : 0));
 }
 
+/* A latency summary without its histogram inside a time series (a point's
+ * p50..max): what adds up exactly is kept (count summed, min and max), the
+ * percentiles and means cannot be, so they are null, and the place is
+ * listed in shard.inexact. The run's own histograms never come here. */
+static json_t *merge_summary_without_hdr(merge_ctx *m, const char *path, src_val *vals, int k)
+{
+    json_t *out = json_object();
+    for (int i = 0; i < k; i++) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(vals[i].v, key, v)
+        {
+            json_t *cur = json_object_get(out, key);
+            bool sum = !strcmp(key, "count"), lo = !strcmp(key, "min"), hi = !strcmp(key, "max");
+            if (!(sum || lo || hi) || !json_is_number(v)) {
+                json_object_set_new(out, key, json_null());
+            } else if (!cur || json_is_null(cur)) {
+                if (!cur) json_object_set_new(out, key, json_deep_copy(v));
+            } else if (sum) {
+                json_object_set_new(out, key,
+                                    json_integer(json_integer_value(cur) + json_integer_value(v)));
+            } else if (lo ? json_number_value(v) < json_number_value(cur)
+                          : json_number_value(v) > json_number_value(cur)) {
+                json_object_set_new(out, key, json_deep_copy(v));
+            }
+        }
+    }
+    char pattern[512];
+    path_pattern(path, pattern, sizeof(pattern));
+    bool listed = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach(m->inexact, i, p) listed = listed || !strcmp(json_string_value(p), pattern);
+    if (!listed) json_array_append_new(m->inexact, json_string(pattern));
+    return out;
+}
+
 static json_t *merge_object(merge_ctx *m, const char *path, level lv, src_val *vals, int k)
 {
     bool any_hist = false;
     for (int i = 0; i < k; i++) {
-        if (hm_hdr_json_is(vals[i].v))
+        if (hm_hdr_json_is(vals[i].v)) {
             any_hist = true;
-        else if (hm_hdr_json_looks_like(vals[i].v))
+        } else if (hm_hdr_json_looks_like(vals[i].v)) {
+            if (strchr(path, '[')) return merge_summary_without_hdr(m, path, vals, k);
             return fail(m,
                         "%s: the histogram %s has no \"hdr\" (written by an older hammer?); its "
                         "percentiles cannot be merged",
                         name_of(m, vals[i].src), path);
+        }
     }
     if (any_hist) {
         for (int i = 0; i < k; i++)
@@ -184,7 +254,8 @@ static json_t *merge_object(merge_ctx *m, const char *path, level lv, src_val *v
             }
             char sub_path[512];
             snprintf(sub_path, sizeof(sub_path), "%s%s%s", path, *path ? "." : "", key);
-            json_t *mv = merge_value(m, sub_path, r, LV_INNER, sub, ns);
+            level sub_lv = lv == LV_RUN && !strcmp(key, "options") ? LV_OPTIONS : LV_INNER;
+            json_t *mv = merge_value(m, sub_path, r, sub_lv, sub, ns);
             if (!mv) break;
             json_object_set_new(out, key, mv);
         }
@@ -198,12 +269,21 @@ static json_t *merge_object(merge_ctx *m, const char *path, level lv, src_val *v
     return out;
 }
 
+/* Arrays merge element by element. Arrays of objects (a time series'
+ * points) may differ in length: each index merges the inputs that have it.
+ * Arrays of other values that differ in length are the first input's. */
 static json_t *merge_array(merge_ctx *m, const char *path, src_val *vals, int k)
 {
-    size_t len = json_array_size(vals[0].v);
-    for (int i = 1; i < k; i++)
-        if (json_array_size(vals[i].v) != len) /* not element by element: keep the first */
-            return json_deep_copy(vals[0].v);
+    size_t len = 0;
+    bool same_len = true, objects = true;
+    for (int i = 0; i < k; i++) {
+        size_t n = json_array_size(vals[i].v);
+        same_len = same_len && n == json_array_size(vals[0].v);
+        len = n > len ? n : len;
+        for (size_t e = 0; e < n; e++)
+            objects = objects && json_is_object(json_array_get(vals[i].v, e));
+    }
+    if (!same_len && !objects) return json_deep_copy(vals[0].v);
     json_t *out = json_array();
     src_val *sub = hm_calloc((size_t)k, sizeof(*sub));
     if (!out || !sub) {
@@ -212,11 +292,13 @@ static json_t *merge_array(merge_ctx *m, const char *path, src_val *vals, int k)
         return fail(m, "out of memory");
     }
     for (size_t e = 0; e < len; e++) {
+        int ns = 0;
         for (int i = 0; i < k; i++)
-            sub[i] = (src_val){json_array_get(vals[i].v, e), vals[i].src};
+            if (e < json_array_size(vals[i].v))
+                sub[ns++] = (src_val){json_array_get(vals[i].v, e), vals[i].src};
         char sub_path[512];
         snprintf(sub_path, sizeof(sub_path), "%s[%zu]", path, e);
-        json_t *mv = merge_value(m, sub_path, R_SUM, LV_INNER, sub, k);
+        json_t *mv = merge_value(m, sub_path, R_SUM, LV_INNER, sub, ns);
         if (!mv) break;
         json_array_append_new(out, mv);
     }
@@ -240,6 +322,13 @@ static json_t *merge_numbers(merge_ctx *m, const char *path, rule r, src_val *va
                             name_of(m, vals[0].src), json_number_value(vals[i].v),
                             name_of(m, vals[i].src));
         return json_deep_copy(vals[0].v);
+    }
+    if (r == R_FIRST) return json_deep_copy(vals[0].v);
+    if (r == R_MIN) {
+        int lo = 0;
+        for (int i = 1; i < k; i++)
+            if (json_number_value(vals[i].v) < json_number_value(vals[lo].v)) lo = i;
+        return json_deep_copy(vals[lo].v);
     }
     if (r == R_MEAN) {
         double s = 0;
@@ -268,6 +357,13 @@ static json_t *merge_strings(merge_ctx *m, const char *path, rule r, src_val *va
                             json_string_value(vals[0].v), name_of(m, vals[0].src),
                             json_string_value(vals[i].v), name_of(m, vals[i].src));
         return json_deep_copy(vals[0].v);
+    }
+    if (r == R_FIRST) return json_deep_copy(vals[0].v);
+    if (r == R_MIN) { /* RFC 3339 times in UTC sort as text */
+        int lo = 0;
+        for (int i = 1; i < k; i++)
+            if (strcmp(json_string_value(vals[i].v), json_string_value(vals[lo].v)) < 0) lo = i;
+        return json_deep_copy(vals[lo].v);
     }
     /* Each distinct text once, in input order ("io_uring; epoll"). */
     size_t cap = 1;
@@ -307,6 +403,7 @@ static json_t *merge_value(merge_ctx *m, const char *path, rule r, level lv, src
                         name_of(m, vals[i].src), name_of(m, vals[0].src));
     }
     if (json_is_object(first)) return merge_object(m, path, lv, vals, nn);
+    if (r == R_FIRST) return json_deep_copy(first);
     if (json_is_array(first)) return merge_array(m, path, vals, nn);
     if (json_is_number(first)) return merge_numbers(m, path, r, vals, nn);
     if (json_is_string(first)) return merge_strings(m, path, r, vals, nn);
@@ -441,6 +538,7 @@ static json_t *shard_record(merge_ctx *m, json_t *first, shard_row *rows, int k,
     json_object_set_new(sh, "inputs", inputs);
     json_object_set(sh, "missing", m->cov.missing);
     json_object_set(sh, "repeated", m->cov.repeated);
+    json_object_set(sh, "inexact", m->inexact);
     return sh;
 }
 
@@ -654,7 +752,7 @@ static json_t *merge_passes(merge_ctx *m, src_val *vals)
 
 json_t *hm_results_merge(const hm_merge_input *in, int n, char *why, size_t whylen)
 {
-    merge_ctx m = {.in = in, .n = n, .why = why, .whylen = whylen};
+    merge_ctx m = {.in = in, .n = n, .why = why, .whylen = whylen, .inexact = json_array()};
     why[0] = 0;
     if (n < 1) return fail(&m, "nothing to merge");
     for (int i = 0; i < n; i++)
@@ -682,5 +780,6 @@ done:
     hm_free(m.cov.seen);
     json_decref(m.cov.missing);
     json_decref(m.cov.repeated);
+    json_decref(m.inexact);
     return out;
 }

@@ -10,6 +10,14 @@
  *     `ok_pct` recomputed from ok/sent), booleans must all hold
  *     (`interrupted`: any), strings that differ are listed once each,
  *     `scenario`, `pass`, `mode`, `unit` and `schema` must be equal;
+ *     `started` is the earliest, `command_line` and `interval_s` the first
+ *     input's, and in `options` the run's size (concurrency, actions, rate,
+ *     threads) is summed and every other setting is the first input's;
+ *   - arrays merge element by element; a time series (an array of objects,
+ *     `t` and `dt` averaged) may be longer in one input than another; a
+ *     latency summary without `hdr` inside one keeps what adds up (count,
+ *     min, max), its percentiles and mean are null, and its place is listed
+ *     in `shard.inexact`;
  *   - `wall_seconds` spans the earliest load start to the latest end,
  *     `throughput_rps` is sent over that, thresholds are evaluated again on
  *     the merged histograms, `passed` holds only when every shard passed,
