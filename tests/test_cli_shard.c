@@ -25,10 +25,17 @@ static const char *hammer, *bench_app;
 static char dir[64], url[64];
 static proc app;
 
+/* A failed assertion exits: the server must not outlive the test. */
+static void kill_app(void)
+{
+    if (app.pid > 0) kill(app.pid, SIGKILL);
+}
+
 static void start_app(void)
 {
     char *argv[] = {(char *)bench_app, "--port", "0", NULL};
     proc_start(&app, argv);
+    atexit(kill_app);
     for (int i = 0; i < 200 && !strstr(app.out, "listening on "); i++)
         proc_read(&app, 50);
     const char *at = strstr(app.out, "listening on ");
@@ -40,6 +47,7 @@ static void stop_app(void)
 {
     kill(app.pid, SIGTERM);
     proc_wait(&app, 30);
+    app.pid = 0;
 }
 
 static void path_of(char *buf, size_t len, const char *name)

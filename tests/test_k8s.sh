@@ -114,9 +114,17 @@ for i in range(2):
         ["bash", "-c", script.replace("/results", results)],
         env=pod_env(dict(env, JOB_COMPLETION_INDEX=str(i))),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+outs = []
+try:
+    for p in procs:
+        outs.append(p.communicate(timeout=240)[0])
+finally:
+    for p in procs:  # a shard that hangs must not outlive the test
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 for i, p in enumerate(procs):
-    out, _ = p.communicate(timeout=240)
-    check(p.returncode == 0, f"shard pod {i} exited {p.returncode}:\n{out}")
+    check(p.returncode == 0, f"shard pod {i} exited {p.returncode}:\n{outs[i]}")
 for i in range(2):
     d = json.load(open(f"{results}/t1/shard-{i}.json"))
     check(d["shard"]["index"] == i and d["shard"]["count"] == 2, f"shard {i} knew its index")

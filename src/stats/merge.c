@@ -752,7 +752,7 @@ static json_t *merge_passes(merge_ctx *m, src_val *vals)
 
 json_t *hm_results_merge(const hm_merge_input *in, int n, char *why, size_t whylen)
 {
-    merge_ctx m = {.in = in, .n = n, .why = why, .whylen = whylen, .inexact = json_array()};
+    merge_ctx m = {.in = in, .n = n, .why = why, .whylen = whylen};
     why[0] = 0;
     if (n < 1) return fail(&m, "nothing to merge");
     for (int i = 0; i < n; i++)
@@ -761,7 +761,8 @@ json_t *hm_results_merge(const hm_merge_input *in, int n, char *why, size_t whyl
     if (!same_run(&m)) return NULL;
     json_t *out = NULL;
     src_val *vals = hm_calloc((size_t)n, sizeof(*vals));
-    if (!vals || !find_coverage(&m)) {
+    m.inexact = json_array();
+    if (!vals || !m.inexact || !find_coverage(&m)) {
         fail(&m, "out of memory");
         goto done;
     }
