@@ -225,9 +225,10 @@ static void test_percentile_edges(void)
     ASSERT_EQ(hm_hdr_value_at_percentile(&h, 0.0), 2048);
     ASSERT_EQ(hm_hdr_value_at_percentile(&h, -5.0), 2049);
     ASSERT_EQ(hm_hdr_value_at_percentile(&h, -INFINITY), 2049);
-    ASSERT_EQ(hm_hdr_value_at_percentile(&h, 50.0), 2049); /* target 1 */
-    ASSERT_EQ(hm_hdr_value_at_percentile(&h, 75.0), 5003); /* target (int)2.0 = 2 */
-    ASSERT_EQ(hm_hdr_value_at_percentile(&h, 74.0), 2049); /* target (int)1.98 = 1 */
+    /* ceil(p/100 x 2) with p lowered by one ulp: an exact count stays put */
+    ASSERT_EQ(hm_hdr_value_at_percentile(&h, 50.0), 2049);  /* target exactly 1 */
+    ASSERT_EQ(hm_hdr_value_at_percentile(&h, 50.01), 5003); /* ceil(1.0002) = 2 */
+    ASSERT_EQ(hm_hdr_value_at_percentile(&h, 25.0), 2049);  /* ceil(0.5) = 1 */
     ASSERT_EQ(hm_hdr_value_at_percentile(&h, 100.0), 5003);
     ASSERT_EQ(hm_hdr_value_at_percentile(&h, 150.0), 5003);
     ASSERT_EQ(hm_hdr_min(&h), 2048); /* lowest equivalent of 2049 */

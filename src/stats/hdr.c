@@ -288,10 +288,15 @@ double hm_hdr_stddev(const hm_hdr *h)
 int64_t hm_hdr_value_at_percentile(const hm_hdr *h, double p)
 {
     if (h->total_count == 0) return 0;
-    double requested = p < 100.0 ? p : 100.0;
-    double target_d = (requested / 100) * (double)h->total_count + 0.5;
-    /* the reference truncates, then raises anything below 1 to 1; testing
-     * first keeps the cast defined for p = -inf */
+    /* HdrHistogram's (Java's) rule: the sample at ceil(p/100 x N), with p
+     * first lowered by one ulp so that floating-point noise cannot push an
+     * exact count to the next sample. Unlike rounding, ceil commutes with
+     * scaling every count, so a histogram merged with itself names the same
+     * percentiles (hammer merge relies on that). The comparisons are written
+     * so that NaN and -inf end up at 0. */
+    double requested = nextafter(p, -INFINITY);
+    requested = requested > 0.0 ? (requested < 100.0 ? requested : 100.0) : 0.0;
+    double target_d = ceil(requested * (double)h->total_count / 100.0);
     int64_t target = target_d >= 1.0 ? (int64_t)target_d : 1;
 
     int64_t cumulative = 0, v = 0;

@@ -1,10 +1,12 @@
 /* hdr.h — an HdrHistogram-compatible latency histogram.
  *
- * Bucket layout, equivalent-value ranges, percentile, mean and stddev rules
- * and the classic .hgrm percentile printout follow HdrHistogram_c, so numbers
- * and files hammer produces read exactly like the reference's for the same
- * configuration. Hammer records microseconds with hm_hdr_init(h, 1,
- * HM_HDR_HIGHEST_US, 3).
+ * Bucket layout, equivalent-value ranges, mean and stddev rules and the
+ * classic .hgrm percentile printout follow HdrHistogram_c, so numbers and
+ * files hammer produces read exactly like the reference's for the same
+ * configuration. Percentiles follow HdrHistogram's Java implementation (the
+ * sample at ceil(p/100 x N)), which HdrHistogram_c's rounding differs from
+ * by at most one sample; ceil keeps merged copies of a run exact. Hammer
+ * records microseconds with hm_hdr_init(h, 1, HM_HDR_HIGHEST_US, 3).
  *
  * Differences from the reference, on purpose:
  *   - a value above `highest` is recorded as `highest` and counted in
@@ -95,10 +97,11 @@ double hm_hdr_mean(const hm_hdr *h);
 /* Population standard deviation over median equivalent values; 0 when empty. */
 double hm_hdr_stddev(const hm_hdr *h);
 
-/* The reference's hdr_value_at_percentile: p (0..100, larger means 100)
+/* HdrHistogram's (Java) getValueAtPercentile: p (0..100, larger means 100)
  * selects the first slot whose cumulative count reaches
- * (int64_t)(p / 100 * count + 0.5), at least 1; returns that slot's highest
- * equivalent value, or its lowest when p == 0. 0 when empty. */
+ * ceil(p' / 100 * count), at least 1, where p' is p lowered by one ulp;
+ * returns that slot's highest equivalent value, or its lowest when p == 0.
+ * 0 when empty. */
 int64_t hm_hdr_value_at_percentile(const hm_hdr *h, double p);
 
 /* Number of samples in the slot that holds v (0 if v is outside 0..highest). */

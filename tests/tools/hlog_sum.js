@@ -16,22 +16,16 @@ for (let h; (h = reader.nextIntervalHistogram()) !== null;) {
   sum.add(h);
   intervals++;
 }
-// hammer follows HdrHistogram_c: the p-th percentile is the value whose
-// cumulative count reaches round(p/100 * N); hdr-histogram-js (like Java)
-// uses ceil(p/100 * N). Asking the JS reader for the percentile whose ceil
-// lands on C's count makes both name the same sample.
-function cRule(p) {
-  const n = sum.totalCount;
-  const k = Math.max(1, Math.floor((p / 100) * n + 0.5));
-  return sum.getValueAtPercentile((100 * (k - 0.5)) / n);
-}
+// hammer takes percentiles as HdrHistogram does (the sample at
+// ceil(p/100 * N)), so the JS reader's own getValueAtPercentile must agree.
+const at = (p) => sum.getValueAtPercentile(p);
 const got = {
   intervals,
   count: sum.totalCount,
-  p50: cRule(50),
-  p90: cRule(90),
-  p99: cRule(99),
-  p999: cRule(99.9),
+  p50: at(50),
+  p90: at(90),
+  p99: at(99),
+  p999: at(99.9),
   max: sum.maxValue,
 };
 console.log(JSON.stringify(got));
