@@ -73,12 +73,15 @@ void hm__set_current_loop(hm_loop *loop);
 
 /* ---- sockets ---------------------------------------------------------- */
 
+typedef struct hm__accept_ms hm__accept_ms;
+
 struct hm_sock {
     int fd;
     bool listening;
     hm__op *rd_waiter; /* epoll: coroutine waiting for readability */
     hm__op *wr_waiter; /* epoll: coroutine waiting for writability */
     hm_loop *loop;
+    hm__accept_ms *ams; /* io_uring listener: its multishot accept, or NULL */
 };
 
 /* ---- backends --------------------------------------------------------- */
@@ -91,7 +94,8 @@ typedef struct hm__backend {
     int (*poll)(hm_loop *loop, int64_t timeout_ns);
     /* True when submitted work waits for the next poll (io_uring SQEs). */
     bool (*has_pending)(hm_loop *loop);
-    int (*sock_added)(hm_sock *s); /* a new fd joins the loop */
+    int (*sock_added)(hm_sock *s);    /* a new fd joins the loop */
+    void (*sock_closing)(hm_sock *s); /* before its fd closes; NULL: nothing to do */
     int (*connect)(hm_sock *s, const struct sockaddr *sa, socklen_t len, int64_t deadline);
     int (*accept)(hm_sock *ls, int64_t deadline); /* returns the new fd */
     ssize_t (*recv)(hm_sock *s, void *buf, size_t len, int64_t deadline);
@@ -124,6 +128,9 @@ struct hm_loop {
     /* backend state */
     struct io_uring ring;
     int epfd;
+    /* io_uring: multishot accepts of closed listeners whose final CQE has
+     * not arrived yet (freed then, or by the backend's destroy). */
+    hm__accept_ms *accept_orphans;
 #ifdef HM_SANITIZE
     void *asan_fake_stack;
     const void *main_stack_bottom;

@@ -151,6 +151,7 @@ ssize_t hm_sock_write(hm_sock *s, const void *buf, size_t len, int64_t deadline,
 void hm_sock_close(hm_sock *s)
 {
     if (!s) return;
+    if (s->loop->be->sock_closing) s->loop->be->sock_closing(s);
     close(s->fd);
     hm_free(s);
 }
