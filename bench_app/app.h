@@ -1,12 +1,17 @@
 /* app.h — bench_app, hammer's stand-in for php-via's benchmark app
  * (php-via tests/Load/bench_app.php), served by our own engine.
  *
- * It speaks php-via's wire protocol (docs: /work/shared/docs/php-via-protocol.md):
- * page GETs create contexts bound to the via_session_id cookie, POST
- * /_action/<id> runs an action and answers an empty 200, GET /_sse streams
- * Datastar patch events over chunked SSE with no heartbeat, a context's patch
- * queue holds 50 events and drops the oldest, /_session/close and the end of
- * the last SSE stream schedule a context's cleanup, /_health reports counts.
+ * It speaks php-via's wire protocol as php-via v0.12.0 on OpenSwoole does
+ * (docs/php-via.md): page GETs create contexts bound to the via_session_id
+ * cookie, POST /_action/<id> runs an action and answers an empty 200, GET
+ * /_sse streams Datastar patch events over chunked SSE with no heartbeat,
+ * each patch handed to the waiting stream the moment it is queued (a
+ * context's queue of 50, dropping the oldest, fills only while a stream's
+ * writer is blocked), a client that went away is noticed at its stream's
+ * next write, an unknown context gets revival or the reload script,
+ * /_session/close and the end of the last SSE stream schedule a context's
+ * cleanup, /_health reports counts; --brotli compresses pages and streams
+ * as withBrotli() does. Headers go out in OpenSwoole's order, with Date.
  *
  * Pages (TAB signals named as php-via names them, count_<route>_<hex>):
  * bench_app.php's /bench/counter, /bench/cpu (Mandelbrot sum, 65451),
@@ -79,9 +84,23 @@ typedef struct hm_bench_app_options {
     int port;                                /* default 3099; 0 = pick a free port */
     hm_backend_kind backend;                 /* HM_BACKEND_AUTO */
     int64_t cleanup_delay_ms;                /* contextCleanupDelayMs, default 5000 */
-    int64_t sse_poll_ms;                     /* ssePollIntervalMs, default 100; 0 = wake on push */
-    int64_t idle_timeout_ms;                 /* keep-alive idle timeout, default 60000 */
+    /* 0 (default): a patch goes to a waiting SSE stream the moment it is
+     * queued, as in php-via on OpenSwoole; N > 0: streams poll their queue
+     * every N ms instead (what php-via's code reads as, an experiment). */
+    int64_t sse_poll_ms;
+    int64_t revival_window_ms; /* contextRevivalWindowMs, default 600000; 0 = none */
+    int64_t idle_timeout_ms;   /* keep-alive idle timeout, default 60000 */
+    /* A request's header section must be complete this long after its first
+     * byte arrived (0 = default, 10000), however slowly it trickles in. */
+    int64_t header_timeout_ms;
     size_t max_header_bytes, max_body_bytes; /* 0 = defaults (64 KiB, 1 MiB) */
+    /* Largest value a client may give one signal, in bytes of its JSON
+     * text (0 = default, 64 KiB): an action or SSE request carrying a
+     * bigger one answers 413. */
+    size_t max_signal_bytes;
+    /* Brotli (php-via's withBrotli()): pages and SSE streams are
+     * compressed when the request's Accept-Encoding contains "br". */
+    bool brotli;
     bool dev_mode; /* default true, as bench_app.php: missing Origin passes */
     bool quiet;    /* no "listening" line, no log lines */
     /* The spreadsheet's SQLite file, created and seeded when it has no

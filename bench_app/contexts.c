@@ -2,7 +2,7 @@
  * queues, TAB signals and the events that carry them, the context map,
  * sessions bound to contexts, and context cleanup (see contexts.h). Each
  * behaviour names the php-via source it follows; see
- * /work/shared/docs/php-via-protocol.md. */
+ * docs/php-via.md. */
 #include "bench_app/contexts.h"
 #include "bench_app/php_compat.h"
 
@@ -36,25 +36,36 @@ int ba_random_hex(ba_app *app, char *out, size_t nbytes)
 
 /* ---- patch queues ----------------------------------------------------------- */
 
-ba_queue *ba_queue_new(ba_app *app)
+static void queue_free(ba_queue *q)
+{
+    if (!q) return;
+    for (size_t i = 0; i < BA_QUEUE_CAP; i++)
+        ba_buf_free(&q->slot[i]);
+    hm_free(q);
+}
+
+ba_queue *ba_ctx_queue(ba_ctx *ctx)
+{
+    if (!ctx->queue) ctx->queue = hm_calloc(1, sizeof(*ctx->queue));
+    return ctx->queue;
+}
+
+ba_queue *ba_ctx_queue_replace(ba_ctx *ctx)
 {
     ba_queue *q = hm_calloc(1, sizeof(*q));
     if (!q) return NULL;
-    q->refs = 1;
-    if (app->poll_ns == 0 && hm_chan_create(&q->bell, 1) < 0) {
-        hm_free(q);
-        return NULL;
+    ba_queue *old = ctx->queue;
+    ctx->queue = q;
+    if (old) {
+        while (old->wait_head) {
+            ba_stream *st = old->wait_head;
+            ba_queue_unwait(st);
+            st->woken_closed = true;
+            ba_stream_wake(st);
+        }
+        queue_free(old);
     }
     return q;
-}
-
-void ba_queue_unref(ba_queue *q)
-{
-    if (!q || --q->refs > 0) return;
-    for (size_t i = 0; i < BA_QUEUE_CAP; i++)
-        ba_buf_free(&q->slot[i]);
-    hm_chan_destroy(q->bell); /* no waiter: a waiting stream holds a reference */
-    hm_free(q);
 }
 
 ba_buf *ba_queue_push_begin(ba_queue *q)
@@ -69,10 +80,48 @@ ba_buf *ba_queue_push_begin(ba_queue *q)
     return b;
 }
 
+void ba_queue_wait(ba_queue *q, ba_stream *st)
+{
+    if (st->waiting_on) return;
+    st->waiting_on = q;
+    st->wnext = NULL;
+    if (q->wait_tail)
+        q->wait_tail->wnext = st;
+    else
+        q->wait_head = st;
+    q->wait_tail = st;
+}
+
+void ba_queue_unwait(ba_stream *st)
+{
+    ba_queue *q = st->waiting_on;
+    if (!q) return;
+    ba_stream **pp = &q->wait_head;
+    ba_stream *prev = NULL;
+    while (*pp && *pp != st) {
+        prev = *pp;
+        pp = &(*pp)->wnext;
+    }
+    if (*pp) *pp = st->wnext;
+    if (q->wait_tail == st) q->wait_tail = prev;
+    st->waiting_on = NULL;
+    st->wnext = NULL;
+}
+
 void ba_queue_push_commit(ba_queue *q)
 {
     q->len++;
-    if (q->bell) hm_chan_try_push(q->bell, q); /* -EAGAIN: already rung */
+    /* The event goes to the stream that has waited longest, which (unless
+     * its writer is now blocked or its client gone) waits again behind the
+     * others; pushed while nobody waits, it stays queued. */
+    while (q->len && q->wait_head) {
+        ba_stream *st = q->wait_head;
+        ba_queue_unwait(st);
+        ba_buf *ev = &q->slot[q->head];
+        q->head = (q->head + 1) % BA_QUEUE_CAP;
+        q->len--;
+        if (ba_stream_deliver(st, ev->data, ev->len)) ba_queue_wait(q, st);
+    }
 }
 
 bool ba_queue_pop_swap(ba_queue *q, ba_buf *mine)
@@ -85,12 +134,6 @@ bool ba_queue_pop_swap(ba_queue *q, ba_buf *mine)
     q->head = (q->head + 1) % BA_QUEUE_CAP;
     q->len--;
     return true;
-}
-
-static ba_queue *ctx_queue(ba_ctx *ctx)
-{
-    if (!ctx->queue) ctx->queue = ba_queue_new(ctx->app);
-    return ctx->queue;
 }
 
 /* ---- signals ----------------------------------------------------------------- */
@@ -157,7 +200,7 @@ int ba_queue_signals(ba_ctx *ctx, uint32_t mask)
     const ba_route_def *def = ctx->route->def;
     mask &= ba_route_all_signals(ctx->route);
     if (!mask) return 0;
-    ba_queue *q = ctx_queue(ctx);
+    ba_queue *q = ba_ctx_queue(ctx);
     if (!q) return -ENOMEM;
     ba_buf *b = ba_queue_push_begin(q);
     int rc = ba_buf_lit(b, "event: datastar-patch-signals\ndata: signals {");
@@ -215,7 +258,7 @@ int ba_elements_event_append(ba_buf *b, const char *selector, const char *html, 
 
 int ba_patch_elements(ba_ctx *ctx, const char *selector, const char *html, size_t n)
 {
-    ba_queue *q = ctx_queue(ctx);
+    ba_queue *q = ba_ctx_queue(ctx);
     if (!q) return -ENOMEM;
     ba_buf *b = ba_queue_push_begin(q);
     int rc = ba_elements_event_append(b, selector, html, n);
@@ -323,7 +366,7 @@ void ba_ctx_schedule_cleanup(ba_ctx *ctx)
 
 static void ctx_free(ba_ctx *ctx)
 {
-    ba_queue_unref(ctx->queue);
+    queue_free(ctx->queue); /* no stream waits in it: none is left */
     if (ctx->str) {
         for (size_t i = 0; i < ctx->route->def->n_signals; i++)
             ba_buf_free(&ctx->str[i]);
@@ -333,30 +376,171 @@ static void ctx_free(ba_ctx *ctx)
     hm_free(ctx);
 }
 
-int ba_contexts_init(ba_app *app)
+/* ---- contexts that went: revival records and reload marks ---------------- */
+
+/* A context id remembered after its context went: php-via's revival record
+ * (route and session set) or a reload mark of SseHandler's. */
+typedef struct ba_gone {
+    struct ba_gone *hnext;         /* hash chain */
+    struct ba_gone *older, *newer; /* age order (= expiry order: one TTL per set) */
+    uint64_t hash;
+    int64_t expires; /* hm_now_ns() */
+    const ba_route_rt *route;
+    char *session; /* revival records: hm_alloc'd; NULL in reload marks */
+    size_t session_len;
+    size_t id_len;
+    char id[BA_CTX_ID_MAX];
+} ba_gone;
+
+struct ba_gone_set {
+    ba_gone **buckets;
+    size_t n_buckets, n, max;
+    ba_gone *oldest, *newest;
+    int64_t ttl_ns;
+};
+
+static int gone_set_init(ba_gone_set **out, size_t max, int64_t ttl_ns)
 {
-    return map_grow(app);
+    ba_gone_set *g = hm_calloc(1, sizeof(*g));
+    if (!g) return -ENOMEM;
+    g->n_buckets = 256;
+    g->buckets = hm_calloc(g->n_buckets, sizeof(*g->buckets));
+    if (!g->buckets) {
+        hm_free(g);
+        return -ENOMEM;
+    }
+    g->max = max;
+    g->ttl_ns = ttl_ns;
+    *out = g;
+    return 0;
 }
 
-void ba_contexts_free(ba_app *app)
+static void gone_remove(ba_gone_set *g, ba_gone *x)
 {
-    for (size_t i = 0; i < app->n_buckets; i++) {
-        ba_ctx *x = app->buckets[i];
-        while (x) {
-            ba_ctx *next = x->hnext;
-            ctx_free(x);
-            x = next;
+    ba_gone **pp = &g->buckets[x->hash & (g->n_buckets - 1)];
+    while (*pp != x)
+        pp = &(*pp)->hnext;
+    *pp = x->hnext;
+    if (x->older)
+        x->older->newer = x->newer;
+    else
+        g->oldest = x->newer;
+    if (x->newer)
+        x->newer->older = x->older;
+    else
+        g->newest = x->older;
+    g->n--;
+    hm_free(x->session);
+    hm_free(x);
+}
+
+static void gone_expire(ba_gone_set *g, int64_t now)
+{
+    while (g->oldest && g->oldest->expires <= now)
+        gone_remove(g, g->oldest);
+}
+
+static void gone_set_free(ba_gone_set *g)
+{
+    if (!g) return;
+    while (g->oldest)
+        gone_remove(g, g->oldest);
+    hm_free(g->buckets);
+    hm_free(g);
+}
+
+/* The unexpired record of id, or NULL. */
+static ba_gone *gone_find(ba_gone_set *g, const char *id, size_t n)
+{
+    if (!g || n == 0 || n >= BA_CTX_ID_MAX) return NULL;
+    gone_expire(g, hm_now_ns());
+    uint64_t h = hash_id(id, n);
+    for (ba_gone *x = g->buckets[h & (g->n_buckets - 1)]; x; x = x->hnext)
+        if (x->hash == h && x->id_len == n && memcmp(x->id, id, n) == 0) return x;
+    return NULL;
+}
+
+/* A fresh record of id (replacing one there was), the newest; the oldest
+ * go past the set's cap. NULL when the id is too long to be ours or out of
+ * memory: then nothing is remembered. */
+static ba_gone *gone_add(ba_gone_set *g, const char *id, size_t n)
+{
+    if (!g || n == 0 || n >= BA_CTX_ID_MAX) return NULL;
+    ba_gone *old = gone_find(g, id, n);
+    if (old) gone_remove(g, old);
+    while (g->n >= g->max && g->oldest)
+        gone_remove(g, g->oldest);
+    if (g->n >= g->n_buckets) { /* keep chains short: double the buckets */
+        size_t nb = g->n_buckets * 2;
+        ba_gone **b = hm_calloc(nb, sizeof(*b));
+        if (b) {
+            for (size_t i = 0; i < g->n_buckets; i++) {
+                for (ba_gone *x = g->buckets[i], *next; x; x = next) {
+                    next = x->hnext;
+                    x->hnext = b[x->hash & (nb - 1)];
+                    b[x->hash & (nb - 1)] = x;
+                }
+            }
+            hm_free(g->buckets);
+            g->buckets = b;
+            g->n_buckets = nb;
         }
     }
-    hm_free(app->buckets);
-    app->buckets = NULL;
-    app->n_buckets = app->n_ctx = 0;
-    app->pending = NULL;
+    ba_gone *x = hm_calloc(1, sizeof(*x));
+    if (!x) return NULL;
+    memcpy(x->id, id, n);
+    x->id_len = n;
+    x->hash = hash_id(id, n);
+    x->expires = hm_now_ns() + g->ttl_ns;
+    size_t j = x->hash & (g->n_buckets - 1);
+    x->hnext = g->buckets[j];
+    g->buckets[j] = x;
+    x->older = g->newest;
+    if (g->newest)
+        g->newest->newer = x;
+    else
+        g->oldest = x;
+    g->newest = x;
+    g->n++;
+    return x;
+}
+
+bool ba_reload_sent(ba_app *app, const char *id, size_t n)
+{
+    return gone_find(app->reloaded, id, n) != NULL;
+}
+
+void ba_reload_mark(ba_app *app, const char *id, size_t n)
+{
+    gone_add(app->reloaded, id, n);
+}
+
+void ba_reload_forget(ba_app *app, const char *id, size_t n)
+{
+    ba_gone *x = gone_find(app->reloaded, id, n);
+    if (x) gone_remove(app->reloaded, x);
+}
+
+/* Application::recordRevivable(): taken when the cleanup destroys a
+ * context (only then), for the revival window. */
+static void record_revivable(ba_ctx *ctx)
+{
+    ba_gone *x = gone_add(ctx->app->revivable, ctx->id, ctx->id_len);
+    if (!x) return;
+    x->session = hm_alloc(ctx->session_len + 1);
+    if (!x->session) {
+        gone_remove(ctx->app->revivable, x);
+        return;
+    }
+    memcpy(x->session, ctx->session, ctx->session_len + 1);
+    x->session_len = ctx->session_len;
+    x->route = ctx->route;
 }
 
 static void ctx_destroy(ba_ctx *ctx)
 {
     ba_app *app = ctx->app;
+    record_revivable(ctx);
     ba_ctx_cancel_cleanup(ctx);
     ba_ctx **pp = &app->buckets[ctx->hash & (app->n_buckets - 1)];
     while (*pp != ctx)
@@ -367,7 +551,11 @@ static void ctx_destroy(ba_ctx *ctx)
     ctx_free(ctx);
 }
 
-ba_ctx *ba_ctx_create(ba_app *app, const ba_route_rt *rt, const char *session, size_t slen)
+/* A context of route rt bound to the session, with the given hex (NULL: a
+ * fresh random one that no live context has), the route's initial signals,
+ * all marked changed, in the map. NULL when out of memory or randomness. */
+static ba_ctx *ctx_make(ba_app *app, const ba_route_rt *rt, const char *hex, const char *session,
+                        size_t slen)
 {
     if (app->n_ctx >= app->n_buckets && map_grow(app) < 0) return NULL;
     ba_ctx *ctx = hm_calloc(1, sizeof(*ctx));
@@ -384,7 +572,9 @@ ba_ctx *ba_ctx_create(ba_app *app, const ba_route_rt *rt, const char *session, s
     ctx->session[slen] = '\0';
     ctx->session_len = slen;
     for (;;) { /* a collision of 64 random bits is all but impossible; still */
-        if (ba_random_hex(app, ctx->hex, BA_CTX_HEX / 2) < 0) {
+        if (hex)
+            memcpy(ctx->hex, hex, BA_CTX_HEX + 1);
+        else if (ba_random_hex(app, ctx->hex, BA_CTX_HEX / 2) < 0) {
             ctx_free(ctx);
             return NULL;
         }
@@ -393,7 +583,7 @@ ba_ctx *ba_ctx_create(ba_app *app, const ba_route_rt *rt, const char *session, s
         memcpy(ctx->id + rt->path_len + 2, ctx->hex, BA_CTX_HEX);
         ctx->id_len = rt->path_len + 2 + BA_CTX_HEX;
         ctx->id[ctx->id_len] = '\0';
-        if (!ba_ctx_lookup(app, ctx->id, ctx->id_len)) break;
+        if (hex || !ba_ctx_lookup(app, ctx->id, ctx->id_len)) break;
     }
     ctx->hash = hash_id(ctx->id, ctx->id_len);
     if (rt->has_str && !(ctx->str = hm_calloc(rt->def->n_signals, sizeof(*ctx->str)))) {
@@ -420,8 +610,61 @@ ba_ctx *ba_ctx_create(ba_app *app, const ba_route_rt *rt, const char *session, s
     return ctx;
 }
 
+ba_ctx *ba_ctx_create(ba_app *app, const ba_route_rt *rt, const char *session, size_t slen)
+{
+    return ctx_make(app, rt, NULL, session, slen);
+}
+
+ba_ctx *ba_ctx_revive(ba_app *app, const char *id, size_t n, const char *session, size_t slen,
+                      const json_t *signals)
+{
+    ba_gone *x = gone_find(app->revivable, id, n);
+    if (!x || !x->session) return NULL;
+    if (x->session_len != slen || memcmp(x->session, session, slen) != 0) return NULL;
+    /* The record's id is "<route>_/<16 hex>" (it was ours). */
+    ba_ctx *ctx = ctx_make(app, x->route, x->id + x->id_len - BA_CTX_HEX, session, slen);
+    if (!ctx) return NULL;
+    ba_inject_signals(ctx, signals);
+    gone_remove(app->revivable, x);
+    return ctx;
+}
+
+int ba_contexts_init(ba_app *app)
+{
+    int rc = map_grow(app);
+    /* SseHandler forgets a reload mark after 5 minutes; php-via keeps every
+     * mark that long, bench_app at most BA_RELOAD_MARKS of them. */
+    if (rc == 0) rc = gone_set_init(&app->reloaded, BA_RELOAD_MARKS, 300 * 1000000000LL);
+    /* Application::MAX_REVIVABLE records, each for the revival window. */
+    if (rc == 0 && app->opt.revival_window_ms > 0)
+        rc = gone_set_init(&app->revivable, BA_REVIVABLE_MAX,
+                           app->opt.revival_window_ms * 1000000LL);
+    return rc;
+}
+
+void ba_contexts_free(ba_app *app)
+{
+    for (size_t i = 0; i < app->n_buckets; i++) {
+        ba_ctx *x = app->buckets[i];
+        while (x) {
+            ba_ctx *next = x->hnext;
+            ctx_free(x);
+            x = next;
+        }
+    }
+    hm_free(app->buckets);
+    app->buckets = NULL;
+    app->n_buckets = app->n_ctx = 0;
+    app->pending = NULL;
+    gone_set_free(app->reloaded);
+    gone_set_free(app->revivable);
+    app->reloaded = app->revivable = NULL;
+}
+
 void ba_via_tick(ba_app *app, int64_t now)
 {
+    if (app->reloaded) gone_expire(app->reloaded, now);
+    if (app->revivable) gone_expire(app->revivable, now);
     ba_ctx *ctx = app->pending;
     while (ctx) {
         ba_ctx *next = ctx->pnext;

@@ -12,12 +12,17 @@
  * or an action runs.
  *
  * Patch queues: one ring of 50 event buffers per context (php-via's
- * Channel(50)); a push to a full ring drops the oldest event. An SSE connect
- * gives the context a fresh queue and the stream keeps a reference to it, so
- * an older stream of the same context keeps reading its old queue, which
- * nobody fills any more: it goes silent, as in php-via. Slot buffers keep
- * their capacity and the stream swaps its own buffer with the slot it pops,
- * so steady-state actions and streams allocate nothing.
+ * Channel(50)); a push to a full ring drops the oldest event. As in
+ * OpenSwoole, a push hands the event straight to a stream waiting in
+ * pop() (the first of them, which then waits again behind the others), so
+ * events only accumulate in the ring while no stream waits: before the
+ * first SSE connect, or while a stream's writer is blocked by a client
+ * that does not read. An SSE connect replaces the context's queue; a
+ * stream that waited in the old one is woken and, after php-via's poll
+ * sleep, waits in the new one too, so two streams of one context take
+ * turns with the patches, as in php-via. Slot buffers keep their capacity
+ * and a stream swaps its own buffer with the slot it pops, so steady-state
+ * actions and streams allocate nothing.
  *
  * Signals: TAB signals are ints or strings (ba_sig_type). Client values are
  * cast to the signal's type as PHP would ((int) / (string), php_compat.h)
@@ -28,15 +33,18 @@
  * Ownership: everything here belongs to one worker's ba_app and is used
  * only on its thread. The app owns its contexts (ba_ctx_create; freed by
  * cleanup or ba_contexts_free); a context owns its session string, its
- * string signal buffers and one reference on its current queue; an SSE
- * stream holds another reference on the queue it reads (ba_queue_unref
- * drops it). A ba_ctx pointer stays valid until the context's cleanup,
+ * string signal buffers and its current queue; a stream holds no queue,
+ * only its place in the waiters of the one it waits in (taken out before
+ * that queue goes). A ba_ctx pointer stays valid until the context's cleanup,
  * which never runs while ctx->sse_count or ctx->busy is non-zero. The
  * worker's counts in app->ws are republished whenever they change. */
 #ifndef BA_CONTEXTS_H
 #define BA_CONTEXTS_H
 
 #include "bench_app/internal.h"
+
+#define BA_RELOAD_MARKS 100000 /* reload marks kept at most (php-via: no cap) */
+#define BA_REVIVABLE_MAX 10000 /* Application::MAX_REVIVABLE */
 
 #include <jansson.h>
 
@@ -53,13 +61,27 @@ struct ba_route_rt {
     bool has_str;          /* some signal is a BA_SIG_STR */
 };
 
+typedef struct ba_stream ba_stream;
+
+/* php-via's Channel(50) of one page context. */
 typedef struct ba_queue {
-    int refs;
     size_t head, len;
     uint64_t dropped;
-    hm_chan *bell; /* sse_poll_ms == 0: poked on every push; capacity 1 */
+    ba_stream *wait_head, *wait_tail; /* streams waiting in pop(), oldest first */
     ba_buf slot[BA_QUEUE_CAP];
 } ba_queue;
+
+/* One SSE stream of a context (handlers.c; on its connection coroutine's
+ * stack for the stream's life). */
+struct ba_stream {
+    ba_conn *c;
+    ba_ctx *ctx;
+    ba_stream *wnext;     /* in waiting_on's waiters */
+    ba_queue *waiting_on; /* the queue it waits in (pop), or NULL */
+    bool woken_closed;    /* its queue was replaced while it waited (php-via's close()) */
+    bool ended;           /* a delivery found the client gone (or out of memory) */
+    ba_br *br;            /* --brotli: the stream's encoder, or NULL */
+};
 
 struct ba_ctx {
     ba_ctx *hnext;         /* hash chain */
@@ -81,7 +103,7 @@ struct ba_ctx {
     bool connected_once; /* an SSE stream has synced it */
     int sse_count;
     int busy; /* actions running (they may block): no cleanup meanwhile */
-    ba_queue *queue;
+    ba_queue *queue; /* NULL until the first patch or stream */
 };
 
 _Static_assert(BA_MAX_SIGNALS < 32, "signal masks are uint32_t");
@@ -104,6 +126,22 @@ ba_ctx *ba_ctx_lookup(ba_app *app, const char *id, size_t n);
  * random id and the route's initial signals, all marked changed; NULL when
  * out of memory or randomness. */
 ba_ctx *ba_ctx_create(ba_app *app, const ba_route_rt *rt, const char *session, size_t slen);
+/* Via::reviveContextFromClient(): a context the cleanup destroyed within
+ * the revival window (revival_window_ms; cleanup takes the record, once)
+ * comes back with the same id, route and session, fresh initial signals
+ * (all marked changed) overwritten by the client's TAB values in signals,
+ * when the requester's session is the context's. NULL otherwise (no
+ * record, expired, another session, out of memory): the caller answers
+ * with the reload script. A revival consumes the record. */
+ba_ctx *ba_ctx_revive(ba_app *app, const char *id, size_t n, const char *session, size_t slen,
+                      const json_t *signals);
+
+/* SseHandler's $reloadedContextIds: context ids that were sent the reload
+ * script in the last 5 minutes (bench_app keeps at most BA_RELOAD_MARKS,
+ * dropping the oldest, and none longer than a context id of its own). */
+bool ba_reload_sent(ba_app *app, const char *id, size_t n);
+void ba_reload_mark(ba_app *app, const char *id, size_t n);
+void ba_reload_forget(ba_app *app, const char *id, size_t n);
 /* Application::scheduleContextCleanup(): cleanup_delay_ms from now,
  * replacing any earlier schedule. */
 void ba_ctx_schedule_cleanup(ba_ctx *ctx);
@@ -118,17 +156,37 @@ int ba_random_hex(ba_app *app, char *out, size_t nbytes);
 
 /* ---- patch queues ----------------------------------------------------- */
 
-/* A queue with one reference; NULL when out of memory. */
-ba_queue *ba_queue_new(ba_app *app);
-/* Drops a reference (q NULL: nothing); the last one frees the queue. */
-void ba_queue_unref(ba_queue *q);
+/* A context's queue, made on first use; NULL when out of memory. */
+ba_queue *ba_ctx_queue(ba_ctx *ctx);
+/* PatchManager::recreatePatchChannel(): the context gets a fresh, empty
+ * queue. The old one's events are lost; streams waiting in it are woken
+ * with woken_closed set (OpenSwoole's close() ends their pop()) and read
+ * the new queue after php-via's poll sleep. NULL when out of memory (the
+ * old queue stays). */
+ba_queue *ba_ctx_queue_replace(ba_ctx *ctx);
 /* The emptied slot the next event goes into; a full queue first drops its
  * oldest event (PatchManager::queuePatch()). ba_queue_push_commit() makes
  * it visible; without the commit the slot is simply reused. */
 ba_buf *ba_queue_push_begin(ba_queue *q);
+/* Channel::push(): a stream waiting in pop() takes the event at once (in
+ * OpenSwoole the push resumes it, it writes the event and waits again,
+ * all before push returns), so it never sits in the queue; with no stream
+ * waiting it stays queued. */
 void ba_queue_push_commit(ba_queue *q);
 /* Pops the oldest event by swapping its buffer with *mine; false when empty. */
 bool ba_queue_pop_swap(ba_queue *q, ba_buf *mine);
+/* Puts a stream at the end of q's waiters (Channel::pop() with nothing
+ * there) / takes it out of the queue it waits in, if any. */
+void ba_queue_wait(ba_queue *q, ba_stream *st);
+void ba_queue_unwait(ba_stream *st);
+
+/* What a queue hands a waiting stream (handlers.c): appends the event to
+ * the stream's output and wakes its coroutine. Returns true when the
+ * stream waits again at once (its writer is not blocked), false when it
+ * does not (output over its limit, client gone, stream ended). */
+bool ba_stream_deliver(ba_stream *st, const char *ev, size_t n);
+/* Wakes a stream's coroutine (its queue was replaced). */
+void ba_stream_wake(ba_stream *st);
 
 /* ---- events and signals ----------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /* handlers.c — php-via's request handling for bench_app (v0.12.0, per
  * worker): routing, pages, actions, SSE streams, /_session/close and
  * /_health, and the route tables they serve from. Each behaviour names the
- * php-via source it follows; see /work/shared/docs/php-via-protocol.md.
+ * php-via source it follows; see docs/php-via.md.
  * The state they act on (contexts, signals, queues) is contexts.c's; what
  * PHP or OpenSwoole would do with bytes (cookies, forms, JSON) is
  * php_compat.c's.
@@ -9,6 +9,15 @@
  * Views: a route's view is static HTML (page tail and sync event built
  * once) or a render function run for each page GET and each SSE sync, as
  * php-via re-runs a view on sync().
+ *
+ * SSE streams: a stream is a ba_stream on its connection coroutine's
+ * stack. Its output is c->out: the queue appends each patch there while
+ * the stream waits (ba_stream_deliver, called from inside the action that
+ * queued it), which also writes it to the socket at once when that does
+ * not block, as OpenSwoole does; whatever is left wakes the coroutine
+ * through c->bell, which writes c->out, swapped into c->ev for the write so
+ * deliveries can go on meanwhile. A peer watcher only marks the client
+ * gone; the stream ends at its next write, as php-via's does.
  *
  * Workers: everything here runs on one worker's thread; the only shared
  * things are the worker's counters in app->ws and the other workers'
@@ -24,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #define SESSION_COOKIE "via_session_id"
 
@@ -98,17 +108,39 @@ static bool session_matches(const ba_conn *c, const ba_ctx *ctx)
 
 /* ---- responses ------------------------------------------------------------------ */
 
-/* A body with OpenSwoole's default Content-Type (php-via sets none here). */
+/* A body with OpenSwoole's default Content-Type (php-via sets none here;
+ * ba_respond() adds it where OpenSwoole puts it). */
 static int reply(ba_conn *c, int status, const char *text)
 {
-    const hm_http_header h[] = {{"Content-Type", "text/html"}};
-    int rc = ba_respond(c, status, h, 1, text, strlen(text), false);
+    int rc = ba_respond(c, status, NULL, 0, text, strlen(text), false);
     return rc < 0 ? BA_DROP : BA_NEXT;
 }
 
+/* bench_app's own limit (php-via has none): a signal value in the client's
+ * JSON larger than max_signal_bytes (a string by its bytes, an array or
+ * object by its compact JSON) would be kept in a context. True when root
+ * holds one. */
+static bool signal_too_big(const ba_app *app, const json_t *root)
+{
+    if (!json_is_object(root)) return false;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)root, key, v)
+    {
+        size_t n = 0;
+        if (json_is_string(v))
+            n = json_string_length(v);
+        else if (json_is_array(v) || json_is_object(v))
+            n = json_dumpb(v, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (n > app->max_signal_bytes) return true;
+    }
+    return false;
+}
+
+/* datastar-php's ServerSentEventGenerator::headers(), in its order. */
 static const hm_http_header SSE_HEADERS[] = {
-    {"Content-Type", "text/event-stream"},
     {"Cache-Control", "no-cache"},
+    {"Content-Type", "text/event-stream"},
     {"X-Accel-Buffering", "no"},
 };
 
@@ -169,11 +201,23 @@ static int handle_page(ba_conn *c, const ba_route_rt *rt)
         if (!rc) rc = ba_buf_lit(s, SHELL_BOTTOM);
     }
     if (rc) return reply(c, 500, "Internal Server Error");
-    const hm_http_header h[] = {
-        {"Content-Type", "text/html; charset=utf-8"},
-        {"Set-Cookie", s->data},
-    };
-    rc = ba_respond(c, 200, h, HM_ARRAY_LEN(h), s->data + body_off, s->len - body_off, false);
+    /* withBrotli(): sendCompressedPage() compresses when the request
+     * accepts br, and says Vary either way. */
+    hm_http_header h[4];
+    size_t nh = 0;
+    const char *body = s->data + body_off;
+    size_t blen = s->len - body_off;
+    h[nh++] = (hm_http_header){"Content-Type", "text/html; charset=utf-8"};
+    if (app->opt.brotli && ba_accepts_br(c)) {
+        c->ev.len = 0;
+        if (ba_br_page(&c->ev, body, blen) < 0) return reply(c, 500, "Internal Server Error");
+        body = c->ev.data;
+        blen = c->ev.len;
+        h[nh++] = (hm_http_header){"Content-Encoding", "br"};
+    }
+    if (app->opt.brotli) h[nh++] = (hm_http_header){"Vary", "Accept-Encoding"};
+    h[nh++] = (hm_http_header){"Set-Cookie", s->data};
+    rc = ba_respond(c, 200, h, nh, body, blen, false);
     return rc < 0 ? BA_DROP : BA_NEXT;
 }
 
@@ -198,9 +242,16 @@ static bool origin_allowed(const ba_conn *c)
 static int handle_action(ba_conn *c, const char *aid, size_t aid_len)
 {
     ba_app *app = c->app;
-    if (!origin_allowed(c)) return reply(c, 403, "Forbidden: untrusted origin");
-
     json_t *root = read_signals(c);
+    int ret;
+    if (signal_too_big(app, root)) { /* as for a body over the limit */
+        ret = reply(c, 413, "Payload Too Large");
+        goto out;
+    }
+    if (!origin_allowed(c)) {
+        ret = reply(c, 403, "Forbidden: untrusted origin");
+        goto out;
+    }
     /* $signals['via_ctx'] ?? $request->post['via_ctx']: only a missing or
      * null via_ctx falls back to the form field. */
     const char *cid = NULL;
@@ -220,7 +271,6 @@ static int handle_action(ba_conn *c, const char *aid, size_t aid_len)
     ba_ctx *ctx = NULL;
     if (!bad_type && cid && !(cid_len == 1 && cid[0] == '0'))
         ctx = ba_ctx_lookup(app, cid, cid_len);
-    int ret;
     if (!ctx) {
         ret = reply(c, 400, "Invalid context");
         goto out;
@@ -253,9 +303,17 @@ out:
 
 /* ---- SSE --------------------------------------------------------------------------- */
 
-/* Watches a streaming connection for the peer going away (php-via notices
- * only at its next write; we notice at once, which also ends silent
- * streams). What a client sends meanwhile is discarded. */
+/* php-via's ssePollIntervalMs: how long SseHandler sleeps after a pop()
+ * that found the channel closed (its stream was replaced). */
+#define PHPVIA_POLL_NS (100 * 1000000LL)
+/* A stream whose unwritten output passes this is blocked: patches then wait
+ * in the queue (and the oldest drop) until the client reads again, as
+ * OpenSwoole's send_yield blocks a write once php-via's 1 MB socket buffer
+ * is full. */
+#define SSE_OUT_MAX ((size_t)1 << 20)
+
+/* Watches a streaming connection for the peer going away. What a client
+ * sends meanwhile is discarded. */
 static void peer_watch(void *arg)
 {
     ba_conn *c = arg;
@@ -265,16 +323,17 @@ static void peer_watch(void *arg)
         if (n > 0) continue;           /* nothing a client may send now matters */
         if (n == -ECANCELED) continue; /* the loop condition decides */
         c->peer_gone = true;
-        hm_coro_cancel(c->co); /* -ESRCH: it is ready and checks peer_gone */
+        if (c->watch_cancels) hm_coro_cancel(c->co); /* -ESRCH: it is ready and checks */
         break;
     }
     c->reader = NULL;
     hm_wg_done(&c->reader_wg);
 }
 
-void ba_peer_watch_start(ba_conn *c)
+void ba_peer_watch_start(ba_conn *c, bool cancel)
 {
     c->reader_stop = c->peer_gone = false;
+    c->watch_cancels = cancel;
     hm_wg_init(&c->reader_wg);
     hm_wg_add(&c->reader_wg, 1);
     if (hm_coro_spawn(c->app->loop, peer_watch, c, &c->reader) < 0) {
@@ -294,50 +353,75 @@ void ba_peer_watch_stop(ba_conn *c)
     }
 }
 
-/* Writes c->out (the response head, first time) and one event as one chunk,
- * in one call (TLS: one SSL_write of the whole, appended to c->out). */
-static int sse_write_event(ba_conn *c, const ba_buf *ev)
+/* One event as one HTTP chunk on the stream's output (with --brotli, the
+ * event compressed and flushed: one chunk that decodes to exactly it). */
+static int stream_append(ba_stream *st, const char *ev, size_t n)
 {
-    char head[24];
-    ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), ev->len);
-    if (hl < 0) return (int)hl;
-    if (c->tls) {
-        int rc = ba_buf_append(&c->out, head, (size_t)hl);
-        if (rc == 0) rc = ba_buf_append(&c->out, ev->data, ev->len);
-        if (rc == 0) rc = ba_buf_append(&c->out, "\r\n", 2);
-        if (rc < 0) {
-            c->out.len = 0;
-            return rc;
-        }
-        return ba_flush(c);
-    }
-    struct iovec iov[4];
-    int n = 0;
-    if (c->out.len) iov[n++] = (struct iovec){c->out.data, c->out.len};
-    iov[n++] = (struct iovec){head, (size_t)hl};
-    iov[n++] = (struct iovec){ev->data, ev->len};
-    iov[n++] = (struct iovec){(void *)"\r\n", 2};
-    ssize_t r = hm_sock_writev(c->sock, iov, n, ba_deadline(c->app), NULL);
-    c->out.len = 0;
-    return r < 0 ? (int)r : 0;
+    ba_buf *out = &st->c->out;
+    size_t at = out->len;
+    int rc = ba_br_chunk(st->br, out, ev, n);
+    if (rc < 0) out->len = at;
+    return rc;
 }
 
-/* The stream part of SseHandler::handleSSE() for a live, authorised context. */
-static int sse_stream(ba_conn *c, ba_ctx *ctx)
+static bool stream_blocked(const ba_stream *st)
+{
+    return st->c->out.len + st->c->ev.len > SSE_OUT_MAX;
+}
+
+void ba_stream_wake(ba_stream *st)
+{
+    hm_chan_try_push(st->c->bell, st); /* -EAGAIN: already rung */
+}
+
+/* OpenSwoole's push runs the waiting stream coroutine at once, which writes
+ * the patch before the action goes on: so does this, without blocking, when
+ * no write of the stream's own is in flight (it would be out of order) and
+ * the stream is not TLS (its SSL is the stream's). What the socket does not
+ * take stays in c->out for the stream's coroutine. False when the write
+ * failed (the client is gone). */
+static bool stream_write_now(ba_stream *st)
+{
+    ba_conn *c = st->c;
+    if (c->tls || c->ev.len || !c->out.len) return true;
+    ssize_t k = send(hm_sock_fd(c->sock), c->out.data, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    c->out.len -= (size_t)k;
+    memmove(c->out.data, c->out.data + k, c->out.len);
+    return true;
+}
+
+bool ba_stream_deliver(ba_stream *st, const char *ev, size_t n)
+{
+    /* OpenSwoole's write to a client that went away fails: the stream ends
+     * and takes this patch with it (php-via notices only now). */
+    if (st->ended || st->c->peer_gone || stream_append(st, ev, n) < 0 || !stream_write_now(st)) {
+        st->ended = true;
+        ba_stream_wake(st);
+        return false;
+    }
+    if (st->c->out.len) ba_stream_wake(st);
+    return !stream_blocked(st);
+}
+
+/* The stream part of SseHandler::handleSSE() for a live, authorised
+ * context: sync, then every patch as it is queued, until the server stops
+ * or a write finds the client gone. */
+static int sse_stream(ba_conn *c, ba_ctx *ctx, const hm_http_header *h, size_t nh, ba_br *br)
 {
     ba_app *app = c->app;
     c->keep_alive = true; /* OpenSwoole's Connection: keep-alive */
-    if (ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS)) < 0) return BA_DROP;
+    if (!c->bell && hm_chan_create(&c->bell, 1) < 0) return BA_DROP;
+    void *tok;
+    while (hm_chan_try_pop(c->bell, &tok) == 0) {
+    }
+    if (ba_respond_chunked_head(c, 200, h, nh) < 0) return BA_DROP;
 
     /* Cancel any pending cleanup (reconnection), then recreate the patch
-     * channel: what was queued before is lost, an older stream goes silent. */
+     * channel: what was queued before is lost; a stream waiting in the old
+     * one moves to the new one (contexts.h). */
     ba_ctx_cancel_cleanup(ctx);
-    ba_queue *q = ba_queue_new(app);
-    if (!q) return BA_DROP;
-    if (ctx->queue) ctx->queue->len = 0; /* an older stream still reading it gets nothing */
-    ba_queue_unref(ctx->queue);
-    ctx->queue = q;
-    q->refs++; /* the stream's reference */
+    if (!ba_ctx_queue_replace(ctx)) return BA_DROP;
     ctx->sse_count++;
     app->sse_total++;
     ba_publish_counts(app);
@@ -350,45 +434,67 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx)
         if (ctx->route->def->render(ctx, &c->scratch) == 0)
             ba_patch_elements(ctx, NULL, c->scratch.data, c->scratch.len);
     } else {
-        ba_buf *b = ba_queue_push_begin(q);
+        ba_buf *b = ba_queue_push_begin(ctx->queue);
         if (ba_buf_append(b, ctx->route->elements_event.data, ctx->route->elements_event.len) == 0)
-            ba_queue_push_commit(q);
+            ba_queue_push_commit(ctx->queue);
     }
     ba_queue_signals(ctx, ctx->connected_once ? ctx->changed : ba_route_all_signals(ctx->route));
     ctx->connected_once = true;
 
-    ba_peer_watch_start(c);
-
-    /* php-via's loop: pop without blocking and write; when empty, sleep the
-     * poll interval (0: wait for the next push instead). No heartbeat. */
+    ba_stream st = {.c = c, .ctx = ctx, .br = br};
+    ba_peer_watch_start(c, false);
+    /* php-via's loop. Events reach c->out either here, popped from the
+     * queue, or from ba_stream_deliver() while the stream waits in the
+     * queue; c->ev holds what is being written meanwhile. */
     for (;;) {
-        if (app->stopping || c->peer_gone) break;
-        if (ba_queue_pop_swap(q, &c->ev)) {
-            if (c->ev.len && sse_write_event(c, &c->ev) < 0) break;
+        if (app->stopping || st.ended) break;
+        if (c->out.len) {
+            if (c->peer_gone) break; /* the write would fail */
+            ba_buf t = c->out;
+            c->out = c->ev;
+            c->ev = t;
+            ssize_t r = ba_write(c, c->ev.data, c->ev.len, ba_deadline(app));
+            c->ev.len = 0;
+            if (r < 0) break;
             continue;
         }
-        if (c->out.len && ba_flush(c) < 0) break;
-        if (app->poll_ns > 0) {
-            hm_coro_sleep(app->poll_ns);
-        } else {
-            void *token;
-            hm_chan_pop(q->bell, &token, 0);
+        if (st.woken_closed) { /* pop() on the closed channel, then usleep() */
+            st.woken_closed = false;
+            hm_coro_sleep(app->poll_ns > 0 ? app->poll_ns : PHPVIA_POLL_NS);
+            continue;
         }
+        bool popped = false;
+        while (!stream_blocked(&st) && ba_queue_pop_swap(ctx->queue, &c->scratch)) {
+            popped = true;
+            if (stream_append(&st, c->scratch.data, c->scratch.len) < 0) st.ended = true;
+        }
+        if (popped) continue;
+        if (app->poll_ns > 0) { /* --sse-poll-ms: nothing there, sleep */
+            hm_coro_sleep(app->poll_ns);
+            continue;
+        }
+        ba_queue_wait(ctx->queue, &st); /* pop(): blocks until a push or a close */
+        hm_chan_pop(c->bell, &tok, 0);
     }
-
+    ba_queue_unwait(&st);
     ba_peer_watch_stop(c);
+    c->out.len = 0; /* never written: the stream is over */
     ctx->sse_count--;
     app->sse_total--;
     ba_publish_counts(app);
     if (ctx->sse_count == 0) ba_ctx_schedule_cleanup(ctx);
-    ba_queue_unref(q);
     return BA_DROP;
 }
 
+/* SseHandler::handleSSE() up to the stream. */
 static int handle_sse(ba_conn *c)
 {
     ba_app *app = c->app;
     json_t *root = read_signals(c);
+    if (signal_too_big(app, root)) {
+        json_decref(root);
+        return reply(c, 413, "Payload Too Large");
+    }
     const json_t *v = json_is_object(root) ? json_object_get(root, "via_ctx") : NULL;
     if (ba_php_falsy(v)) { /* `if (!$contextId)` */
         json_decref(root);
@@ -398,25 +504,56 @@ static int handle_sse(ba_conn *c)
     const char *cid = json_is_string(v) ? json_string_value(v) : NULL;
     size_t cid_len = cid ? json_string_length(v) : 0;
     ba_ctx *ctx = cid ? ba_ctx_lookup(app, cid, cid_len) : NULL;
-    json_decref(root); /* a live context reads only via_ctx */
+    if (!ctx && cid) {
+        /* A context the cleanup took comes back when the same session asks
+         * within the revival window (its TAB values from the query). */
+        char sess[BA_SWOOLE_COOKIE_MAX];
+        size_t slen;
+        if (session_of(c, sess, &slen) &&
+            (ctx = ba_ctx_revive(app, cid, cid_len, sess, slen, root)))
+            ba_reload_forget(app, cid, cid_len);
+    }
     if (!ctx) {
-        /* Expired/unknown: the reload script, then end. (php-via first tries
-         * to revive the context, and answers a repeat within 5 min with an
-         * empty body; bench_app has no revival.) */
-        char head[24];
-        ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), sizeof(RELOAD_EVENT) - 1);
-        int rc = ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS));
-        if (!rc) rc = ba_buf_append(&c->out, head, (size_t)hl);
-        if (!rc) rc = ba_buf_append(&c->out, RELOAD_EVENT, sizeof(RELOAD_EVENT) - 1);
-        if (!rc) rc = ba_buf_lit(&c->out, "\r\n0\r\n\r\n");
+        /* Unknown or expired: the reload script as one chunk, then the end
+         * of the body, on a connection that stays open; a repeat for the
+         * same id within 5 minutes gets the headers and an empty body. The
+         * reload is never compressed. */
+        int rc;
+        if (cid && ba_reload_sent(app, cid, cid_len)) {
+            rc = ba_respond(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS), "", 0, false);
+        } else {
+            if (cid) ba_reload_mark(app, cid, cid_len);
+            char head[24];
+            ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), sizeof(RELOAD_EVENT) - 1);
+            rc = ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS));
+            if (!rc) rc = ba_buf_append(&c->out, head, (size_t)hl);
+            if (!rc) rc = ba_buf_append(&c->out, RELOAD_EVENT, sizeof(RELOAD_EVENT) - 1);
+            if (!rc) rc = ba_buf_lit(&c->out, "\r\n0\r\n\r\n");
+        }
+        json_decref(root);
         return rc < 0 ? BA_DROP : BA_NEXT;
+    }
+    json_decref(root); /* a live context reads only via_ctx */
+    /* withBrotli(): the encoding headers go on before the session check,
+     * so php-via's 403 says Content-Encoding: br over a plain body. */
+    bool br = app->opt.brotli && ba_accepts_br(c);
+    hm_http_header h[HM_ARRAY_LEN(SSE_HEADERS) + 2];
+    size_t nh = HM_ARRAY_LEN(SSE_HEADERS);
+    memcpy(h, SSE_HEADERS, sizeof(SSE_HEADERS));
+    if (br) {
+        h[nh++] = (hm_http_header){"Content-Encoding", "br"};
+        h[nh++] = (hm_http_header){"Vary", "Accept-Encoding"};
     }
     if (!session_matches(c, ctx)) {
-        /* Sent with the SSE headers already set, as php-via does. */
-        int rc = ba_respond(c, 403, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS), "Forbidden", 9, false);
+        int rc = ba_respond(c, 403, h, nh, "Forbidden", 9, false);
         return rc < 0 ? BA_DROP : BA_NEXT;
     }
-    return sse_stream(c, ctx); /* earlier pipelined answers go out with its first write */
+    ba_br *enc = NULL;
+    if (br && ba_br_new(&enc) < 0) return reply(c, 500, "Internal Server Error");
+    int end =
+        sse_stream(c, ctx, h, nh, enc); /* earlier pipelined answers go out with its first write */
+    ba_br_free(enc);
+    return end;
 }
 
 /* ---- /_session/close and /_health ------------------------------------------------ */
@@ -486,16 +623,15 @@ int ba_via_handle(ba_conn *c)
             const hm_http_header h[] = {{"Content-Type", "text/html; charset=utf-8"}};
             return ba_respond(c, 200, h, 1, NULL, 0, true) < 0 ? BA_DROP : BA_NEXT;
         }
-        const hm_http_header h[] = {{"Content-Type", "text/html"}};
-        return ba_respond(c, 404, h, 1, NULL, 0, true) < 0 ? BA_DROP : BA_NEXT;
+        return ba_respond(c, 404, NULL, 0, NULL, 0, true) < 0 ? BA_DROP : BA_NEXT;
     }
     if (ba_str_eq(path, plen, "/_sse")) return handle_sse(c);
     static const char act[] = "/_action/";
     if (plen > sizeof(act) - 1 && memcmp(path, act, sizeof(act) - 1) == 0) {
         if (r->method == HTTP_GET) {
-            const hm_http_header h[] = {{"Content-Type", "text/html"}, {"Allow", "POST"}};
+            const hm_http_header h[] = {{"Allow", "POST"}};
             static const char body[] = "Method Not Allowed";
-            return ba_respond(c, 405, h, 2, body, sizeof(body) - 1, false) < 0 ? BA_DROP : BA_NEXT;
+            return ba_respond(c, 405, h, 1, body, sizeof(body) - 1, false) < 0 ? BA_DROP : BA_NEXT;
         }
         return handle_action(c, path + sizeof(act) - 1, plen - (sizeof(act) - 1));
     }

@@ -21,6 +21,8 @@
  *   reactor.c --workers N > 1: the reactor's request handler, which picks a
  *             worker for each request (--dispatch) and proxies the request
  *             and its response over a loopback link to that worker.
+ *   brotli.c  --brotli: pages and SSE chunks compressed as php-via's
+ *             withBrotli() does (libbrotlienc).
  *
  * Naming: ba_* for the functions and types shared between these files
  * (hm__ is the engine's; bench_app's public interface is app.h's
@@ -31,8 +33,8 @@
  * reactor ba_app on the calling thread). A worker's ba_app owns every
  * context, queue, connection record and route table, and its own handle on
  * the spreadsheet database (routes.c); contexts own their session string,
- * their string signal buffers, and one reference on their current patch
- * queue; each SSE stream holds another on the queue it reads. Connection
+ * their string signal buffers and their current patch queue; an SSE stream
+ * (a ba_stream on its coroutine's stack) only waits in a queue. Connection
  * records (parser, buffers, a TLS run's hm_tls) are pooled and reused
  * across connections; a TLS run's ba_run owns the hm_tls_config, freed
  * once every thread of the run has ended.
@@ -200,14 +202,16 @@ typedef struct ba_conn {
     hm_coro *co;     /* the connection's coroutine */
     hm_coro *reader; /* SSE: coroutine watching for the peer's EOF, or NULL */
     hm_waitgroup reader_wg;
-    bool reader_stop; /* SSE: tells the reader to end */
-    bool peer_gone;   /* SSE: the reader saw EOF or an error */
+    bool reader_stop;   /* SSE: tells the reader to end */
+    bool peer_gone;     /* SSE: the reader saw EOF or an error */
+    bool watch_cancels; /* the reader cancels co when the peer goes (the reactor) */
+    hm_chan *bell;      /* SSE: wakes the stream's coroutine (kept while pooled) */
     bool keep_alive;  /* the current request allows another one */
     bool fat;         /* buffers grew large: free instead of pooling */
     hm_http_req_parser req;
     ba_buf out;     /* responses not yet written */
     ba_buf scratch; /* per-request temporary text (decoded params, page body) */
-    ba_buf ev;      /* SSE: the event being written (swapped with queue slots) */
+    ba_buf ev;      /* SSE: the bytes being written while deliveries fill out */
     ba_buf raw;     /* reactor: the current request's bytes as received */
     ba_proxy *px;   /* reactor: response parser and buffer (reactor.c), or NULL */
     char rbuf[BA_RBUF];
@@ -243,6 +247,7 @@ typedef struct ba_run {
 } ba_run;
 
 typedef struct ba_reactor ba_reactor;
+typedef struct ba_gone_set ba_gone_set;
 
 struct ba_app {
     hm_bench_app_options opt;
@@ -267,8 +272,11 @@ struct ba_app {
     bool stopping;
     bool yield_reads; /* epoll: yield before each read (see conn_main) */
     int port;
-    int64_t idle_ns, poll_ns, cleanup_ns;
+    int64_t idle_ns, header_ns, poll_ns, cleanup_ns;
     hm_http_limits limits;
+    size_t max_signal_bytes; /* a client's signal value: larger answers 413 */
+    time_t date_sec;         /* second for which date was formatted */
+    char date[40];           /* the Date header's value */
     ba_conn *conns; /* live connections (doubly linked) */
     size_t n_conns;
     ba_conn *pool; /* free connection records (singly linked via next) */
@@ -284,6 +292,8 @@ struct ba_app {
     ba_ctx **buckets; /* context map: chained hash on the id */
     size_t n_buckets, n_ctx;
     ba_ctx *pending; /* contexts with a cleanup scheduled (doubly linked) */
+    ba_gone_set *reloaded;  /* ids sent the reload script (contexts.c) */
+    ba_gone_set *revivable; /* revival records of destroyed contexts, or NULL */
     int64_t sse_total;
     uint8_t rnd[512]; /* getrandom() pool for ids */
     size_t rnd_pos;
@@ -313,11 +323,34 @@ ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
  * coroutine writes: reads and discards, never writes to the socket. */
 ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len);
 /* Starts / stops the coroutine that watches a streaming connection for the
- * client going away (sets c->peer_gone and cancels c->co). Stop returns
- * only once the watcher has left its read, so the socket may then close.
- * (handlers.c, which streams SSE; the reactor uses them too.) */
-void ba_peer_watch_start(ba_conn *c);
+ * client going away: it sets c->peer_gone, and with cancel also cancels
+ * c->co at once (the reactor's proxying, as OpenSwoole's reactor sees a
+ * close at once); an SSE stream notices only at its next write, as
+ * php-via does. Stop returns only once the watcher has left its read, so
+ * the socket may then close. (handlers.c, which streams SSE; the reactor
+ * uses them too.) */
+void ba_peer_watch_start(ba_conn *c, bool cancel);
 void ba_peer_watch_stop(ba_conn *c);
+
+/* ---- Brotli (brotli.c) -------------------------------------------------- */
+
+/* One SSE stream's encoder (php-via's brotli_compress_init(4)). */
+typedef struct ba_br ba_br;
+
+/* 0 or -ENOMEM. */
+int ba_br_new(ba_br **out);
+void ba_br_free(ba_br *br); /* NULL: nothing */
+/* Appends p[0, n) to out as one HTTP chunk: compressed and flushed
+ * (BROTLI_OPERATION_FLUSH) when br is non-NULL, so the chunk decodes to
+ * exactly these bytes on arrival; as it is when br is NULL. 0 or a
+ * negative errno (out may then hold part of the chunk). */
+int ba_br_chunk(ba_br *br, ba_buf *out, const char *p, size_t n);
+/* Appends a whole page body compressed as php-via sends one: FLUSH of the
+ * HTML, then FINISH. 0 or a negative errno. */
+int ba_br_page(ba_buf *out, const char *p, size_t n);
+/* The request's Accept-Encoding contains "br" (as BrotliMiddleware reads
+ * it: q-values ignored). */
+bool ba_accepts_br(const ba_conn *c);
 
 /* ---- php-via semantics: what server.c calls (handlers.c, contexts.c) --- */
 

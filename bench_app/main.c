@@ -63,10 +63,21 @@ static void usage(FILE *f)
             "  --tls-key FILE         the certificate's PEM private key\n"
             "  --engine E             auto | io_uring | epoll (default auto)\n"
             "  --cleanup-delay-ms N   context cleanup delay (default 5000)\n"
-            "  --sse-poll-ms N        SSE poll interval when idle (default 100; 0 = wake on push)\n"
+            "  --revival-window-ms N  a context the cleanup took comes back when its session\n"
+            "                         reconnects SSE within N ms (default 600000; 0 = never)\n"
+            "  --sse-poll-ms N        0 (default): a patch goes out the moment it is queued,\n"
+            "                         as php-via's do; N > 0: SSE streams poll their queue\n"
+            "                         every N ms instead (an experiment, not php-via)\n"
+            "  --brotli               compress pages and SSE streams (one flush per event)\n"
+            "                         when the request's Accept-Encoding has br, as\n"
+            "                         php-via's withBrotli() does\n"
             "  --idle-timeout-ms N    keep-alive idle timeout (default 60000)\n"
-            "  --max-header-bytes N   request header limit (default 65536)\n"
-            "  --max-body-bytes N     request body limit (default 1048576)\n"
+            "  --header-timeout-ms N  a request's header section must be complete N ms after\n"
+            "                         its first byte, or the connection closes (default 10000)\n"
+            "  --max-header-bytes N   request header limit (default 65536): 431\n"
+            "  --max-body-bytes N     request body limit (default 1048576): 413\n"
+            "  --max-signal-bytes N   limit of one signal value a client sends (a string's\n"
+            "                         bytes, an array's or object's JSON; default 65536): 413\n"
             "  --no-dev-mode          actions without an Origin header get 403\n"
             "  --db PATH              the spreadsheets' SQLite file, seeded when empty and kept\n"
             "                         (default: a fresh directory under $TMPDIR or /tmp,\n"
@@ -219,6 +230,10 @@ enum {
     OPT_WORKER_ID,
     OPT_TLS_CERT,
     OPT_TLS_KEY,
+    OPT_REVIVAL,
+    OPT_BROTLI,
+    OPT_HEADER_TIMEOUT,
+    OPT_MAXSIGNAL,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -243,6 +258,10 @@ int main(int argc, char **argv)
         {"worker-id", required_argument, NULL, OPT_WORKER_ID},
         {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
         {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+        {"revival-window-ms", required_argument, NULL, OPT_REVIVAL},
+        {"brotli", no_argument, NULL, OPT_BROTLI},
+        {"header-timeout-ms", required_argument, NULL, OPT_HEADER_TIMEOUT},
+        {"max-signal-bytes", required_argument, NULL, OPT_MAXSIGNAL},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -277,6 +296,24 @@ int main(int argc, char **argv)
             if (!parse_num(optarg, 0, max_ms, &v))
                 return bad("bad --sse-poll-ms '%s' (a number >= 0)", optarg);
             o.sse_poll_ms = v;
+            break;
+        case OPT_REVIVAL:
+            if (!parse_num(optarg, 0, max_ms, &v))
+                return bad("bad --revival-window-ms '%s' (a number >= 0)", optarg);
+            o.revival_window_ms = v;
+            break;
+        case OPT_BROTLI:
+            o.brotli = true;
+            break;
+        case OPT_HEADER_TIMEOUT:
+            if (!parse_num(optarg, 1, max_ms, &v))
+                return bad("bad --header-timeout-ms '%s' (a number >= 1)", optarg);
+            o.header_timeout_ms = v;
+            break;
+        case OPT_MAXSIGNAL:
+            if (!parse_num(optarg, 1, (long long)1 << 30, &v))
+                return bad("bad --max-signal-bytes '%s' (1..2^30)", optarg);
+            o.max_signal_bytes = (size_t)v;
             break;
         case OPT_IDLE:
             if (!parse_num(optarg, 1, max_ms, &v))

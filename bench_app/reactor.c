@@ -288,7 +288,7 @@ static int pump(ba_conn *c, hm_sock *l, int w, bool *reusable)
                 busy = false;
             }
             if (!watching) {
-                ba_peer_watch_start(c);
+                ba_peer_watch_start(c, true);
                 watching = true;
             }
             if (ba_flush(c) < 0) {

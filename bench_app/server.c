@@ -64,6 +64,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BA_TICK_NS (20 * 1000000LL)
@@ -100,8 +101,9 @@ void hm_bench_app_defaults(hm_bench_app_options *o)
         .port = HM_BENCH_APP_DEFAULT_PORT,
         .backend = HM_BACKEND_AUTO,
         .cleanup_delay_ms = 5000,
-        .sse_poll_ms = 100,
+        .revival_window_ms = 600000,
         .idle_timeout_ms = 60000,
+        .header_timeout_ms = 10000,
         .dev_mode = true,
         .workers = 1,
     };
@@ -143,24 +145,47 @@ static bool stop_requested(const ba_app *app)
 
 /* ---- responses ------------------------------------------------------------ */
 
+/* The Date header's value (IMF-fixdate), formatted once per second. */
+static const char *http_date(ba_app *app)
+{
+    time_t now = time(NULL);
+    if (now != app->date_sec || !app->date[0]) {
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(app->date, sizeof(app->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        app->date_sec = now;
+    }
+    return app->date;
+}
+
 /* Appends a response head; content_length as hm_http_write_response_head.
- * Keep-alive responses say so explicitly, as OpenSwoole does (this also
- * keeps HTTP/1.0 keep-alive clients working). */
+ * Headers go out in OpenSwoole's order: the handler's own (Content-Type
+ * among them when it set one, Set-Cookie after them), Connection (every
+ * response says keep-alive or close, as OpenSwoole's do; this also keeps
+ * HTTP/1.0 keep-alive clients working), the default Content-Type: text/html
+ * when the handler set none, Date, then bench_app's X-Via-Worker, then the
+ * framing (Content-Length or Transfer-Encoding). */
 static int write_head(ba_conn *c, int status, const hm_http_header *h, size_t n,
                       long long content_length)
 {
     hm_http_header all[16];
-    if (n + 2 > HM_ARRAY_LEN(all)) return -EINVAL;
-    memcpy(all, h, n * sizeof(*h));
+    if (n + 4 > HM_ARRAY_LEN(all)) return -EINVAL;
+    if (n) memcpy(all, h, n * sizeof(*h));
+    bool has_type = false;
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(h[i].name, "Content-Type") == 0) has_type = true;
+    all[n++] = (hm_http_header){"Connection", c->keep_alive ? "keep-alive" : "close"};
+    if (!has_type) all[n++] = (hm_http_header){"Content-Type", "text/html"};
+    all[n++] = (hm_http_header){"Date", http_date(c->app)};
     all[n++] = (hm_http_header){"X-Via-Worker", c->via_id};
-    if (c->keep_alive) all[n++] = (hm_http_header){"Connection", "keep-alive"};
     size_t want = 512;
     for (;;) {
         int rc = ba_buf_reserve(&c->out, want);
         if (rc) return rc;
+        /* keep_alive true: the Connection header is already in `all`. */
         ssize_t k =
             hm_http_write_response_head(c->out.data + c->out.len, c->out.cap - c->out.len - 1,
-                                        status, NULL, all, n, content_length, c->keep_alive);
+                                        status, NULL, all, n, content_length, true);
         if (k >= 0) {
             c->out.len += (size_t)k;
             c->out.data[c->out.len] = '\0';
@@ -244,6 +269,7 @@ static ba_conn *conn_get(ba_app *app)
 
 static void conn_free(ba_conn *c)
 {
+    hm_chan_destroy(c->bell);
     hm_http_req_free(&c->req);
     ba_buf_free(&c->out);
     ba_buf_free(&c->scratch);
@@ -336,6 +362,10 @@ static void conn_main(void *arg)
     ba_app *app = c->app;
     size_t off = 0, len = 0; /* rbuf[off, len) is not fed yet */
     bool partial = false, continue_sent = false;
+    /* When the header section of the request begun must be complete (0:
+     * none begun, or a worker behind the reactor): a slow client cannot
+     * keep a connection by sending a byte before each idle timeout. */
+    int64_t headers_by = 0;
     int end = BA_DROP;
     /* TLS: the handshake, within the idle timeout; a client that is not
      * speaking TLS (or gives up) just loses its connection. */
@@ -360,8 +390,11 @@ static void conn_main(void *arg)
              * reads, as OpenSwoole's reactor does between requests;
              * io_uring reads always suspend. */
             if (app->yield_reads) hm_coro_yield();
-            ssize_t n = ba_read(c, c->rbuf, sizeof(c->rbuf), ba_deadline(app));
-            if (n <= 0) break; /* EOF, idle timeout, reset, or cancelled by the stop */
+            int64_t deadline = ba_deadline(app);
+            if (headers_by && headers_by < deadline) deadline = headers_by;
+            ssize_t n = ba_read(c, c->rbuf, sizeof(c->rbuf), deadline);
+            /* EOF, idle or header timeout, reset, or cancelled by the stop */
+            if (n <= 0) break;
             len = (size_t)n;
         }
         size_t consumed = 0;
@@ -372,6 +405,8 @@ static void conn_main(void *arg)
         if (rc == HM_HTTP_NEED_MORE) {
             off = len;
             partial = true;
+            if (!headers_by && !app->internal && !c->req.method_name[0])
+                headers_by = hm_now_ns() + app->header_ns;
             continue;
         }
         if (rc < 0) {
@@ -380,6 +415,7 @@ static void conn_main(void *arg)
         }
         off += consumed;
         partial = continue_sent = false;
+        headers_by = 0;
         /* After an upgrade request the bytes that follow are not HTTP. */
         c->keep_alive = c->req.keep_alive && !c->req.upgrade && !app->stopping;
         if (c->req.body_len > BA_FAT_BYTES) c->fat = true;
@@ -520,10 +556,13 @@ static int check_options(const hm_bench_app_options *o)
     if (o->worker_id < 0 || o->worker_id > (1 << 20)) return -EINVAL;
     ba_dispatch d;
     if (ba_dispatch_parse(o->dispatch, &d) < 0) return -EINVAL;
-    if (o->cleanup_delay_ms < 0 || o->sse_poll_ms < 0 || o->idle_timeout_ms <= 0) return -EINVAL;
+    if (o->cleanup_delay_ms < 0 || o->sse_poll_ms < 0 || o->idle_timeout_ms <= 0 ||
+        o->header_timeout_ms < 0 || o->revival_window_ms < 0)
+        return -EINVAL;
     /* Keep the nanosecond arithmetic far from overflow (~ 100 days). */
     const int64_t max_ms = 10LL * 1000 * 1000 * 1000;
-    if (o->cleanup_delay_ms > max_ms || o->sse_poll_ms > max_ms || o->idle_timeout_ms > max_ms)
+    if (o->cleanup_delay_ms > max_ms || o->sse_poll_ms > max_ms || o->idle_timeout_ms > max_ms ||
+        o->header_timeout_ms > max_ms || o->revival_window_ms > max_ms)
         return -EINVAL;
     if (o->backend != HM_BACKEND_AUTO && o->backend != HM_BACKEND_IO_URING &&
         o->backend != HM_BACKEND_EPOLL)
@@ -559,10 +598,12 @@ static void app_prepare(ba_app *app, const hm_bench_app_options *opt, ba_run *ru
     }
     app->rnd_pos = sizeof(app->rnd); /* empty: the first id refills it */
     app->idle_ns = opt->idle_timeout_ms * 1000000;
+    app->header_ns = (opt->header_timeout_ms ? opt->header_timeout_ms : 10000) * 1000000;
     app->poll_ns = opt->sse_poll_ms * 1000000;
     app->cleanup_ns = opt->cleanup_delay_ms * 1000000;
     app->limits.max_header_bytes = opt->max_header_bytes ? opt->max_header_bytes : (64 << 10);
     app->limits.max_body_bytes = opt->max_body_bytes ? opt->max_body_bytes : (1 << 20);
+    app->max_signal_bytes = opt->max_signal_bytes ? opt->max_signal_bytes : (64 << 10);
 }
 
 /* On the app's own thread: its loop, a worker's php-via state, the

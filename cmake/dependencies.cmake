@@ -8,6 +8,9 @@ pkg_check_modules(SQLITE REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(JANSSON REQUIRED IMPORTED_TARGET jansson)
 # hammer matrix reads its profiles file with inih (libinih-dev).
 pkg_check_modules(INIH REQUIRED IMPORTED_TARGET inih)
+# Brotli (libbrotli-dev): bench_app --brotli encodes, its tests decode.
+pkg_check_modules(BROTLIENC REQUIRED IMPORTED_TARGET libbrotlienc)
+pkg_check_modules(BROTLIDEC REQUIRED IMPORTED_TARGET libbrotlidec)
 find_package(Threads REQUIRED)
 
 # Debian's libmimalloc-dev ships a CMake config but no pkg-config file.

@@ -4,10 +4,11 @@
 # also makes the test's certificates). The shared client and php-via steps
 # are bench_app_client.c / bench_app_steps.c (bench_app_client.h);
 # hm_scenarios for hammer's own table check, SQLite to inspect the
-# database, zlib for session dispatch's crc32.
+# database, zlib for session dispatch's crc32, libbrotlidec to decode
+# --brotli answers.
 add_library(ba_test_client STATIC bench_app_client.c bench_app_steps.c)
 target_link_libraries(ba_test_client PUBLIC hm_flags hm_benchapp hm_proto hm_scenarios
-  PkgConfig::SQLITE PkgConfig::ZLIB PkgConfig::OPENSSL)
+  PkgConfig::SQLITE PkgConfig::ZLIB PkgConfig::OPENSSL PkgConfig::BROTLIDEC)
 target_include_directories(ba_test_client PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 
 # bench_app_NAME from test_bench_app_NAME.c. PER_BACKEND: registered as
@@ -39,6 +40,7 @@ ba_test(sse PER_BACKEND)         # stream headers, sync, patches, 400/reload/403
 ba_test(queue PER_BACKEND)       # the 50-event queue drops the oldest
 ba_test(cleanup PER_BACKEND)     # cleanup after SSE and /_session/close, deferred
 ba_test(http PER_BACKEND)        # malformed, 431, 413, pipelining, 100-continue, idle
+ba_test(limits PER_BACKEND)      # the header deadline, the signal value cap (413)
 ba_test(lifecycle PER_BACKEND)   # bad options, EADDRINUSE, SIGTERM with streams open
 ba_test(workloads PER_BACKEND)   # /bench/cpu, /bench/io overlap, /bench/spreadsheet
 ba_test(live_sheet PER_BACKEND)  # /examples/spreadsheet: tables, navigate, string casts
@@ -54,6 +56,10 @@ ba_test(tls_clients PER_BACKEND) # non-TLS and unacceptable clients; SIGTERM
 ba_test(tls_options EXE)         # bad certificate / key pairs refused
 ba_test(tls_workers)             # TLS at the reactor with --workers 2
 ba_test(tls_processes EXE)       # --processes 2 with TLS
+ba_test(brotli)                  # --brotli: pages, SSE flushed per event, what stays plain
+# The answers to requests captured from real php-via v0.12.0, byte for byte.
+hm_test(bench_app_wire SOURCES test_bench_app_wire.c LIBS ba_test_client
+  ARGS ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/php-via-0.12.0 TIMEOUT 60)
 
 # bench_app's PHP/OpenSwoole compatibility layer on its own: no server.
 hm_test(php_compat SOURCES test_php_compat.c LIBS hm_benchapp)

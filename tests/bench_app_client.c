@@ -515,7 +515,7 @@ static int sse_on_body(void *u, const char *at, size_t n)
     return 0;
 }
 
-sse *sse_open(int port, const char *ctx, const char *cookie_line)
+sse *sse_open_query(int port, const char *json, const char *cookie_line)
 {
     sse *s = calloc(1, sizeof(*s));
     ASSERT(s);
@@ -525,18 +525,24 @@ sse *sse_open(int port, const char *ctx, const char *cookie_line)
     hm_http_resp_init(&s->p, NULL);
     hm_http_resp_set_callbacks(&s->p, NULL, sse_on_body, s);
     hm_http_resp_begin(&s->p, false);
-    char q[512] = "", enc[1024] = "";
-    if (ctx) {
-        snprintf(q, sizeof(q), "{\"via_ctx\":\"%s\",\"_disconnected\":false}", ctx);
-        url_encode(q, enc, sizeof(enc));
-    }
-    char req[4096];
+    static char enc[3 * 8192];
+    enc[0] = '\0';
+    if (json) url_encode(json, enc, sizeof(enc));
+    static char req[sizeof(enc) + 1024];
     int n = snprintf(req, sizeof(req),
                      "GET /_sse%s%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\n"
                      "Datastar-Request: true\r\n%s\r\n",
-                     ctx ? "?datastar=" : "", enc, port, cookie_line ? cookie_line : "");
+                     json ? "?datastar=" : "", enc, port, cookie_line ? cookie_line : "");
+    ASSERT_LT(n, (int)sizeof(req));
     send_all(s->fd, req, (size_t)n);
     return s;
+}
+
+sse *sse_open(int port, const char *ctx, const char *cookie_line)
+{
+    char q[512];
+    if (ctx) snprintf(q, sizeof(q), "{\"via_ctx\":\"%s\",\"_disconnected\":false}", ctx);
+    return sse_open_query(port, ctx ? q : NULL, cookie_line);
 }
 
 /* Reads until timeout or the body ends; returns false on timeout. */

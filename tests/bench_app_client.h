@@ -145,6 +145,8 @@ typedef struct sse {
 
 /* GET /_sse?datastar={"via_ctx":ctx,...} (ctx NULL: no query). */
 sse *sse_open(int port, const char *ctx, const char *cookie_line);
+/* GET /_sse?datastar=<json, URL-encoded> (json NULL: no query). */
+sse *sse_open_query(int port, const char *json, const char *cookie_line);
 /* Reads until until_ms or the body ends; false on timeout. */
 bool sse_pump(sse *s, int64_t until_ms);
 /* Reads until the body ends (or IO_TIMEOUT_MS passes: a failure). */
@@ -193,6 +195,10 @@ json_t *health(int port);
 long long health_count(int port, const char *what);
 /* Waits until /_health's connections.<what> is want (IO_TIMEOUT_MS). */
 void wait_health_count(int port, const char *what, long long want);
+/* A stream whose client closed is noticed at its next write, as in
+ * php-via: fires action_id on pg (each must answer 200) until /_health
+ * counts want SSE streams; returns how many actions that took. */
+int notice_closed_streams(int port, const page *pg, const char *action_id, long long want);
 
 /* The value of `wire` in a datastar-patch-signals event. */
 long long signal_in(const char *ev, const char *wire);

@@ -126,6 +126,23 @@ void wait_health_count(int port, const char *what, long long want)
     }
 }
 
+int notice_closed_streams(int port, const page *pg, const char *action_id, long long want)
+{
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    int actions = 0;
+    long long n;
+    while ((n = health_count(port, "sse")) != want) {
+        if (now_ms() > until)
+            HM_FAIL_("/_health sse stayed %lld, not %lld, after %d actions", n, want, actions);
+        resp r;
+        action(port, action_id, pg, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
+        actions++;
+        usleep(10000);
+    }
+    return actions;
+}
+
 /* GET route: the page's context (route + "_/" + hex) and session. */
 void get_route(int port, const char *route, const char *cookie_line, page *pg, resp *r)
 {

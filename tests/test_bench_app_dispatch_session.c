@@ -76,7 +76,8 @@ int main(int argc, char **argv)
     printf("/_health: the answering worker's counts, all four workers: ok\n");
 
     /* SSE through the reactor: streamed patches, and the client's close
-     * reaches the worker (its stream count drops, its cleanup runs). */
+     * reaches the worker (its stream count drops at the next patch, its
+     * cleanup runs). */
     page *p1 = &owned[1];
     char wire[128], ev[4096];
     wire_id(p1, wire, sizeof(wire));
@@ -100,6 +101,8 @@ int main(int argc, char **argv)
     ASSERT_EQ(hw, 1);
     ASSERT_EQ(worker_count(h, 1, "sse"), 1);
     json_decref(h);
+    /* As in php-via, the worker notices the stream's end at its next write:
+     * patches until the stream count drops. */
     sse_close(s);
     int64_t until = now_ms() + IO_TIMEOUT_MS;
     for (;;) {
@@ -109,6 +112,8 @@ int main(int argc, char **argv)
         json_decref(h);
         if (n == 0) break;
         ASSERT_LT(now_ms(), until);
+        action(port, "increment", p1, NULL, -1, &r);
+        ASSERT_EQ(r.status, 200);
         usleep(10000);
     }
     until = now_ms() + IO_TIMEOUT_MS; /* cleanup_delay_ms later, the context goes */

@@ -33,10 +33,16 @@ static void requests(int port, page *pg)
         ASSERT_EQ(r.status, 200);
         ASSERT(strstr(r.body, "\"status\":\"ok\""));
     }
-    static char big[300 << 10]; /* some 20 records */
-    int k = snprintf(big, sizeof(big), "{\"via_ctx\":\"%s\",\"pad\":\"", pg->ctx);
-    memset(big + k, 'x', sizeof(big) - (size_t)k - 3);
-    memcpy(big + sizeof(big) - 3, "\"}", 3);
+    /* Some 20 records: 300 signals of 1 KiB (each under --max-signal-bytes). */
+    static char big[310 << 10];
+    size_t k = (size_t)snprintf(big, sizeof(big), "{\"via_ctx\":\"%s\"", pg->ctx);
+    for (int i = 0; i < 300; i++) {
+        k += (size_t)snprintf(big + k, sizeof(big) - k, ",\"pad%d\":\"", i);
+        memset(big + k, 'x', 1024);
+        k += 1024;
+        big[k++] = '"';
+    }
+    memcpy(big + k, "}", 2);
     char hdrs[512];
     snprintf(hdrs, sizeof(hdrs), "Content-Type: application/json\r\n%s", pg->cookie_hdr);
     conn_req(kc, "POST", "/_action/increment", hdrs, big, &r);
@@ -67,8 +73,8 @@ static void streams(int port, const page *pg)
         ASSERT_EQ(signal_in(ev, wire), 4 + i);
     }
     ASSERT_EQ(health_count(port, "sse"), 1);
-    sse_close(s); /* close_notify: the stream's reader sees it end */
-    wait_health_count(port, "sse", 0);
+    sse_close(s); /* close_notify: the stream ends at its next write */
+    notice_closed_streams(port, pg, "increment", 0);
 
     /* The live spreadsheet: multi-line events of several KiB. */
     static char html[65536], lev[65536];

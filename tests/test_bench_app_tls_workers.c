@@ -19,6 +19,7 @@ int main(int argc, char **argv)
     pid_t pid = start_server(&o, &port);
     g_tls = client_ctx(0, NULL, 0, false);
     char wire[128], ev[4096];
+    page pages[WORKERS];
     for (int w = 0; w < WORKERS; w++) {
         char sid[40], cookie[128];
         session_for_worker(w, WORKERS, 0x7150, sid, sizeof(sid));
@@ -43,8 +44,10 @@ int main(int argc, char **argv)
         sse_event(s, 2, ev, sizeof(ev));
         ASSERT_EQ(signal_in(ev, wire), 2);
         sse_close(s);
+        pages[w] = pg;
     }
-    int64_t until = now_ms() + IO_TIMEOUT_MS; /* both streams' ends reach the workers */
+    /* Both streams' ends reach the workers, noticed at their next patch. */
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
     for (;;) {
         int hw;
         json_t *h = health_with(port, NULL, &hw);
@@ -53,6 +56,11 @@ int main(int argc, char **argv)
         json_decref(h);
         if (open == 0) break;
         ASSERT_LT(now_ms(), until);
+        for (int w = 0; w < WORKERS; w++) {
+            resp r;
+            action(port, "increment", &pages[w], NULL, -1, &r);
+            ASSERT_EQ(r.status, 200);
+        }
         usleep(10000);
     }
     printf("TLS --workers 2: cookie dispatch, SSE through the reactor: ok\n");
