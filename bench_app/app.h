@@ -80,10 +80,10 @@
 #include <stdint.h>
 
 typedef struct hm_bench_app_options {
-    const char *host;                        /* default "127.0.0.1" */
-    int port;                                /* default 3099; 0 = pick a free port */
-    hm_backend_kind backend;                 /* HM_BACKEND_AUTO */
-    int64_t cleanup_delay_ms;                /* contextCleanupDelayMs, default 5000 */
+    const char *host;         /* default "127.0.0.1" */
+    int port;                 /* default 3099; 0 = pick a free port */
+    hm_backend_kind backend;  /* HM_BACKEND_AUTO */
+    int64_t cleanup_delay_ms; /* contextCleanupDelayMs, default 5000 */
     /* 0 (default): a patch goes to a waiting SSE stream the moment it is
      * queued, as in php-via on OpenSwoole; N > 0: streams poll their queue
      * every N ms instead (what php-via's code reads as, an experiment). */

@@ -102,7 +102,7 @@ struct ba_ctx {
     uint32_t changed; /* bit i: signal i changed since it was last queued */
     bool connected_once; /* an SSE stream has synced it */
     int sse_count;
-    int busy; /* actions running (they may block): no cleanup meanwhile */
+    int busy;        /* actions running (they may block): no cleanup meanwhile */
     ba_queue *queue; /* NULL until the first patch or stream */
 };
 

@@ -206,8 +206,8 @@ typedef struct ba_conn {
     bool peer_gone;     /* SSE: the reader saw EOF or an error */
     bool watch_cancels; /* the reader cancels co when the peer goes (the reactor) */
     hm_chan *bell;      /* SSE: wakes the stream's coroutine (kept while pooled) */
-    bool keep_alive;  /* the current request allows another one */
-    bool fat;         /* buffers grew large: free instead of pooling */
+    bool keep_alive;    /* the current request allows another one */
+    bool fat;           /* buffers grew large: free instead of pooling */
     hm_http_req_parser req;
     ba_buf out;     /* responses not yet written */
     ba_buf scratch; /* per-request temporary text (decoded params, page body) */
@@ -277,7 +277,7 @@ struct ba_app {
     size_t max_signal_bytes; /* a client's signal value: larger answers 413 */
     time_t date_sec;         /* second for which date was formatted */
     char date[40];           /* the Date header's value */
-    ba_conn *conns; /* live connections (doubly linked) */
+    ba_conn *conns;          /* live connections (doubly linked) */
     size_t n_conns;
     ba_conn *pool; /* free connection records (singly linked via next) */
     size_t pool_len;
@@ -291,7 +291,7 @@ struct ba_app {
     size_t n_routes;
     ba_ctx **buckets; /* context map: chained hash on the id */
     size_t n_buckets, n_ctx;
-    ba_ctx *pending; /* contexts with a cleanup scheduled (doubly linked) */
+    ba_ctx *pending;        /* contexts with a cleanup scheduled (doubly linked) */
     ba_gone_set *reloaded;  /* ids sent the reload script (contexts.c) */
     ba_gone_set *revivable; /* revival records of destroyed contexts, or NULL */
     int64_t sse_total;

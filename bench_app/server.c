@@ -86,11 +86,20 @@ static int g_reported;
 
 /* ---- buffers ------------------------------------------------------------ */
 
-int ba_buf_reserve(ba_buf *b, size_t extra) { return hm_buf_reserve(b, extra); }
+int ba_buf_reserve(ba_buf *b, size_t extra)
+{
+    return hm_buf_reserve(b, extra);
+}
 
-int ba_buf_append(ba_buf *b, const void *p, size_t n) { return hm_buf_append(b, p, n); }
+int ba_buf_append(ba_buf *b, const void *p, size_t n)
+{
+    return hm_buf_append(b, p, n);
+}
 
-void ba_buf_free(ba_buf *b) { hm_buf_free(b); }
+void ba_buf_free(ba_buf *b)
+{
+    hm_buf_free(b);
+}
 
 /* ---- options, signals, stop --------------------------------------------- */
 
