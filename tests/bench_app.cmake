@@ -60,6 +60,7 @@ ba_test(brotli)                  # --brotli: pages, SSE flushed per event, what 
 # The p99/p50 of one hammer run on the io_uring and the epoll server.
 hm_test(bench_app_fairness SOURCES test_bench_app_fairness.c LIBS ba_test_client
   ARGS $<TARGET_FILE:hammer> TIMEOUT 600)
+set_tests_properties(bench_app_fairness PROPERTIES RUN_SERIAL TRUE) # no other test's load
 # The answers to requests captured from real php-via v0.12.0, byte for byte.
 hm_test(bench_app_wire SOURCES test_bench_app_wire.c LIBS ba_test_client
   ARGS ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/php-via-0.12.0 TIMEOUT 60)

@@ -1,17 +1,21 @@
 /* bench_app serves connections fairly on both engines: the same hammer run
- * (-c 200 -n 5000 scenario spreadsheet, the README's headline command)
- * against a bench_app on io_uring and one on epoll, interleaved, three
- * rounds each; the io_uring server's action p99/p50 ratio (median of its
- * rounds) must stay within FACTOR times the epoll server's. A ratio against
- * a ratio, so the machine's speed cancels out. When io_uring accepted one
- * connection per loop turn, the last of 200 clients waited behind the busy
- * ones for most of the run: p99 was the whole run (ratio ~50, against ~3
- * on epoll). argv[1]: the hammer executable. Skips (77) where io_uring
- * cannot be used. */
+ * (-c 200 -n 2000 scenario spreadsheet, the README's headline command with
+ * fewer actions, so a slow start of some connections weighs more) against
+ * a bench_app on io_uring and one on epoll, interleaved, ROUNDS rounds
+ * each; the io_uring server's median action p99/p50 must stay within
+ * FACTOR times the epoll server's. A ratio against a ratio, so the
+ * machine's speed cancels out. When io_uring accepted one connection per
+ * loop turn, the last of 200 clients waited behind the busy ones for most
+ * of the run: p99 was most of the run (ratio 15-30, against 1.2-2 on
+ * epoll), and this test failed. On a machine so overloaded that the epoll
+ * server's own p99 is many times its median, the comparison can no longer
+ * tell (it then passes either way). argv[1]: the hammer executable. Skips
+ * (77) where io_uring cannot be used; runs alone (RUN_SERIAL). */
 #include "bench_app_client.h"
 
-#define ROUNDS 3
-#define FACTOR 4.0
+#define ROUNDS 5
+#define ACTIONS "2000"
+#define FACTOR 3.0
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -26,7 +30,7 @@ static double run_ratio(const char *hammer, int port, const char *engine, int ro
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
     snprintf(json, sizeof(json), "%s/%s.%d.json", g_tmp, engine, round);
     char *argv[] = {(char *)hammer, "-q",     "--url", url,        "-c",          "200", "-n",
-                    "5000",         "--json", json,    "scenario", "spreadsheet", NULL};
+                    ACTIONS,        "--json", json,    "scenario", "spreadsheet", NULL};
     pid_t pid = spawn(argv);
     int rc = wait_child(pid, 150000);
     if (rc != 0) HM_FAIL_("hammer against the %s server exited %d", engine, rc);
@@ -36,7 +40,8 @@ static double run_ratio(const char *hammer, int port, const char *engine, int ro
     json_t *a = json_object_get(json_object_get(j, "latency_us"), "action");
     double p50 = (double)json_integer_value(json_object_get(a, "p50"));
     double p99 = (double)json_integer_value(json_object_get(a, "p99"));
-    ASSERT_EQ(json_integer_value(json_object_get(json_object_get(j, "actions"), "ok")), 5000);
+    ASSERT_EQ(json_integer_value(json_object_get(json_object_get(j, "actions"), "ok")),
+              atoi(ACTIONS));
     json_decref(j);
     ASSERT_GT(p50, 0);
     printf("round %d %-8s action p50 %8.0f us  p99 %8.0f us  ratio %.2f\n", round, engine, p50, p99,
