@@ -448,6 +448,14 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx, const hm_http_header *h, size_t n
      * queue; c->ev holds what is being written meanwhile. */
     for (;;) {
         if (app->stopping || st.ended) break;
+        /* What the queue holds joins the output first, so the head and the
+         * sync go out in one write, as php-via's do. A stream woken by the
+         * close of its old queue reads the new one only after its sleep. */
+        while (!st.woken_closed && !stream_blocked(&st) &&
+               ba_queue_pop_swap(ctx->queue, &c->scratch)) {
+            if (stream_append(&st, c->scratch.data, c->scratch.len) < 0) st.ended = true;
+        }
+        if (st.ended) break;
         if (c->out.len) {
             if (c->peer_gone) break; /* the write would fail */
             ba_buf t = c->out;
@@ -463,12 +471,6 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx, const hm_http_header *h, size_t n
             hm_coro_sleep(app->poll_ns > 0 ? app->poll_ns : PHPVIA_POLL_NS);
             continue;
         }
-        bool popped = false;
-        while (!stream_blocked(&st) && ba_queue_pop_swap(ctx->queue, &c->scratch)) {
-            popped = true;
-            if (stream_append(&st, c->scratch.data, c->scratch.len) < 0) st.ended = true;
-        }
-        if (popped) continue;
         if (app->poll_ns > 0) { /* --sse-poll-ms: nothing there, sleep */
             hm_coro_sleep(app->poll_ns);
             continue;
