@@ -13,9 +13,12 @@ target_include_directories(ba_test_client PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 
 # bench_app_NAME from test_bench_app_NAME.c. PER_BACKEND: registered as
 # bench_app_NAME_io_uring and bench_app_NAME_epoll (argv[1]); EXE: argv[1]
-# is the bench_app executable.
+# is the bench_app executable; TIMEOUT: seconds (default 60).
 function(ba_test name)
-  cmake_parse_arguments(T "PER_BACKEND;EXE" "" "" ${ARGN})
+  cmake_parse_arguments(T "PER_BACKEND;EXE" "TIMEOUT" "" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 60)
+  endif()
   set(args "")
   if(T_EXE)
     set(args $<TARGET_FILE:bench_app>)
@@ -26,18 +29,19 @@ function(ba_test name)
     foreach(backend io_uring epoll)
       add_test(NAME bench_app_${name}_${backend} COMMAND test_bench_app_${name} ${backend})
       set_tests_properties(bench_app_${name}_${backend} PROPERTIES SKIP_RETURN_CODE 77
-        TIMEOUT 60)
+        TIMEOUT ${T_TIMEOUT})
     endforeach()
   else()
     hm_test(bench_app_${name} SOURCES test_bench_app_${name}.c LIBS ba_test_client
-      ARGS ${args} TIMEOUT 60)
+      ARGS ${args} TIMEOUT ${T_TIMEOUT})
   endif()
 endfunction()
 
 ba_test(pages PER_BACKEND)       # contexts per GET, the session cookie, HEAD, 404
 ba_test(actions PER_BACKEND)     # action outcomes in order, signal sources, devMode
 ba_test(sse PER_BACKEND)         # stream headers, sync, patches, 400/reload/403, reconnect
-ba_test(queue PER_BACKEND)       # the 50-event queue drops the oldest
+ba_test(queue PER_BACKEND TIMEOUT 300) # one patch per action; a blocked writer's queue
+                                       # of 50 drops the oldest; --sse-poll-ms
 ba_test(cleanup PER_BACKEND)     # cleanup after SSE and /_session/close, deferred
 ba_test(http PER_BACKEND)        # malformed, 431, 413, pipelining, 100-continue, idle
 ba_test(limits PER_BACKEND)      # the header deadline, the signal value cap (413)

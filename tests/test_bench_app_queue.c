@@ -117,8 +117,9 @@ static void blocked_writer(int port)
     long long base = 5 + notice_closed_streams(port, &p, "navigate", 0);
 
     /* A stream that stops reading: enough actions to fill the kernel's
-     * buffers (the server's send buffer grows to tcp_wmem's maximum) and
-     * the 1 MiB php-via lets a writer buffer, with room to spare. */
+     * buffers (the server's send buffer grows at most to tcp_wmem's
+     * maximum; the client's is small) and the 1 MiB php-via lets a writer
+     * buffer, a quarter more for safety. */
     long long wmem = 4 << 20;
     FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
     if (f) {
@@ -126,7 +127,7 @@ static void blocked_writer(int port)
         if (fscanf(f, "%lld %lld %lld", &a, &b, &wmem) != 3) wmem = 4 << 20;
         fclose(f);
     }
-    long long n = (wmem + (3 << 20)) * 3 / 2 / (long long)per_action + 200;
+    long long n = (wmem + (5 << 18)) * 5 / 4 / (long long)per_action + 100;
     if (n > 40000) n = 40000;
     /* A small receive buffer, set before connecting (a window shrunk
      * after the handshake makes the kernel drop segments and the server
