@@ -2,6 +2,7 @@
 #include "stats/results.h"
 
 #include "stats/hdr_json.h"
+#include "stats/steps.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -188,7 +189,7 @@ bool hm_results_passed(const hm_results *r)
     if (r->total.failed > 0 && !r->total_is_informational) return false;
     if (r->has_signal && !r->matches_ok) return false;
     if (r->has_check && !r->check_passed) return false;
-    return true;
+    return hm_steps_passed(r->steps);
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -340,6 +341,7 @@ void hm_report_print(FILE *f, const hm_results *r)
     print_latency_row(f, "connect", &t->connect_us);
     if (r->tls) print_latency_row(f, "TLS handshake", &t->tls_us);
     if (r->n_variants) print_variants(f, r);
+    hm_steps_print(f, r->steps);
     for (int i = 0; i < r->n_thresholds; i++) {
         const hm_threshold *th = &r->thresholds[i];
         bool lat = strcmp(th->metric, "ok") && strcmp(th->metric, "rps");
@@ -498,6 +500,7 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(lat, "connect", latency_json(&t->connect_us));
     json_object_set_new(lat, "tls_handshake", latency_json(&t->tls_us));
     json_object_set_new(root, "latency_us", lat);
+    if (r->steps) hm_steps_json(root, r->steps);
     return root;
 }
 

@@ -123,7 +123,11 @@ typedef struct hm_results {
     int n_thresholds;
     /* Why the run failed before or outside the requests, or NULL. */
     const char *fatal;
-    char fatal_buf[512]; /* storage fatal may point to */
+    char fatal_buf[512];    /* storage fatal may point to */
+    bool fatal_usage;       /* fatal is the input's fault (a flow that does not fit the
+                             * app), whatever was sent before: exit 2 */
+    struct hm_steps *steps; /* a scenario's named rows and checks (stats/steps.h), or
+                             * NULL; owned, hm_steps_free */
 } hm_results;
 
 /* Prints the human summary. */
