@@ -365,3 +365,70 @@ int hm_via_find_action(const char *html, size_t len, const char *name, char **ur
     }
     return -HM_ENOTFOUND;
 }
+
+struct action_list {
+    char *buf;
+    size_t cap, len;
+    int n;
+};
+
+/* Adds one action id (a -<hex> suffix dropped) unless it is listed already. */
+static void list_add(struct action_list *l, const char *id, size_t il)
+{
+    const char *dash = memchr(id, '-', il);
+    if (dash && dash + 1 < id + il) {
+        const char *h = dash + 1;
+        while (h < id + il && ((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f')))
+            h++;
+        if (h == id + il) il = (size_t)(dash - id);
+    }
+    const char *end = l->buf + l->len;
+    for (const char *p = l->buf; p < end;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *stop = comma ? comma : end;
+        if ((size_t)(stop - p) == il && memcmp(p, id, il) == 0) return;
+        p = comma ? comma + 2 : end;
+    }
+    int w = snprintf(l->buf + l->len, l->cap - l->len, "%s%.*s", l->n ? ", " : "", (int)il, id);
+    if (w > 0 && (size_t)w < l->cap - l->len) {
+        l->len += (size_t)w;
+        l->n++;
+    }
+}
+
+static int list_visit(const char *tag, size_t tl, const char *name, size_t nl, const char *val,
+                      size_t vl, void *ud)
+{
+    struct action_list *l = ud;
+    (void)tag;
+    (void)tl;
+    if (nl <= 8 || (strncasecmp(name, "data-on:", 8) != 0 && strncasecmp(name, "data-on-", 8) != 0))
+        return 0;
+    size_t dn;
+    char *v = decode_attr(val, vl, &dn);
+    if (!v) return 0;
+    const char *end = v + dn;
+    for (const char *p = v; (p = find_str(p, end, "@post(")) != NULL;) {
+        p += 6;
+        while (p < end && html_space(*p))
+            p++;
+        if (p >= end || (*p != '\'' && *p != '"' && *p != '`')) continue;
+        const char *u = p + 1, *close = memchr(u, *p, (size_t)(end - u));
+        if (!close) break;
+        p = close + 1;
+        const char *seg = NULL;
+        for (const char *q = u; (q = find_str(q, close, "/_action/")) != NULL; q++)
+            seg = q + 9;
+        if (seg && seg < close) list_add(l, seg, (size_t)(close - seg));
+    }
+    hm_free(v);
+    return 0;
+}
+
+int hm_via_list_actions(const char *html, size_t len, char *buf, size_t cap)
+{
+    struct action_list l = {.buf = buf, .cap = cap};
+    if (cap) buf[0] = '\0';
+    if (cap) scan_tags(html, len, list_visit, &l);
+    return l.n;
+}

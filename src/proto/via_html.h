@@ -27,4 +27,10 @@ int hm_via_extract_ctx(const char *html, size_t len, char **ctx_out);
  * included) in *url_out. Returns 0, -HM_ENOTFOUND or -ENOMEM. */
 int hm_via_find_action(const char *html, size_t len, const char *name, char **url_out);
 
+/* Writes the names of every action the page posts to (the ids after
+ * /_action/ in @post('…') of data-on attributes, a pre-0.12 -<hex> suffix
+ * dropped), each once, joined by ", ", into buf ("" when none; cut short
+ * when buf is too small). For error messages. Returns how many it found. */
+int hm_via_list_actions(const char *html, size_t len, char *buf, size_t cap);
+
 #endif

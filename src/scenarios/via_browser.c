@@ -9,10 +9,11 @@
  * effect, thinks (--think), and closes its session at the end. VUs loop
  * until -n actions are spent in total.
  *
- * Each VU is checked on its own context (its net increment must equal its
- * own HTTP OK, and so on); the run passes when every VU does. Per-thread
- * aggregates are written only by that thread's VUs. */
-#include "scenarios/scenario.h"
+ * Each VU is checked on each context it visits (its net increment must
+ * equal its own HTTP OK there, and so on); the run passes when every VU
+ * does. Per-thread aggregates are written only by that thread's VUs.
+ * Flows drive VUs through via_browser.h as well. */
+#include "scenarios/via_browser.h"
 #include "scenarios/via_client.h"
 
 #include "proto/via_html.h"
@@ -35,7 +36,11 @@ typedef struct browser_run {
     atomic_int vus_left;
     hm_liveness live;
     int64_t t_start, t_end;
+    const hammer_scenario *body; /* the VU body, or NULL for the built-in tab */
     void *plugin_state;
+    atomic_bool aborted; /* hm_vu_abort_run: the input does not fit the app */
+    atomic_flag abort_claimed;
+    char abort_why[512];
 } browser_run;
 
 typedef struct hammer_vu vu;
@@ -48,9 +53,16 @@ struct hammer_vu {
     hm_http_conn sse_conn; /* the EventSource */
     hm_watch watch;
     hm_chan *patched; /* a token per patch, so the VU can wait for one */
+    hm_chan *woken;   /* hm_vu_wake's token */
+    hm_vu_event_fn event_fn;
+    void *event_user;
     hm_coro *sse_co;
     bool done, connected, streaming;
-    uint64_t ok, reconnects;
+    uint64_t ok; /* HTTP OK actions on the current page */
+    uint64_t reconnects;
+    /* The pages left so far, as their checks saw them. */
+    uint64_t pages_left, patches;
+    int64_t baseline_sum, final_sum;
     unsigned rng;
     char *html;             /* the last page, for action look-ups by name */
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
@@ -62,6 +74,22 @@ static void on_patch(hm_watch *w, int64_t value, void *user)
 {
     vu *v = user;
     hm_chan_try_push(v->patched, (void *)1); /* full means a wake is pending */
+}
+
+static void on_event(hm_watch *w, void *user)
+{
+    vu *v = user;
+    if (v->event_fn) v->event_fn(v, w, v->event_user);
+}
+
+/* A fresh view of a new page's stream. */
+static void watch_start(vu *v)
+{
+    const hm_options *o = v->run->o;
+    hm_watch_init(&v->watch, o->workload, o->signal ? o->signal : "");
+    v->watch.on_patch = on_patch;
+    v->watch.on_event = on_event;
+    v->watch.user = v;
 }
 
 static int on_sse_headers(void *user, hm_http_resp_parser *p)
@@ -149,7 +177,8 @@ const char *hammer_vu_ctx(const hammer_vu *v)
 static bool run_stopping(const browser_run *run)
 {
     return atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) ||
-           atomic_load_explicit(&run->live.dead, memory_order_relaxed);
+           atomic_load_explicit(&run->live.dead, memory_order_relaxed) ||
+           atomic_load_explicit(&run->aborted, memory_order_relaxed);
 }
 
 bool hammer_vu_next(hammer_vu *v)
@@ -195,14 +224,21 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
     return v->conn.resp.status;
 }
 
+/* The stream shows the page's first state: the watched signal's baseline,
+ * or, when nothing is watched (flows without a check), its first event. */
+static bool first_state(const hm_watch *w)
+{
+    return w->have_baseline || ((!w->signal || !w->signal[0]) && w->events > 0);
+}
+
 int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
 {
     if (!v->page.ctx) return -HM_ENOTFOUND;
     if (!v->sse_co) hm_coro_spawn(NULL, sse_coro, v, &v->sse_co);
     int64_t until = hm_now_ns() + (int64_t)timeout_ms * 1000000;
-    while (!v->watch.have_baseline && v->sse_co && hm_now_ns() < until)
+    while (!first_state(&v->watch) && v->sse_co && hm_now_ns() < until)
         hm_coro_sleep(5000000);
-    return v->watch.have_baseline ? 0 : -ETIMEDOUT;
+    return first_state(&v->watch) ? 0 : -ETIMEDOUT;
 }
 
 int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
@@ -288,6 +324,117 @@ int hammer_vu_get(hammer_vu *v, const char *path)
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
+/* ---- what VU bodies inside hammer add (via_browser.h) -------------------- */
+
+void hm_vu_on_event(hammer_vu *v, hm_vu_event_fn fn, void *user)
+{
+    v->event_fn = fn;
+    v->event_user = user;
+}
+
+int hm_vu_wait(hammer_vu *v, int64_t deadline)
+{
+    if (run_stopping(v->run)) return -ECANCELED;
+    void *tok;
+    return hm_chan_pop(v->woken, &tok, deadline);
+}
+
+void hm_vu_wake(hammer_vu *v)
+{
+    hm_chan_try_push(v->woken, (void *)1); /* full: a wake is pending already */
+}
+
+json_t *hm_vu_signals(hammer_vu *v)
+{
+    return v->watch.signals;
+}
+
+const char *hm_vu_page_html(const hammer_vu *v, size_t *len)
+{
+    *len = v->html ? strlen(v->html) : 0;
+    return v->html;
+}
+
+int hm_vu_thread(const hammer_vu *v)
+{
+    return v->thread;
+}
+
+const hm_options *hm_vu_options(const hammer_vu *v)
+{
+    return v->run->o;
+}
+
+bool hm_vu_budget_left(hammer_vu *v)
+{
+    browser_run *run = v->run;
+    return !run_stopping(run) && hm_budget_allows(run->o, atomic_load(&run->claimed), run->t_start);
+}
+
+void hm_vu_record_patch(hammer_vu *v, int64_t us)
+{
+    hm_hdr_record(&v->run->stats[v->thread].patch_us, us);
+}
+
+void hm_vu_abort_run(hammer_vu *v, const char *why)
+{
+    browser_run *run = v->run;
+    if (!atomic_flag_test_and_set(&run->abort_claimed))
+        snprintf(run->abort_why, sizeof(run->abort_why), "%s", why);
+    atomic_store(&run->aborted, true);
+    hammer_vu_fail(v, why);
+}
+
+void hm_vu_leave_page(hammer_vu *v)
+{
+    const hm_options *o = v->run->o;
+    if (!v->page.ctx) return;
+    /* Let the last patch land, then close the tab. */
+    if (v->sse_co && v->ok) {
+        int64_t until = hm_now_ns() + o->timeout_ns;
+        char tmp[8];
+        while (v->sse_co && hm_now_ns() < until && !hm_watch_verdict(&v->watch, v->ok, tmp, 8))
+            hm_coro_sleep(5000000);
+    }
+    v->done = true;
+    while (v->sse_co) {
+        hm_coro_cancel(v->sse_co);
+        hm_coro_sleep(1000000);
+    }
+    v->done = false;
+    char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
+    if (cookie) hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
+    hm_free(cookie);
+
+    char verdict[256];
+    if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict)))
+        hammer_vu_fail(v, verdict);
+    v->pages_left++;
+    /* Nothing watched (a flow without a check): every Datastar event counts. */
+    v->patches += v->watch.signal[0] || v->watch.w->check == HM_CHECK_TABLE ? v->watch.patches
+                                                                            : v->watch.events;
+    v->baseline_sum += v->watch.baseline;
+    v->final_sum += v->watch.last;
+    hm_watch_free(&v->watch);
+    watch_start(v);
+    v->ok = 0;
+    v->last_action_ns = 0;
+    hm_via_page_free(&v->page);
+}
+
+void hm_vu_new_user(hammer_vu *v)
+{
+    hm_vu_leave_page(v);
+    hm_cookie_jar_free(&v->jar);
+    hm_cookie_jar_init(&v->jar);
+    hm_thread_stats *st = &v->run->stats[v->thread];
+    st->connects += v->conn.connects;
+    st->reconnects += v->conn.reconnects;
+    st->retries += v->conn.retries;
+    hm_http_conn_free(&v->conn);
+    hm_http_conn_init(&v->conn, &v->run->o->target, NULL);
+}
+
 /* ---- the built-in tab ------------------------------------------------------ */
 
 static int64_t think_ns(vu *v)
@@ -327,38 +474,27 @@ static void vu_coro(void *p)
     hm_cookie_jar_init(&v->jar);
     hm_http_conn_init(&v->conn, &o->target, NULL);
     hm_http_conn_init(&v->sse_conn, &o->target, NULL);
-    hm_watch_init(&v->watch, o->workload, o->signal);
-    v->watch.on_patch = on_patch;
-    v->watch.user = v;
+    watch_start(v);
     hm_chan_create(&v->patched, 1);
+    hm_chan_create(&v->woken, 1);
     tot->vus++;
 
-    if (o->plugin)
-        o->plugin->vu_body(v, run->plugin_state);
+    if (run->body)
+        run->body->vu_body(v, run->plugin_state);
     else
         builtin_vu_body(v, NULL);
 
-    /* Let the last patch land, then close the tab. */
-    if (v->sse_co && v->ok) {
-        int64_t until = hm_now_ns() + o->timeout_ns;
-        char tmp[8];
-        while (v->sse_co && hm_now_ns() < until && !hm_watch_verdict(&v->watch, v->ok, tmp, 8))
-            hm_coro_sleep(5000000);
-    }
+    hm_vu_leave_page(v);
+    /* A stream the body opened without a page context (none to leave). */
     v->done = true;
     while (v->sse_co) {
         hm_coro_cancel(v->sse_co);
         hm_coro_sleep(1000000);
     }
-    if (v->page.ctx) {
-        char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
-        if (cookie)
-            hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
-        hm_free(cookie);
-    }
-
     char verdict[256];
-    if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict)))
+    /* A VU that never left a page is judged on what it has (nothing). */
+    if (!v->pages_left && !v->failed &&
+        !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict)))
         hammer_vu_fail(v, verdict);
     if (!v->failed)
         tot->vus_passed++;
@@ -367,9 +503,9 @@ static void vu_coro(void *p)
                  v->fail_why);
     tot->streams_connected += v->connected;
     tot->reconnects += v->reconnects;
-    tot->patches += v->watch.patches;
-    tot->baseline_sum += v->watch.baseline;
-    tot->final_sum += v->watch.last;
+    tot->patches += v->patches;
+    tot->baseline_sum += v->baseline_sum;
+    tot->final_sum += v->final_sum;
     st->connects += v->conn.connects + v->sse_conn.connects;
     st->reconnects += v->conn.reconnects + v->reconnects;
     st->retries += v->conn.retries;
@@ -377,6 +513,7 @@ static void vu_coro(void *p)
     hm_http_conn_free(&v->sse_conn);
     hm_watch_free(&v->watch);
     hm_chan_destroy(v->patched);
+    hm_chan_destroy(v->woken);
     hm_via_page_free(&v->page);
     hm_cookie_jar_free(&v->jar);
     hm_free(v->html);
@@ -403,17 +540,23 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
 
 int hm_via_browser_run(const hm_options *o, hm_results *r)
 {
-    browser_run run = {.o = o};
+    return hm_via_browser_run_body(o, o->plugin, NULL, r);
+}
+
+int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, void *state,
+                            hm_results *r)
+{
+    browser_run run = {.o = o, .body = body, .plugin_state = state};
     char *probe = NULL;
     if (hm_workload_body(o->workload, "x", o->signals_json, NULL, true, &probe) < 0) {
         r->fatal = "--signals is not a JSON object";
         return -HM_EPARSE;
     }
     hm_free(probe);
-    if (o->plugin && o->plugin->setup) {
+    if (body && body->setup) {
         static char why[256];
-        if (o->plugin->setup(o->plugin_opts, o->n_plugin_opts, &run.plugin_state, why,
-                             sizeof(why)) < 0) {
+        if (body->setup(o->plugin_opts, o->n_plugin_opts, &run.plugin_state, why, sizeof(why)) <
+            0) {
             r->fatal = why[0] ? why : "plugin set-up failed";
             return -EINVAL;
         }
@@ -445,6 +588,11 @@ int hm_via_browser_run(const hm_options *o, hm_results *r)
     }
     r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
     if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+    if (atomic_load(&run.aborted)) {
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s", run.abort_why);
+        r->fatal = r->fatal_buf;
+        r->fatal_usage = true;
+    }
     bool counting =
         o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;
     r->has_patches = true;
@@ -453,18 +601,22 @@ int hm_via_browser_run(const hm_options *o, hm_results *r)
     r->observers_connected = (int)all.streams_connected;
     r->has_check = true;
     r->check_passed = all.vus > 0 && all.vus_passed == all.vus && all.page_failed == 0;
-    if (o->plugin && o->plugin->check) {
+    bool own_words = false;
+    if (body && body->check) {
         char why[200] = "";
-        if (!o->plugin->check(run.plugin_state, why, sizeof(why))) r->check_passed = false;
+        if (!body->check(run.plugin_state, why, sizeof(why))) r->check_passed = false;
         /* The plugin's own words lead the detail, pass or fail. */
         if (why[0]) snprintf(all.first_failure, sizeof(all.first_failure), "%.199s", why);
+        own_words = why[0] != 0;
     }
-    if (o->plugin && o->plugin->teardown) o->plugin->teardown(run.plugin_state);
+    if (body && body->teardown) body->teardown(run.plugin_state);
     snprintf(
         r->check_detail, sizeof(r->check_detail),
         "%llu/%llu VUs passed, %llu SSE reconnects%s%.160s", (unsigned long long)all.vus_passed,
         (unsigned long long)all.vus, (unsigned long long)all.reconnects,
-        all.first_failure[0] ? (o->plugin ? "; " : "; first failure: ") : "", all.first_failure);
+        all.first_failure[0] ? (own_words || (body && !body->check) ? "; " : "; first failure: ")
+                             : "",
+        all.first_failure);
     if (counting) {
         r->has_signal = true;
         r->signal_name = o->signal;

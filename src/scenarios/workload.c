@@ -70,6 +70,8 @@ static void check_spreadsheet(hm_watch *w, int64_t count)
         note_bad(w, "count %lld but viewRow %lld", count, view);
 }
 
+static void apply_event(hm_watch *w);
+
 static int on_event(const hm_sse_event *ev, void *user)
 {
     hm_watch *w = user;
@@ -78,15 +80,23 @@ static int on_event(const hm_sse_event *ev, void *user)
         note_bad(w, "undecodable datastar event (%lld bytes)%.0lld", (long long)ev->data_len, 0);
         return 0;
     }
+    apply_event(w);
+    if (w->on_event) w->on_event(w, w->user);
+    return 0;
+}
+
+/* The workload's view of one decoded event (w->ev). */
+static void apply_event(hm_watch *w)
+{
     if (w->ev.kind == HM_DATASTAR_PATCH_SIGNALS) {
         json_object_update(w->signals, w->ev.signals);
-        if (w->w->check == HM_CHECK_TABLE) return 0;
+        if (w->w->check == HM_CHECK_TABLE) return;
         int64_t v;
-        if (hm_signals_find_int(w->ev.signals, w->signal, &v) < 0) return 0;
+        if (hm_signals_find_int(w->ev.signals, w->signal, &v) < 0) return;
         if (!w->have_baseline) {
             w->have_baseline = true;
             w->baseline = w->last = v;
-            return 0;
+            return;
         }
         w->patches++;
         w->last = v;
@@ -99,18 +109,17 @@ static int on_event(const hm_sse_event *ev, void *user)
         const char *html = w->ev.elements ? w->ev.elements : "";
         size_t len = w->ev.elements ? w->ev.elements_len : 0;
         /* Scripts (the reload script) are elements too; only tables count. */
-        if (!memmem(html, len, "<table", 6)) return 0;
+        if (!memmem(html, len, "<table", 6)) return;
         if (!hm_table_well_formed(html, len))
             note_bad(w, "malformed viewport table (%lld bytes)%.0lld", (long long)len, 0);
         if (!w->have_baseline) { /* the initial view */
             w->have_baseline = true;
-            return 0;
+            return;
         }
         w->patches++;
         w->last_patch_ns = hm_now_ns();
         if (w->on_patch) w->on_patch(w, (int64_t)w->patches, w->user);
     }
-    return 0;
 }
 
 bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen)

@@ -51,6 +51,9 @@ typedef struct hm_watch {
      * value, or the patch count for element checks). */
     void (*on_patch)(struct hm_watch *w, int64_t value, void *user);
     void *user;
+    /* Called for every decoded Datastar event, after the checks and the
+     * merged signals took it in (w->ev is the event); NULL for none. */
+    void (*on_event)(struct hm_watch *w, void *user);
 } hm_watch;
 
 void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal);
