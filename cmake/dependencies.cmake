@@ -11,6 +11,9 @@ pkg_check_modules(INIH REQUIRED IMPORTED_TARGET inih)
 # Brotli (libbrotli-dev): bench_app --brotli encodes, its tests decode.
 pkg_check_modules(BROTLIENC REQUIRED IMPORTED_TARGET libbrotlienc)
 pkg_check_modules(BROTLIDEC REQUIRED IMPORTED_TARGET libbrotlidec)
+# Flow files (hammer flow FILE.yaml) are YAML, read and written with libyaml
+# (libyaml-dev).
+pkg_check_modules(YAML REQUIRED IMPORTED_TARGET yaml-0.1)
 find_package(Threads REQUIRED)
 
 # Debian's libmimalloc-dev ships a CMake config but no pkg-config file.

@@ -4,8 +4,8 @@
 set -eu
 
 REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev openssl \
-libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev libinih-dev libbrotli-dev python3 \
-python3-yaml clang-format"
+libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev libinih-dev libbrotli-dev \
+libyaml-dev python3 python3-yaml clang-format"
 # The real load balancers of the sticky-routing tests: their tests skip, with
 # the reason, when these cannot be installed.
 OPTIONAL="caddy haproxy"

@@ -18,7 +18,8 @@ int main(int argc, char **argv)
     const usage_case cases[] = {
         {{"-c", "abc", "scenario", "counter"}, "hammer: bad value 'abc' for -c"},
         {{"--concurrency=0", "scenario", "counter"}, "hammer: bad value '0' for --concurrency=0"},
-        {{"scenario"}, "hammer: expected 'scenario NAME' (see hammer --help)"},
+        {{"scenario"}, "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)"},
+        {{"scenario", "flow"}, "hammer: scenario flow reads a flow file: hammer flow FILE.yaml"},
         {{"scenario", "nope"}, "hammer: unknown scenario 'nope' (hammer list shows them)"},
         {{"--workload", "cpu", "scenario", "counter"},
          "hammer: --workload takes counter|cpu|io|spreadsheet (sticky only)"},

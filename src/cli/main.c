@@ -8,6 +8,7 @@
 #include "cli/merge.h"
 #include "cli/options.h"
 #include "stats/hdr_log.h"
+#include "stats/steps.h"
 
 #include <jansson.h>
 #include <signal.h>
@@ -230,13 +231,15 @@ static int report(run_state *rs)
             fprintf(stderr, "hammer: cannot write %s: %s\n", cli->o.json_path, hm_strerror(jrc));
     }
     const char *fatal = NULL;
-    bool nothing_sent = true;
+    bool nothing_sent = true, input_fault = false;
     for (int pi = 0; pi < rs->ran; pi++) {
         if (rs->runs[pi].fatal && !fatal) fatal = rs->runs[pi].fatal;
         if (rs->runs[pi].total.sent) nothing_sent = false;
+        input_fault = input_fault || rs->runs[pi].fatal_usage;
     }
-    /* Nothing was sent because of the scenario's set-up: a usage-level failure. */
-    if (fatal && nothing_sent) return usage_error(fatal);
+    /* Nothing was sent because of the scenario's set-up, or its input does
+     * not fit the app: a usage-level failure. */
+    if (fatal && (nothing_sent || input_fault)) return usage_error(fatal);
     if (rs->rc < 0 && !fatal) fprintf(stderr, "hammer: run failed: %s\n", hm_strerror(rs->rc));
     return all_passed ? HM_EXIT_PASS : HM_EXIT_FAILED;
 }
@@ -249,6 +252,7 @@ static int finish(run_state *rs, int code)
         hm_thread_stats_destroy(&rs->runs[pi].total);
         for (int i = 0; i < rs->runs[pi].n_variants; i++)
             hm_thread_stats_destroy(&rs->runs[pi].variants[i].stats);
+        hm_steps_free(rs->runs[pi].steps);
     }
     hm_free(rs->runs);
     hm_free(rs->cli.o.target_path);

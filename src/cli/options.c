@@ -14,6 +14,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: hammer [options] scenario NAME [options]\n"
+            "       hammer [options] flow FILE.yaml     (user flows from a file; docs/flows.md)\n"
             "       hammer matrix [options] PROFILES.ini  (profiles compared; matrix --help)\n"
             "       hammer merge [options] SHARD.json...  (shards into one run; merge --help)\n"
             "       hammer list | --help | --version\n"
@@ -352,8 +353,13 @@ int hm_cli_parse(hm_cli *cli, int argc, char **argv)
         hm_scenario_list(stdout);
         return HM_EXIT_PASS;
     }
+    if (optind + 2 == argc && !strcmp(argv[optind], "flow")) {
+        cli->scenario_name = "flow";
+        cli->o.flow_file = argv[optind + 1];
+        return HM_CLI_GO;
+    }
     if (optind + 2 != argc || strcmp(argv[optind], "scenario")) {
-        fprintf(stderr, "hammer: expected 'scenario NAME' (see hammer --help)\n");
+        fprintf(stderr, "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)\n");
         return HM_EXIT_USAGE;
     }
     cli->scenario_name = argv[optind + 1];
@@ -461,7 +467,10 @@ int hm_cli_validate(hm_cli *cli)
                                  "and sticky are paced by the server's patches");
     if (o->browser && !sc->caps.browser)
         return usage_error("--mode browser applies to php-via scenarios, not %s", sc->name);
-    char why[512];
+    char why[1024];
+    if (sc->caps.flow_file && !o->flow_file)
+        return usage_error("scenario %s reads a flow file: hammer flow FILE.yaml", sc->name);
+    if (sc->prepare && sc->prepare(o, why, sizeof(why)) < 0) return usage_error("%s", why);
     int need = o->browser ? 2 * o->concurrency + 64 : o->concurrency + o->observers + 64;
     if (raise_nofile(need, why, sizeof(why)) < 0) return usage_error("%s", why);
     return pick_backend(o);

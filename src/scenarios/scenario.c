@@ -1,6 +1,8 @@
 /* The built-in scenario table and helpers every scenario uses. */
 #include "scenarios/scenario.h"
 
+#include "scenarios/flow.h"
+
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
@@ -92,8 +94,20 @@ static const hm_scenario_def sticky = {
              .takes_workload = true,
              .app_workers = 4}};
 
+/* hammer flow FILE.yaml: steps from a YAML file (docs/flows.md). */
+static const hm_scenario_def flow = {
+    .name = "flow",
+    .help = "user flows from a YAML file: hammer flow FILE.yaml (docs/flows.md)",
+    .route = "/",
+    .signal = "",
+    .workload = &(const hm_workload){.check = HM_CHECK_NONE},
+    .check_name = "flow",
+    .run = hm_flow_run,
+    .prepare = hm_flow_prepare,
+    .caps = {VIA_CAPS, .flow_file = true}};
+
 const hm_scenario_def *const hm_builtin_scenarios[] = {
-    &counter, &cpu, &io, &sheet, &sheet_live, &custom, &sticky, &hm_scenario_get, NULL,
+    &counter, &cpu, &io, &sheet, &sheet_live, &custom, &sticky, &hm_scenario_get, &flow, NULL,
 };
 
 #define MAX_PLUGIN_SCENARIOS 64

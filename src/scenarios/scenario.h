@@ -38,6 +38,7 @@ typedef struct hm_options {
     bool browser;                       /* --mode browser: -c virtual users, one tab each */
     int64_t think_min_ns, think_max_ns; /* --think: pause between a VU's actions */
     const hm_workload *workload;
+    const char *flow_file;          /* hammer flow FILE.yaml (scenarios/flow.h) */
     const hammer_scenario *plugin;  /* a plugin's scenario, or NULL */
     const char *const *plugin_opts; /* --opt KEY=VALUE, for plugin setup */
     int n_plugin_opts;
@@ -66,6 +67,7 @@ typedef struct hm_scenario_caps {
     bool takes_workload;     /* --workload NAME picks its page, action and check */
     int app_workers;         /* the embedded bench_app's workers (0: one); more than one
                               * dispatch by session, as php-via's dispatch_func */
+    bool flow_file;          /* reads its steps from a flow file (hammer flow FILE) */
 } hm_scenario_caps;
 
 typedef struct hm_scenario_def {
@@ -77,6 +79,9 @@ typedef struct hm_scenario_def {
     const hm_workload *workload; /* php-via scenarios: what is checked */
     const char *check_name;      /* one line for the summary */
     hm_scenario_run_fn run;      /* its own run (get, sticky); NULL: the two php-via load models */
+    /* Checks the scenario's input (a flow file) before the target is
+     * reached: 0, or a negative code and why (a usage error). NULL: none. */
+    int (*prepare)(const hm_options *o, char *why, size_t whylen);
     const hammer_scenario *plugin; /* loaded with --plugin (browser model) */
     hm_scenario_caps caps;
 } hm_scenario_def;

@@ -1,0 +1,710 @@
+/* A flow in the hammer model: one instance (one user, one context) per
+ * flow of the file, and -c actions in flight on keep-alive connections.
+ *
+ * Each instance runs its flow's prologue once — the steps before its first
+ * action: page loads, the SSE stream (which then observes the context for
+ * the file's `check:`), gets, expectations — on engine thread 0. When every
+ * prologue is done, -c senders (spread over the threads) run the rest of
+ * the flows over and over, each pass on an instance picked by weight:
+ * every action goes out with that instance's context and cookie, carrying
+ * via_ctx and the step's own signals (nothing waits for a patch, so the
+ * last-seen signals are those the prologue saw). Waits, thinks and signal
+ * expectations after the first action are skipped: nothing waits in this
+ * model. At the end each instance's stream must show its actions (the
+ * check), as in the built-in hammer model (via_hammer.c).
+ *
+ * Threads share the file (read-only), the instances' action counters and
+ * send-time rings (atomics; a stale ring slot only skews one latency
+ * sample, as in via_hammer.c), and the run's atomics. */
+#include "scenarios/flow.h"
+#include "scenarios/via_client.h"
+
+#include "proto/via_html.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define RING (1u << 18)
+
+typedef struct hrun hrun;
+
+typedef struct instance {
+    hrun *run;
+    const hm_flow *flow;
+    int index;
+    hm_cookie_jar jar;
+    hm_via_page page;
+    char *html;   /* the last page */
+    char **urls;  /* per action slot: its URL on this instance's page */
+    char *cookie; /* after the prologue */
+    json_t *seen; /* the signals the prologue saw (read-only afterwards) */
+    hm_http_conn conn, sse_conn;
+    hm_watch watch;
+    hm_coro *sse_co, *prologue_co;
+    bool streaming, connected, has_sse, ready;
+    char fail_why[400]; /* the prologue failed: why */
+    hm_flow_exec x;
+    _Atomic int64_t ok, seq;
+    int64_t *send_ns; /* RING slots, by the instance's action number */
+    int64_t matched;  /* actions whose patch latency is recorded */
+} instance;
+
+struct hrun {
+    const hm_options *o;
+    const hm_flow_file *f;
+    hm_thread_stats *stats;
+    hm_steps **steps;
+    instance *inst;
+    int n_inst;
+    _Atomic int64_t next_seq;
+    atomic_int prologues_left, senders_left;
+    atomic_bool go;
+    _Atomic int64_t t_go;
+    int64_t t_start, t_end;
+    hm_liveness live;
+    atomic_bool aborted;
+    atomic_flag abort_claimed;
+    char abort_why[600];
+};
+
+static bool stopping(hrun *run)
+{
+    return atomic_load(&hm_stop_requested) || atomic_load(&run->live.dead) ||
+           atomic_load(&run->aborted);
+}
+
+static void abort_run(hrun *run, const char *why)
+{
+    if (!atomic_flag_test_and_set(&run->abort_claimed))
+        snprintf(run->abort_why, sizeof(run->abort_why), "%s", why);
+    atomic_store(&run->aborted, true);
+}
+
+static int64_t timeout_of(const hrun *run, const hm_flow_step *s)
+{
+    return s->timeout_ns ? s->timeout_ns : run->o->timeout_ns;
+}
+
+static void record(hm_steps *st, const hm_flow_step *s, int64_t t0, const char *why)
+{
+    char full[400];
+    if (why) snprintf(full, sizeof(full), "%s, line %d: %s", s->where, s->line, why);
+    hm_steps_record(st, s->row, (hm_now_ns() - t0) / 1000, why ? full : NULL);
+}
+
+/* ---- the observer: an instance's SSE stream ----------------------------------- */
+
+static void on_patch(hm_watch *w, int64_t value, void *user)
+{
+    instance *in = user;
+    int64_t now = hm_now_ns();
+    bool counting = w->w->check == HM_CHECK_NET_INCREMENT || w->w->check == HM_CHECK_SPREADSHEET;
+    int64_t upto = counting ? value - w->baseline : in->matched + 1;
+    int64_t sent = atomic_load(&in->seq);
+    if (upto > sent) upto = sent;
+    hm_hdr *h = &in->run->stats[0].patch_us;
+    for (; in->matched < upto; in->matched++) {
+        int64_t at = __atomic_load_n(&in->send_ns[in->matched & (RING - 1)], __ATOMIC_RELAXED);
+        if (at > 0 && now >= at) hm_hdr_record(h, (now - at) / 1000);
+    }
+}
+
+static int on_sse_headers(void *user, hm_http_resp_parser *p)
+{
+    instance *in = user;
+    if (p->status != 200) return -HM_ESTATUS;
+    in->connected = in->streaming = true;
+    hm_gauge_sse_open(in->run->o, 1);
+    return 0;
+}
+
+static int on_sse_body(void *user, const char *at, size_t len)
+{
+    instance *in = user;
+    return hm_watch_feed(&in->watch, at, len);
+}
+
+static void sse_coro(void *p)
+{
+    instance *in = p;
+    const hm_options *o = in->run->o;
+    size_t len = 0;
+    char *cookie = hm_via_cookie_dup(&in->jar, &o->target, "/_sse");
+    char *req = cookie ? hm_via_sse_request(&o->target, in->page.ctx, cookie, &len) : NULL;
+    hm_free(cookie);
+    if (req)
+        hm_http_conn_stream(&in->sse_conn, req, len, hm_now_ns() + o->timeout_ns, on_sse_headers,
+                            on_sse_body, in);
+    hm_free(req);
+    if (in->streaming) hm_gauge_sse_open(o, -1);
+    in->streaming = false;
+    in->sse_co = NULL;
+}
+
+static bool first_state(const hm_watch *w)
+{
+    return w->have_baseline || (!w->signal[0] && w->events > 0);
+}
+
+/* ---- the prologue (thread 0, once per instance) ------------------------------------ */
+
+static void fail_instance(instance *in, const hm_flow_step *s, const char *why)
+{
+    if (!in->fail_why[0])
+        snprintf(in->fail_why, sizeof(in->fail_why), "%.150s, line %d: %.200s", s->where, s->line,
+                 why);
+}
+
+static int prologue_page(instance *in, const hm_flow_step *s)
+{
+    hrun *run = in->run;
+    char *path = hm_flow_expand(&in->x, s->path);
+    if (!path) return HM_FLOW_END;
+    char why[600];
+    hm_via_page_free(&in->page);
+    int64_t t0 = hm_now_ns();
+    int rc = hm_via_load_page(&in->conn, &in->jar, path, NULL, t0 + timeout_of(run, s), &in->page,
+                              why, sizeof(why));
+    hm_thread_stats_note_conn(&run->stats[0], &in->conn);
+    in->x.last_status = in->page.status ? in->page.status : rc;
+    if (in->page.status != 200) {
+        record(in->x.stats, s, t0, why);
+        fail_instance(in, s, why);
+        hm_free(path);
+        return HM_FLOW_END;
+    }
+    hm_hdr_record(&run->stats[0].page_us, (hm_now_ns() - t0) / 1000);
+    record(in->x.stats, s, t0, NULL);
+    hm_free(in->html);
+    in->html = hm_strndup(in->conn.resp.body, in->conn.resp.body_len);
+    if (rc < 0 || !in->page.ctx) {
+        snprintf(why, sizeof(why),
+                 "%s:%d:%d: %s: %s is not a php-via page: it has no <meta data-signals> with "
+                 "via_ctx (a get: step fetches other paths)",
+                 run->f->path, s->line, s->col, s->where, path);
+        abort_run(run, why);
+        hm_free(path);
+        return HM_FLOW_STOP;
+    }
+    for (int i = 0; i < s->n_offers; i++) {
+        const hm_flow_step *a = s->offers[i];
+        hm_free(in->urls[a->slot]);
+        in->urls[a->slot] = NULL;
+        if (hm_via_find_action(in->html, strlen(in->html), a->action, &in->urls[a->slot]) == 0)
+            continue;
+        char offered[200];
+        int n = hm_via_list_actions(in->html, strlen(in->html), offered, sizeof(offered));
+        snprintf(why, sizeof(why),
+                 "%s:%d:%d: %s: the page %s does not offer action '%s' (it offers: %s)",
+                 run->f->path, a->line, a->col, a->where, path, a->action,
+                 n ? offered : "no actions");
+        abort_run(run, why);
+        hm_free(path);
+        return HM_FLOW_STOP;
+    }
+    hm_free(path);
+    return HM_FLOW_NEXT;
+}
+
+static int prologue_sse(instance *in, const hm_flow_step *s)
+{
+    hrun *run = in->run;
+    int64_t t0 = hm_now_ns(), until = t0 + timeout_of(run, s);
+    if (!in->sse_co && !in->has_sse) {
+        in->has_sse = true;
+        hm_coro_spawn(NULL, sse_coro, in, &in->sse_co);
+    }
+    while (!first_state(&in->watch) && in->sse_co && hm_now_ns() < until && !stopping(run))
+        hm_coro_sleep(5000000);
+    char why[120];
+    snprintf(why, sizeof(why), "the stream showed nothing within %.3f s",
+             (double)(until - t0) / 1e9);
+    bool ok = first_state(&in->watch);
+    record(in->x.stats, s, t0, ok ? NULL : why);
+    return HM_FLOW_NEXT;
+}
+
+static int prologue_get(instance *in, const hm_flow_step *s)
+{
+    hrun *run = in->run;
+    const hm_options *o = run->o;
+    char *path = hm_flow_expand(&in->x, s->path);
+    char *cookie = path ? hm_via_cookie_dup(&in->jar, &o->target, path) : NULL;
+    size_t cap = (path ? strlen(path) : 0) + (cookie ? strlen(cookie) : 0) + 512;
+    char *req = cookie ? hm_alloc(cap) : NULL;
+    hm_http_header h[1] = {{"Cookie", cookie}};
+    ssize_t len = req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h,
+                                              cookie[0] ? 1 : 0, NULL, 0)
+                      : -ENOMEM;
+    int64_t t0 = hm_now_ns();
+    int rc = (int)len;
+    if (len > 0) {
+        hm_http_xopts xo = {.idempotent = true, .deadline = t0 + timeout_of(run, s)};
+        rc = hm_http_conn_exchange(&in->conn, req, (size_t)len, &xo);
+    }
+    int status = rc < 0 ? rc : in->conn.resp.status;
+    in->x.last_status = status;
+    char why[120];
+    if (status < 0)
+        snprintf(why, sizeof(why), "%s", hm_strerror(status));
+    else
+        snprintf(why, sizeof(why), "HTTP %d", status);
+    record(in->x.stats, s, t0, status > 0 && status < 400 ? NULL : why);
+    hm_free(req);
+    hm_free(cookie);
+    hm_free(path);
+    return HM_FLOW_NEXT;
+}
+
+static int prologue_leaf(hm_flow_exec *x, const hm_flow_step *s)
+{
+    instance *in = x->self;
+    x->signals = in->watch.signals;
+    if (stopping(in->run)) return HM_FLOW_STOP;
+    switch (s->kind) {
+    case HM_FLOW_PAGE:
+        return prologue_page(in, s);
+    case HM_FLOW_SSE:
+        return prologue_sse(in, s);
+    case HM_FLOW_GET:
+        return prologue_get(in, s);
+    case HM_FLOW_EXPECT:
+        hm_flow_expect(x, s);
+        return HM_FLOW_NEXT;
+    case HM_FLOW_THINK: {
+        int64_t ns = hm_flow_think_ns(x, s);
+        if (ns > 0 && hm_coro_sleep(ns) == -ECANCELED) return HM_FLOW_STOP;
+        return HM_FLOW_NEXT;
+    }
+    case HM_FLOW_SET:
+        return hm_flow_set(x, s);
+    default: /* wait: nothing waits in this model; close: not before an action */
+        return HM_FLOW_NEXT;
+    }
+}
+
+static bool prologue_budget(hm_flow_exec *x)
+{
+    (void)x;
+    return false; /* a repeat "forever" before the first action runs no pass here */
+}
+
+static void release_senders(hrun *run)
+{
+    if (atomic_fetch_sub(&run->prologues_left, 1) == 1) {
+        atomic_store(&run->t_go, hm_now_ns());
+        atomic_store(&run->go, true);
+    }
+}
+
+static void prologue_coro(void *p)
+{
+    instance *in = p;
+    hrun *run = in->run;
+    const hm_flow *fl = in->flow;
+    in->x.rng = (unsigned)(in->index + 1) * 2246822519u;
+    in->x.stats = run->steps[0];
+    in->x.leaf = prologue_leaf;
+    in->x.budget_left = prologue_budget;
+    in->x.self = in;
+    if (hm_flow_exec_start(&in->x, run->f, fl, in->index, 0) == 0) {
+        int rc = hm_flow_walk(&in->x, fl->steps, fl->prologue);
+        if (rc == HM_FLOW_NEXT && !in->fail_why[0]) {
+            /* The senders need the context and its cookie; a flow without
+             * a body (no action) is done. */
+            if (in->page.ctx) {
+                in->cookie = hm_via_cookie_dup(&in->jar, &run->o->target, "/");
+                in->seen = json_deep_copy(in->watch.signals);
+            }
+            in->ready = fl->prologue == fl->n_steps || (in->cookie && in->seen);
+        }
+    }
+    in->prologue_co = NULL;
+    release_senders(run);
+}
+
+/* ---- the senders (every thread) -------------------------------------------------- */
+
+typedef struct sender {
+    hrun *run;
+    int thread, id;
+    hm_http_conn c;
+    instance *in; /* the instance of the current pass */
+    hm_flow_exec x;
+} sender;
+
+static int send_action(sender *sd, const hm_flow_step *s)
+{
+    hrun *run = sd->run;
+    const hm_options *o = run->o;
+    instance *in = sd->in;
+    hm_thread_stats *st = &run->stats[sd->thread];
+    char why[256];
+    /* The action takes its place in -n even when its values cannot be made. */
+    int64_t seq = atomic_fetch_add(&run->next_seq, 1);
+    int64_t t_go = atomic_load(&run->t_go);
+    if (stopping(run) || !hm_budget_allows(o, seq, t_go)) return HM_FLOW_STOP;
+    char *fields = hm_flow_action_fields(&sd->x, s, in->seen, why, sizeof(why));
+    if (!fields) {
+        record(sd->x.stats, s, hm_now_ns(), why);
+        return HM_FLOW_NEXT;
+    }
+    char *body = NULL;
+    int rc = hm_workload_body(NULL, in->page.ctx, fields, NULL, false, &body);
+    hm_free(fields);
+    size_t len = 0;
+    char *req =
+        rc == 0 ? hm_via_action_request(&o->target, in->urls[s->slot], in->cookie, body,
+                                        strlen(body), o->no_origin ? NULL : o->target.origin, &len)
+                : NULL;
+    hm_free(body);
+    if (!req) {
+        record(sd->x.stats, s, hm_now_ns(), "cannot build the request");
+        return HM_FLOW_NEXT;
+    }
+    int64_t intended = hm_intended_ns(o, seq, t_go);
+    if (intended > hm_now_ns()) hm_coro_sleep_until(intended);
+    int64_t k = atomic_fetch_add(&in->seq, 1);
+    int64_t t0 = hm_now_ns();
+    __atomic_store_n(&in->send_ns[k & (RING - 1)], intended ? intended : t0, __ATOMIC_RELAXED);
+    int status;
+    bool stop = hm_request_scheduled(&sd->c, req, len, false, o->timeout_ns, intended, st,
+                                     &run->live, &status);
+    hm_free(req);
+    sd->x.last_status = status ? status : -HM_ECLOSED;
+    bool ok = status >= 200 && status < 300;
+    if (ok) atomic_fetch_add(&in->ok, 1);
+    if (!ok) {
+        if (status)
+            snprintf(why, sizeof(why), "HTTP %d", status);
+        else
+            snprintf(why, sizeof(why), "%s", hm_fail_kind_name(sd->c.fail));
+    }
+    record(sd->x.stats, s, t0, ok ? NULL : why);
+    return stop ? HM_FLOW_STOP : HM_FLOW_NEXT;
+}
+
+static int send_get(sender *sd, const hm_flow_step *s)
+{
+    hrun *run = sd->run;
+    const hm_options *o = run->o;
+    char *path = hm_flow_expand(&sd->x, s->path);
+    size_t cap = (path ? strlen(path) : 0) + strlen(sd->in->cookie) + 512;
+    char *req = path ? hm_alloc(cap) : NULL;
+    hm_http_header h[1] = {{"Cookie", sd->in->cookie}};
+    ssize_t len = req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h,
+                                              sd->in->cookie[0] ? 1 : 0, NULL, 0)
+                      : -ENOMEM;
+    int64_t t0 = hm_now_ns();
+    int rc = (int)len;
+    if (len > 0) {
+        hm_http_xopts xo = {.idempotent = true, .deadline = t0 + timeout_of(run, s)};
+        rc = hm_http_conn_exchange(&sd->c, req, (size_t)len, &xo);
+        hm_thread_stats_note_conn(&run->stats[sd->thread], &sd->c);
+    }
+    int status = rc < 0 ? rc : sd->c.resp.status;
+    sd->x.last_status = status;
+    char why[120];
+    if (status < 0)
+        snprintf(why, sizeof(why), "%s", hm_strerror(status));
+    else
+        snprintf(why, sizeof(why), "HTTP %d", status);
+    record(sd->x.stats, s, t0, status > 0 && status < 400 ? NULL : why);
+    hm_free(req);
+    hm_free(path);
+    if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+    return HM_FLOW_NEXT;
+}
+
+static int sender_leaf(hm_flow_exec *x, const hm_flow_step *s)
+{
+    sender *sd = x->self;
+    switch (s->kind) {
+    case HM_FLOW_ACTION:
+        return send_action(sd, s);
+    case HM_FLOW_GET:
+        return send_get(sd, s);
+    case HM_FLOW_EXPECT:
+        if (s->cond.n_status) hm_flow_expect(x, s); /* signals: nothing waits here */
+        return HM_FLOW_NEXT;
+    case HM_FLOW_SET:
+        return hm_flow_set(x, s);
+    default: /* wait, think: actions stay in flight */
+        return HM_FLOW_NEXT;
+    }
+}
+
+static bool sender_budget(hm_flow_exec *x)
+{
+    sender *sd = x->self;
+    hrun *run = sd->run;
+    return !stopping(run) &&
+           hm_budget_allows(run->o, atomic_load(&run->next_seq), atomic_load(&run->t_go));
+}
+
+/* Can the senders run this instance's flow: its prologue went well, and
+ * there is something after it (a flow without an action has no body: its
+ * steps ran once in the prologue). */
+static bool runnable(const instance *in)
+{
+    return in->ready && in->page.ctx && in->flow->prologue < in->flow->n_steps;
+}
+
+/* A runnable instance, by weight. */
+static instance *pick(sender *sd)
+{
+    hrun *run = sd->run;
+    double total = 0;
+    for (int i = 0; i < run->n_inst; i++)
+        if (runnable(&run->inst[i])) total += run->inst[i].flow->weight;
+    if (!(total > 0)) return NULL;
+    double r = hm_flow_rand01(&sd->x.rng) * total;
+    instance *last = NULL;
+    for (int i = 0; i < run->n_inst; i++) {
+        instance *in = &run->inst[i];
+        if (!runnable(in) || !(in->flow->weight > 0)) continue;
+        last = in;
+        if (r < in->flow->weight) return in;
+        r -= in->flow->weight;
+    }
+    return last;
+}
+
+static void sender_coro(void *p)
+{
+    sender *sd = p;
+    hrun *run = sd->run;
+    while (!atomic_load(&run->go))
+        hm_coro_sleep(1000000);
+    hm_http_conn_init(&sd->c, &run->o->target, NULL);
+    sd->x.rng = (unsigned)(sd->id + 1) * 2654435761u;
+    sd->x.stats = run->steps[sd->thread];
+    sd->x.leaf = sender_leaf;
+    sd->x.budget_left = sender_budget;
+    sd->x.self = sd;
+    for (int64_t it = 0; !stopping(run); it++) {
+        instance *in = pick(sd);
+        if (!in) break;
+        sd->in = in;
+        if (hm_flow_exec_start(&sd->x, run->f, in->flow, sd->id, it) < 0) break;
+        sd->x.signals = in->seen;
+        const hm_flow *fl = in->flow;
+        int rc = hm_flow_walk(&sd->x, fl->steps + fl->prologue, fl->n_steps - fl->prologue);
+        if (rc == HM_FLOW_STOP || !sender_budget(&sd->x)) break;
+    }
+    hm_flow_exec_end(&sd->x);
+    hm_thread_stats_add_conn(&run->stats[sd->thread], &sd->c);
+    hm_http_conn_free(&sd->c);
+    if (atomic_fetch_sub(&run->senders_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_free(sd);
+}
+
+/* ---- the end (thread 0) ------------------------------------------------------------ */
+
+/* True when the stream shows the effect of every OK action so far. */
+static bool caught_up(const instance *in)
+{
+    const hm_watch *w = &in->watch;
+    if (!w->have_baseline) return w->w->check == HM_CHECK_NONE;
+    switch (w->w->check) {
+    case HM_CHECK_NET_INCREMENT:
+    case HM_CHECK_SPREADSHEET:
+        return w->last - w->baseline >= atomic_load(&in->ok);
+    case HM_CHECK_NONE:
+        return true;
+    default: /* nothing to count: quiet for 300 ms after the last patch */
+        return atomic_load(&in->ok) == 0 ||
+               (w->patches > 0 && hm_now_ns() - w->last_patch_ns > 300 * 1000000LL);
+    }
+}
+
+static void finisher_coro(void *p)
+{
+    hrun *run = p;
+    const hm_options *o = run->o;
+    while (!atomic_load(&run->go))
+        hm_coro_sleep(1000000);
+    while (atomic_load(&run->senders_left) > 0)
+        hm_coro_sleep(1000000);
+    int64_t until = hm_now_ns() + o->timeout_ns;
+    for (int i = 0; i < run->n_inst; i++) {
+        instance *in = &run->inst[i];
+        while (in->sse_co && hm_now_ns() < until && !atomic_load(&hm_stop_requested) &&
+               !atomic_load(&run->live.dead) && !caught_up(in))
+            hm_coro_sleep(2000000);
+    }
+    for (int i = 0; i < run->n_inst; i++) {
+        instance *in = &run->inst[i];
+        while (in->sse_co) {
+            hm_coro_cancel(in->sse_co);
+            hm_coro_sleep(1000000);
+        }
+    }
+}
+
+static void thread_main(hm_loop *loop, int idx, void *arg)
+{
+    hrun *run = arg;
+    const hm_options *o = run->o;
+    if (idx == 0) {
+        for (int i = 0; i < run->n_inst; i++)
+            hm_coro_spawn(loop, prologue_coro, &run->inst[i], &run->inst[i].prologue_co);
+        hm_coro_spawn(loop, finisher_coro, run, NULL);
+    }
+    int first = 0;
+    for (int i = 0; i < idx; i++)
+        first += hm_share(o->concurrency, o->threads, i);
+    int mine = hm_share(o->concurrency, o->threads, idx);
+    for (int i = 0; i < mine; i++) {
+        sender *sd = hm_calloc(1, sizeof(*sd));
+        if (!sd) {
+            atomic_fetch_sub(&run->senders_left, 1);
+            continue;
+        }
+        sd->run = run;
+        sd->thread = idx;
+        sd->id = first + i;
+        hm_coro_spawn(loop, sender_coro, sd, NULL);
+    }
+}
+
+static void close_sessions(void *p)
+{
+    hrun *run = p;
+    hm_http_conn c;
+    hm_http_conn_init(&c, &run->o->target, NULL);
+    for (int i = 0; i < run->n_inst; i++) {
+        instance *in = &run->inst[i];
+        if (!in->page.ctx) continue;
+        char *cookie = hm_via_cookie_dup(&in->jar, &run->o->target, "/_session/close");
+        if (cookie)
+            hm_via_close_session(&c, in->page.ctx, cookie, hm_now_ns() + run->o->timeout_ns);
+        hm_free(cookie);
+    }
+    hm_http_conn_free(&c);
+}
+
+/* ---- the run ------------------------------------------------------------------------- */
+
+static void report(hrun *run, hm_results *r)
+{
+    const hm_flow_file *f = run->f;
+    bool counting =
+        f->check.check == HM_CHECK_NET_INCREMENT || f->check.check == HM_CHECK_SPREADSHEET;
+    int passed = 0, observed = 0;
+    char first[400] = "";
+    for (int i = 0; i < run->n_inst; i++) {
+        instance *in = &run->inst[i];
+        char why[400] = "";
+        bool ok = !in->fail_why[0] && in->ready &&
+                  hm_watch_verdict(&in->watch, (uint64_t)atomic_load(&in->ok), why, sizeof(why));
+        if (in->fail_why[0]) snprintf(why, sizeof(why), "%s", in->fail_why);
+        passed += ok;
+        if (!ok && !first[0])
+            snprintf(first, sizeof(first), "flow '%.60s': %.300s", in->flow->name,
+                     why[0] ? why : "its prologue did not finish");
+        if (in->has_sse) observed++;
+        r->observers_connected += in->connected;
+        /* Nothing watched (no check): every Datastar event counts. */
+        r->patches_observed += in->watch.signal[0] || f->check.check == HM_CHECK_TABLE
+                                   ? in->watch.patches
+                                   : in->watch.events;
+        r->baseline += in->watch.baseline;
+        r->final_value += in->watch.last;
+        r->baseline_known = r->final_known = r->baseline_known || in->watch.have_baseline;
+    }
+    r->has_check = true;
+    r->check_passed = passed == run->n_inst;
+    if (run->n_inst == 1)
+        snprintf(r->check_detail, sizeof(r->check_detail), "%.250s", first);
+    else
+        snprintf(r->check_detail, sizeof(r->check_detail), "%d/%d flows' contexts passed%s%.200s",
+                 passed, run->n_inst, first[0] ? "; first failure: " : "", first);
+    r->has_patches = observed > 0;
+    r->observers = observed;
+    r->has_signal = counting;
+    r->matches_ok =
+        counting && r->check_passed && r->final_value - r->baseline == (int64_t)r->total.ok;
+}
+
+int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r)
+{
+    hrun run = {.o = o, .f = f};
+    int rc = 0;
+    for (int i = 0; i < f->n_flows; i++)
+        run.n_inst += f->flows[i].weight > 0;
+    run.inst = hm_calloc((size_t)run.n_inst, sizeof(*run.inst));
+    run.stats = hm_calloc((size_t)o->threads, sizeof(*run.stats));
+    run.steps = hm_calloc((size_t)o->threads, sizeof(*run.steps));
+    hm_steps *all = NULL;
+    if (!run.inst || !run.stats || !run.steps) rc = -ENOMEM;
+    for (int i = 0; rc == 0 && i < o->threads; i++) {
+        rc = hm_thread_stats_init(&run.stats[i]);
+        if (rc == 0) rc = hm_flow_stats_create(f, false, &run.steps[i]);
+    }
+    if (rc == 0) rc = hm_flow_stats_create(f, true, &all);
+    for (int i = 0, k = 0; rc == 0 && i < f->n_flows; i++) {
+        if (!(f->flows[i].weight > 0)) continue;
+        instance *in = &run.inst[k];
+        in->run = &run;
+        in->flow = &f->flows[i];
+        in->index = k++;
+        hm_cookie_jar_init(&in->jar);
+        hm_http_conn_init(&in->conn, &o->target, NULL);
+        hm_http_conn_init(&in->sse_conn, &o->target, NULL);
+        hm_watch_init(&in->watch, &f->check, f->check_signal ? f->check_signal : "");
+        in->watch.on_patch = on_patch;
+        in->watch.user = in;
+        in->urls = hm_calloc((size_t)(f->n_actions ? f->n_actions : 1), sizeof(char *));
+        in->send_ns = hm_calloc(RING, sizeof(int64_t));
+        if (!in->urls || !in->send_ns) rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        atomic_store(&run.prologues_left, run.n_inst);
+        atomic_store(&run.senders_left, o->concurrency);
+        rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
+                                    &run.t_start, &run.t_end);
+        hm_run_on_temp_loop(o->backend, close_sessions, &run);
+        for (int i = 0; i < run.n_inst; i++)
+            run.stats[0].connects += run.inst[i].conn.connects + run.inst[i].sse_conn.connects;
+        for (int i = 0; i < o->threads; i++) {
+            hm_thread_stats_merge(&r->total, &run.stats[i]);
+            hm_steps_merge(all, run.steps[i]);
+        }
+        r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
+        if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+        if (atomic_load(&run.aborted)) {
+            snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%.500s", run.abort_why);
+            r->fatal = r->fatal_buf;
+            r->fatal_usage = true;
+        }
+        report(&run, r);
+        r->steps = all;
+        all = NULL;
+    }
+    for (int i = 0; run.inst && i < run.n_inst; i++) {
+        instance *in = &run.inst[i];
+        for (int k = 0; in->urls && k < f->n_actions; k++)
+            hm_free(in->urls[k]);
+        hm_free(in->urls);
+        hm_free(in->send_ns);
+        hm_free(in->html);
+        hm_free(in->cookie);
+        json_decref(in->seen);
+        hm_flow_exec_end(&in->x);
+        hm_watch_free(&in->watch);
+        hm_http_conn_free(&in->conn);
+        hm_http_conn_free(&in->sse_conn);
+        hm_via_page_free(&in->page);
+        hm_cookie_jar_free(&in->jar);
+    }
+    for (int i = 0; run.stats && i < o->threads; i++)
+        hm_thread_stats_destroy(&run.stats[i]);
+    for (int i = 0; run.steps && i < o->threads; i++)
+        hm_steps_free(run.steps[i]);
+    hm_steps_free(all);
+    hm_free(run.inst);
+    hm_free(run.stats);
+    hm_free(run.steps);
+    return rc;
+}
