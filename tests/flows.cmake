@@ -8,3 +8,6 @@ hm_test(flow_examples SOURCES test_flow_examples.c LIBS hm_base PkgConfig::JANSS
 # Each step on the wire and in the report; flows that do not fit the app.
 hm_test(flow_run SOURCES test_flow_run.c LIBS hm_base PkgConfig::JANSSON
         ARGS $<TARGET_FILE:hammer> TIMEOUT 300)
+# A recorded HAR into a flow, and the flow replayed against bench_app.
+hm_test(import_har SOURCES test_import_har.c LIBS hm_scenarios
+        ARGS $<TARGET_FILE:hammer> ${CMAKE_SOURCE_DIR}/tests/data TIMEOUT 300)

@@ -4,6 +4,7 @@
  * check held, 1 the run completed with failures, 2 usage error or
  * unreachable target. Every path out of a run goes through finish(). */
 #include "cli/embedded.h"
+#include "cli/import_har.h"
 #include "cli/matrix.h"
 #include "cli/merge.h"
 #include "cli/options.h"
@@ -265,6 +266,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "matrix")) return hm_matrix_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "merge")) return hm_merge_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "import-har")) return hm_import_har_main(argc - 1, argv + 1);
     static run_state rs; /* large (thresholds, URLs); one per process */
     int code = hm_cli_parse(&rs.cli, argc, argv);
     if (code == HM_CLI_GO) code = hm_shard_split(&rs.cli);

@@ -15,6 +15,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: hammer [options] scenario NAME [options]\n"
             "       hammer [options] flow FILE.yaml     (user flows from a file; docs/flows.md)\n"
+            "       hammer import-har FILE.har > flow.yaml  (a browser recording as a flow)\n"
             "       hammer matrix [options] PROFILES.ini  (profiles compared; matrix --help)\n"
             "       hammer merge [options] SHARD.json...  (shards into one run; merge --help)\n"
             "       hammer list | --help | --version\n"
