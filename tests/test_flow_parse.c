@@ -120,6 +120,8 @@ static void everything(void)
                                        "          tag: {one_of: [a, b]}\n"
                                        "          same: {signal: count}\n"
                                        "          obj: {literal: {x: [1, 2]}}\n"
+                                       "          dec: 0123\n"
+                                       "          hex: 0x1f\n"
                                        "      - wait: {signal: count, at_least: 1, timeout: 3s}\n"
                                        "      - expect: {status: [200, 204]}\n"
                                        "        name: added\n"
@@ -150,7 +152,7 @@ static void everything(void)
     ASSERT_EQ(fl->steps[2].think_min_ns, 1000000000LL);
     ASSERT_EQ(fl->steps[2].think_max_ns, 3000000000LL);
     const hm_flow_step *a = &fl->steps[4];
-    ASSERT_EQ(a->n_fields, 7);
+    ASSERT_EQ(a->n_fields, 9);
     ASSERT_EQ(a->fields[0].value.src, HM_FLOW_VAR);
     ASSERT_EQ(a->fields[1].value.src, HM_FLOW_CSV);
     ASSERT(json_is_string(a->fields[2].value.json)); /* "5" quoted: a string */
@@ -158,6 +160,8 @@ static void everything(void)
     ASSERT_EQ(a->fields[4].value.src, HM_FLOW_ONE_OF);
     ASSERT_EQ(a->fields[5].value.src, HM_FLOW_SIGNAL);
     ASSERT(json_is_object(a->fields[6].value.json));
+    ASSERT_EQ(json_integer_value(a->fields[7].value.json), 123); /* YAML 1.2: not octal */
+    ASSERT_EQ(json_integer_value(a->fields[8].value.json), 31);
     ASSERT_EQ(fl->steps[5].cond.op, HM_FLOW_OP_AT_LEAST);
     ASSERT_EQ(fl->steps[5].timeout_ns, 3000000000LL);
     ASSERT_EQ(fl->steps[6].cond.n_status, 2);
@@ -169,7 +173,7 @@ static void everything(void)
     char why[512];
     /* A close after the first action: browser model only. */
     ASSERT_EQ(hm_flow_check_hammer(f, why, sizeof(why)), -EINVAL);
-    ASSERT(strstr(why, "all.yaml:34:9: flow 'browse', step 9 (close): a close step after the "
+    ASSERT(strstr(why, "all.yaml:36:9: flow 'browse', step 9 (close): a close step after the "
                        "flow's first action cannot run in the hammer model"));
     hm_flow_free(f);
     printf("every step, value source, data file and option reads back\n");

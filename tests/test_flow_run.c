@@ -239,7 +239,7 @@ static void weights_and_repeats(void)
     json_t *j = load_json(json_path);
     long long often = count(j, "click often"), rarely = count(j, "click rarely");
     ASSERT_EQ(often + rarely, 4000);
-    ASSERT(often > 2.6 * rarely && often < 3.4 * rarely);
+    ASSERT(often > 2.5 * rarely && often < 3.6 * rarely);
     printf("hammer model: weights 3:1 picked %lld:%lld\n", often, rarely);
     json_decref(j);
 

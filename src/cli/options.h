@@ -2,7 +2,8 @@
  * checking the result against the chosen scenario's capabilities.
  *
  * Exit codes (the CLI's contract, docs/output.md): 0 every check held, 1
- * the run completed with failures, 2 usage error or unreachable target.
+ * the run completed with failures, 2 usage error, unreachable target, or
+ * a scenario input that does not fit the app (hm_results.fatal_usage).
  * Every usage error prints one "hammer: ..." line to stderr.
  *
  * Ownership: a hm_cli lives as long as the run (main's). Strings in it

@@ -167,9 +167,11 @@ static json_t *scalar_json(const yaml_node_t *n)
         return json_null();
     if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) return json_true();
     if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) return json_false();
+    /* Integers: decimal (leading zeros too: 0123 is 123), 0o octal, 0x hex. */
     char *end;
     errno = 0;
-    long long i = strtoll(s, &end, 0);
+    int base = s[0] == '0' && (s[1] == 'x' || s[1] == 'o') ? (s[1] == 'x' ? 16 : 8) : 10;
+    long long i = strtoll(base == 10 ? s : s + 2, &end, base);
     if (*s && !*end && errno == 0 && (isdigit((unsigned char)s[0]) || s[0] == '-' || s[0] == '+'))
         return json_integer(i);
     double d = strtod(s, &end);
