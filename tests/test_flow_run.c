@@ -39,7 +39,10 @@ static int hm(proc *p, int timeout_s, ...)
     va_end(ap);
     argv[n] = NULL;
     unlink(json_path);
-    return proc_run(p, argv, timeout_s);
+    int rc = proc_run(p, argv, timeout_s);
+    /* Every caller checks the code; say what hammer said when it is odd. */
+    if (rc != 0 && rc != 2) fprintf(stderr, "hammer exited %d:\n%s\n", rc, p->out);
+    return rc;
 }
 
 static json_t *row(json_t *j, const char *key, const char *name)

@@ -141,11 +141,6 @@ static void sse_coro(void *p)
     in->sse_co = NULL;
 }
 
-static bool first_state(const hm_watch *w)
-{
-    return w->have_baseline || (!w->signal[0] && w->events > 0);
-}
-
 /* ---- the prologue (thread 0, once per instance) ------------------------------------ */
 
 static void fail_instance(instance *in, const hm_flow_step *s, const char *why)
@@ -214,12 +209,10 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
         in->has_sse = true;
         hm_coro_spawn(NULL, sse_coro, in, &in->sse_co);
     }
-    while (!first_state(&in->watch) && in->sse_co && hm_now_ns() < until && !stopping(run))
-        hm_coro_sleep(5000000);
+    bool ok = hm_watch_wait_first_state(&in->watch, &in->sse_co, until) == 0;
     char why[120];
     snprintf(why, sizeof(why), "the stream showed nothing within %.3f s",
              (double)(until - t0) / 1e9);
-    bool ok = first_state(&in->watch);
     record(in->x.stats, s, t0, ok ? NULL : why);
     return HM_FLOW_NEXT;
 }

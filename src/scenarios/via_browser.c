@@ -224,21 +224,12 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
     return v->conn.resp.status;
 }
 
-/* The stream shows the page's first state: the watched signal's baseline,
- * or, when nothing is watched (flows without a check), its first event. */
-static bool first_state(const hm_watch *w)
-{
-    return w->have_baseline || ((!w->signal || !w->signal[0]) && w->events > 0);
-}
-
 int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
 {
     if (!v->page.ctx) return -HM_ENOTFOUND;
     if (!v->sse_co) hm_coro_spawn(NULL, sse_coro, v, &v->sse_co);
-    int64_t until = hm_now_ns() + (int64_t)timeout_ms * 1000000;
-    while (!first_state(&v->watch) && v->sse_co && hm_now_ns() < until)
-        hm_coro_sleep(5000000);
-    return first_state(&v->watch) ? 0 : -ETIMEDOUT;
+    return hm_watch_wait_first_state(&v->watch, &v->sse_co,
+                                     hm_now_ns() + (int64_t)timeout_ms * 1000000);
 }
 
 int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)

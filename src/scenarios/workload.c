@@ -122,6 +122,23 @@ static void apply_event(hm_watch *w)
     }
 }
 
+bool hm_watch_first_state(const hm_watch *w)
+{
+    return w->have_baseline || ((!w->signal || !w->signal[0]) && json_object_size(w->signals) > 0);
+}
+
+int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, int64_t deadline)
+{
+    bool watched = w->signal && w->signal[0];
+    int64_t first_event = 0;
+    while (!hm_watch_first_state(w) && *alive && hm_now_ns() < deadline) {
+        if (!watched && w->events && !first_event) first_event = hm_now_ns();
+        if (first_event && hm_now_ns() - first_event > 200 * 1000000LL) return 0;
+        hm_coro_sleep(5000000);
+    }
+    return hm_watch_first_state(w) ? 0 : -ETIMEDOUT;
+}
+
 bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen)
 {
     if (w->w->check == HM_CHECK_NONE) return true;

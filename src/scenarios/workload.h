@@ -12,6 +12,7 @@
 #ifndef HM_SCENARIOS_WORKLOAD_H
 #define HM_SCENARIOS_WORKLOAD_H
 
+#include "engine/engine.h"
 #include "proto/datastar.h"
 #include "proto/sse.h"
 
@@ -62,6 +63,19 @@ void hm_watch_restart(hm_watch *w);
 /* Feeds SSE body bytes (an hm_http_body_fn). */
 int hm_watch_feed(void *user, const char *at, size_t len);
 void hm_watch_free(hm_watch *w);
+
+/* The stream has shown the page's first state: the watched signal's
+ * baseline or, when no signal is watched (a flow without a check), the
+ * page's signals. A page that has none shows its view only: see
+ * hm_watch_wait_first_state. */
+bool hm_watch_first_state(const hm_watch *w);
+
+/* Waits (sleeping on the calling coroutine) until w shows its first state,
+ * *alive turns false (the stream ended for good) or the absolute deadline.
+ * When nothing is watched, a stream that shows events but no signals for
+ * 200 ms counts as showing its state (a page without signals). 0, or
+ * -ETIMEDOUT. */
+int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, int64_t deadline);
 
 /* End-of-run verdict for one context: ok_actions is the HTTP OK count of
  * the actions aimed at it. Writes a reason when it fails. */
