@@ -34,11 +34,11 @@ typedef struct instance {
     int index;
     hm_cookie_jar jar;
     hm_via_page page;
-    char *html;   /* the last page */
-    char **urls;  /* per action slot: its URL on this instance's page */
-    char *cookie; /* after the prologue */
-    json_t *seen; /* the signals the prologue saw (read-only afterwards) */
-    hm_http_conn conn, sse_conn;
+    char *html;                  /* the last page */
+    char **urls;                 /* per action slot: its URL on this instance's page */
+    char *cookie;                /* after the prologue */
+    json_t *seen;                /* the signals the prologue saw (read-only afterwards) */
+    hm_http_conn conn, sse_conn; /* live on thread 0's loop, in their coroutines */
     hm_watch watch;
     hm_coro *sse_co, *prologue_co;
     bool streaming, connected, has_sse, ready;
@@ -128,6 +128,7 @@ static void sse_coro(void *p)
 {
     instance *in = p;
     const hm_options *o = in->run->o;
+    hm_http_conn_init(&in->sse_conn, &o->target, NULL);
     size_t len = 0;
     char *cookie = hm_via_cookie_dup(&in->jar, &o->target, "/_sse");
     char *req = cookie ? hm_via_sse_request(&o->target, in->page.ctx, cookie, &len) : NULL;
@@ -138,6 +139,9 @@ static void sse_coro(void *p)
     hm_free(req);
     if (in->streaming) hm_gauge_sse_open(o, -1);
     in->streaming = false;
+    /* A socket is closed on the loop it was opened on. */
+    in->run->stats[0].connects += in->sse_conn.connects;
+    hm_http_conn_free(&in->sse_conn);
     in->sse_co = NULL;
 }
 
@@ -300,6 +304,7 @@ static void prologue_coro(void *p)
     in->x.leaf = prologue_leaf;
     in->x.budget_left = prologue_budget;
     in->x.self = in;
+    hm_http_conn_init(&in->conn, &run->o->target, NULL);
     if (hm_flow_exec_start(&in->x, run->f, fl, in->index, 0) == 0) {
         int rc = hm_flow_walk(&in->x, fl->steps, fl->prologue);
         if (rc == HM_FLOW_NEXT && !in->fail_why[0]) {
@@ -312,6 +317,8 @@ static void prologue_coro(void *p)
             in->ready = fl->prologue == fl->n_steps || (in->cookie && in->seen);
         }
     }
+    run->stats[0].connects += in->conn.connects;
+    hm_http_conn_free(&in->conn);
     in->prologue_co = NULL;
     release_senders(run);
 }
@@ -643,8 +650,6 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
         in->flow = &f->flows[i];
         in->index = k++;
         hm_cookie_jar_init(&in->jar);
-        hm_http_conn_init(&in->conn, &o->target, NULL);
-        hm_http_conn_init(&in->sse_conn, &o->target, NULL);
         hm_watch_init(&in->watch, &f->check, f->check_signal ? f->check_signal : "");
         in->watch.on_patch = on_patch;
         in->watch.user = in;
@@ -658,8 +663,6 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
         rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                     &run.t_start, &run.t_end);
         hm_run_on_temp_loop(o->backend, close_sessions, &run);
-        for (int i = 0; i < run.n_inst; i++)
-            run.stats[0].connects += run.inst[i].conn.connects + run.inst[i].sse_conn.connects;
         for (int i = 0; i < o->threads; i++) {
             hm_thread_stats_merge(&r->total, &run.stats[i]);
             hm_steps_merge(all, run.steps[i]);
@@ -686,8 +689,6 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
         json_decref(in->seen);
         hm_flow_exec_end(&in->x);
         hm_watch_free(&in->watch);
-        hm_http_conn_free(&in->conn);
-        hm_http_conn_free(&in->sse_conn);
         hm_via_page_free(&in->page);
         hm_cookie_jar_free(&in->jar);
     }
