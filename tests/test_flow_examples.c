@@ -42,11 +42,15 @@ static json_t *step_row(json_t *j, const char *prefix)
     HM_FAIL_("no step row named %s...", prefix);
 }
 
-/* Within a factor of `ratio` either way; below 2 ms both count as 2 ms
- * (what a shared machine's scheduling moves by itself). */
+/* Within a factor of `ratio` either way. Below 10 ms both count as 10 ms:
+ * bench_app answers and patches in well under a millisecond, so what
+ * moves those figures is the scheduling of a shared 2-core machine, not
+ * how the run was described. */
 static void same_order(const char *what, long long a, long long b, double ratio)
 {
-    double x = a > 2000 ? (double)a : 2000, y = b > 2000 ? (double)b : 2000;
+    const double floor_us = 10000;
+    double x = (double)a > floor_us ? (double)a : floor_us;
+    double y = (double)b > floor_us ? (double)b : floor_us;
     if (a <= 0 || b <= 0 || x > ratio * y || y > ratio * x)
         HM_FAIL_("%s: built-in %lld µs vs flow %lld µs, not within %gx", what, a, b, ratio);
 }
@@ -100,7 +104,8 @@ static void compare(const char *name, bool browser, const char *c, const char *n
     /* The same order of latency: a generous ratio, since both ran once,
      * back to back, on a shared machine. */
     same_order("action p50", lat(b, "action", "p50"), lat(f, "action", "p50"), 10);
-    if (browser) same_order("action->patch p50", lat(b, "patch", "p50"), lat(f, "patch", "p50"), 4);
+    if (browser)
+        same_order("action->patch p50", lat(b, "patch", "p50"), lat(f, "patch", "p50"), 10);
     printf("%-17s %-7s OK %lld = %lld, check %s = %s, action p50 %lld vs %lld µs, "
            "patch p50 %lld vs %lld µs\n",
            name, mode, json_int_at(b, "actions.ok"), json_int_at(f, "actions.ok"),

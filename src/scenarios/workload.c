@@ -134,7 +134,7 @@ int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, int64_t 
     while (!hm_watch_first_state(w) && *alive && hm_now_ns() < deadline) {
         if (!watched && w->events && !first_event) first_event = hm_now_ns();
         if (first_event && hm_now_ns() - first_event > 200 * 1000000LL) return 0;
-        hm_coro_sleep(5000000);
+        hm_coro_sleep(1000000); /* a flow times this: keep the step's figure sharp */
     }
     return hm_watch_first_state(w) ? 0 : -ETIMEDOUT;
 }
