@@ -27,6 +27,7 @@ typedef struct run_state {
     FILE *ijson;                                /* --interval-json */
     hm_hlog hlog;                               /* --hdr-log */
     char full_target[4200];                     /* the URL the reports name */
+    json_t *options;                            /* the resolved options, for the JSON document */
     hm_results *runs;                           /* one per pass */
     int ran;                                    /* passes that ran */
     int rc;                                     /* the last pass's error, 0 if none */
@@ -84,6 +85,70 @@ static int open_target(run_state *rs)
     return HM_CLI_GO;
 }
 
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *seconds_or_null(int64_t ns)
+{
+    return ns ? json_real((double)ns / 1e9) : json_null();
+}
+
+static json_t *strings(const char *const *v, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+/* Every option as the run used it, defaults and the scenario's included
+ * (docs/output.md, "options"). */
+static json_t *resolved_options(const run_state *rs)
+{
+    const hm_cli *cli = &rs->cli;
+    const hm_options *o = &cli->o;
+    const char *th[HM_MAX_THRESHOLDS];
+    for (int i = 0; i < cli->n_thresholds; i++)
+        th[i] = cli->thresholds[i].text;
+    json_t *j = json_object();
+    json_object_set_new(j, "url", json_string(o->url));
+    json_object_set_new(j, "embedded", json_boolean(o->embedded));
+    json_object_set_new(j, "concurrency", json_integer(o->concurrency));
+    json_object_set_new(j, "threads", json_integer(o->threads));
+    json_object_set_new(j, "actions", o->actions ? json_integer(o->actions) : json_null());
+    json_object_set_new(j, "duration_s", seconds_or_null(o->duration_ns));
+    json_object_set_new(j, "rate", o->rate > 0 ? json_real(o->rate) : json_null());
+    json_object_set_new(j, "timeout_s", seconds_or_null(o->timeout_ns));
+    json_object_set_new(j, "engine", json_string(hm_backend_name(o->backend)));
+    json_object_set_new(j, "mode",
+                        str_or_null(cli->sc->route ? (o->browser ? "browser" : "hammer") : NULL));
+    json_object_set_new(
+        j, "think_s",
+        json_pack("[f,f]", (double)o->think_min_ns / 1e9, (double)o->think_max_ns / 1e9));
+    json_object_set_new(j, "observers", json_integer(o->observers));
+    json_object_set_new(j, "route", str_or_null(cli->sc->route ? o->route : NULL));
+    json_object_set_new(j, "action", str_or_null(cli->sc->route ? o->action : NULL));
+    json_object_set_new(j, "signal", str_or_null(cli->sc->route ? o->signal : NULL));
+    json_object_set_new(j, "signals", str_or_null(o->signals_json));
+    json_object_set_new(j, "workload", str_or_null(cli->workload_name));
+    json_object_set_new(j, "no_origin", json_boolean(o->no_origin));
+    json_object_set_new(j, "no_cookies", json_boolean(o->no_cookies));
+    json_object_set_new(j, "insecure", json_boolean(cli->insecure));
+    json_object_set_new(j, "cacert", str_or_null(cli->cafile));
+    json_object_set_new(j, "method", str_or_null(o->method));
+    json_object_set_new(j, "headers", strings(o->headers, o->n_headers));
+    json_object_set_new(j, "body_bytes",
+                        cli->body_path ? json_integer((json_int_t)o->body_len) : json_null());
+    json_object_set_new(j, "plugin_opts", strings(o->plugin_opts, o->n_plugin_opts));
+    json_object_set_new(j, "interval_s",
+                        json_real(cli->interval_ns ? (double)cli->interval_ns / 1e9 : 1.0));
+    json_object_set_new(j, "passes", strings(cli->pass_names, cli->n_passes));
+    json_object_set_new(j, "thresholds", strings(th, cli->n_thresholds));
+    return j;
+}
+
 /* The interval outputs (--interval-json, --hdr-log) and the pass results. */
 static int open_outputs(run_state *rs)
 {
@@ -101,6 +166,7 @@ static int open_outputs(run_state *rs)
     snprintf(rs->full_target, sizeof(rs->full_target), "%s%s", o->url,
              cli->sc->route && o->target_path && !strcmp(o->target_path, "/") ? o->route : "");
     rs->runs = hm_calloc((size_t)cli->n_passes, sizeof(hm_results));
+    rs->options = resolved_options(rs);
     return rs->runs ? HM_CLI_GO : HM_EXIT_FAILED;
 }
 
@@ -124,23 +190,29 @@ static void describe_pass(run_state *rs, hm_results *rp, const char *pass)
     rp->tls_insecure = rs->cli.insecure;
     rp->check_name = sc->check_name;
     rp->rate_target = o->rate;
+    rp->argc = rs->cli.argc;
+    rp->argv = rs->cli.argv;
+    rp->options = rs->options;
 }
 
-/* Progress: one line per --interval, or a live line on a terminal. */
+/* Progress: one line per --interval, or a live line on a terminal; the
+ * reporter always runs, as it records the pass's time series. */
 static void start_progress(run_state *rs, const hm_results *rp)
 {
     const hm_cli *cli = &rs->cli;
     bool live = !cli->interval_ns && !cli->o.quiet && isatty(STDOUT_FILENO);
-    if (!cli->interval_ns && !live && !rs->ijson && !rs->hlog.f) return;
     hm_progress_options po = {
-        .interval_ns = cli->interval_ns ? cli->interval_ns : (live ? 1000000000LL : 10000000000LL),
+        .interval_ns = cli->interval_ns ? cli->interval_ns : 1000000000LL,
         .live_line = live,
+        .lines = cli->interval_ns > 0,
         .quiet = cli->o.quiet,
         .json = rs->ijson,
         .hlog = rs->hlog.f ? &rs->hlog : NULL,
         .hlog_tag = cli->n_passes > 1 ? rp->pass : NULL,
         .unit = rp->unit,
         .gauges = &rs->gauges,
+        .total = cli->o.actions,
+        .duration_ns = cli->o.duration_ns,
     };
     hm_progress_start(&po);
 }
@@ -162,8 +234,9 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
     start_progress(rs, rp);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
+    clock_gettime(CLOCK_REALTIME, &rp->started);
     rs->rc = hm_scenario_run(cli->sc, &cli->o, rp);
-    hm_progress_stop();
+    hm_progress_stop(&rp->intervals);
     getrusage(RUSAGE_SELF, &ru1);
     if (rp->wall_seconds > 0)
         rp->client_cpu_pct = 100.0 * cpu_seconds(&ru0, &ru1) / (rp->wall_seconds * cli->o.threads);
@@ -254,9 +327,12 @@ static int finish(run_state *rs, int code)
         for (int i = 0; i < rs->runs[pi].n_variants; i++)
             hm_thread_stats_destroy(&rs->runs[pi].variants[i].stats);
         hm_steps_free(rs->runs[pi].steps);
+        hm_interval_series_free(&rs->runs[pi].intervals);
     }
     hm_free(rs->runs);
+    json_decref(rs->options);
     hm_free(rs->cli.o.target_path);
+    hm_cli_free(&rs->cli);
     hm_tls_config_free(rs->tls_cfg);
     hm_shard_free(&rs->cli.shard);
     return code;

@@ -54,7 +54,7 @@ void hm_matrix_pass_names(json_t *doc, char *a, char *b, size_t len)
         if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_') *p = '_';
 }
 
-#define LADDER_MAX 32
+#define LADDER_MAX 128
 
 /* Median latency at each point of the percentile ladder over n runs. */
 static json_t *median_ladder(json_t **passes, int n, double *scratch)

@@ -339,6 +339,8 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
 int hm_cli_parse(hm_cli *cli, int argc, char **argv)
 {
     set_defaults(cli);
+    cli->argc = argc;
+    cli->argv = argv;
     int ch;
     while ((ch = getopt_long(argc, argv, "c:n:d:t:R:kqhV", longopts, NULL)) != -1) {
         int rc = parse_one(cli, ch, optarg);
@@ -365,6 +367,12 @@ int hm_cli_parse(hm_cli *cli, int argc, char **argv)
     }
     cli->scenario_name = argv[optind + 1];
     return HM_CLI_GO;
+}
+
+void hm_cli_free(hm_cli *cli)
+{
+    hm_free(cli->body);
+    cli->body = NULL;
 }
 
 /* ---- validation ----------------------------------------------------------- */

@@ -43,6 +43,11 @@ typedef struct hm_cli {
     int n_thresholds;
     const char *plugin_opts[HM_CLI_MAX_PLUGIN_OPTS]; /* --opt, in o.plugin_opts */
     hm_shard shard;                                  /* --shard, --start-at, --run-id (shard.h) */
+    const char *headers[HM_MAX_REQUEST_HEADERS];     /* -H, in o.headers */
+    const char *body_path;                           /* --body FILE, or "-" */
+    char *body;                                      /* its bytes (owned; hm_cli_free) */
+    int argc;                                        /* the command line, for the reports */
+    char **argv;
 } hm_cli;
 
 /* Fills cli with the defaults and then argv (argv[0] is the program);
@@ -55,5 +60,8 @@ int hm_cli_parse(hm_cli *cli, int argc, char **argv);
  * workload) and checks the options against its capabilities, the open-file
  * limit and the engine. Returns HM_CLI_GO or HM_EXIT_USAGE (message printed). */
 int hm_cli_validate(hm_cli *cli);
+
+/* Releases what hm_cli_parse allocated (the --body bytes). */
+void hm_cli_free(hm_cli *cli);
 
 #endif

@@ -116,6 +116,7 @@ static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
 {
     ssize_t n = c->tls ? hm_tls_read(c->tls, c->sock, c->rbuf, c->rcap, deadline)
                        : hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
+    if (n > 0) c->bytes_read += (uint64_t)n;
     /* A full buffer means more was waiting: read bigger pieces next time.
      * The bytes just read are the caller's to feed, so grow by copying. */
     if (n == (ssize_t)c->rcap && c->rcap < RBUF_MAX) {
@@ -131,8 +132,12 @@ static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
 static ssize_t conn_write(hm_http_conn *c, const char *buf, size_t len, int64_t deadline,
                           size_t *sent)
 {
-    if (c->tls) return hm_tls_write(c->tls, c->sock, buf, len, deadline, sent);
-    return hm_sock_write(c->sock, buf, len, deadline, sent);
+    size_t done = 0;
+    ssize_t w = c->tls ? hm_tls_write(c->tls, c->sock, buf, len, deadline, &done)
+                       : hm_sock_write(c->sock, buf, len, deadline, &done);
+    c->bytes_written += done;
+    if (sent) *sent = done;
+    return w;
 }
 
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err)

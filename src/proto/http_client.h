@@ -53,6 +53,9 @@ typedef struct hm_http_conn {
     hm_tls *tls;                    /* https only; kept across reconnects for resumption */
     int64_t tls_ns;                 /* duration of the last handshake, 0 if none */
     uint64_t tls_full, tls_resumed; /* handshakes by kind */
+    /* HTTP bytes read and written (after TLS decryption, as wrk counts)
+     * since whoever accounts for them last took them (and zeroed these). */
+    uint64_t bytes_read, bytes_written;
 } hm_http_conn;
 
 /* Options of one exchange. */

@@ -124,8 +124,9 @@ const hm_scenario_def *hm_scenario_find(const char *name)
     return NULL;
 }
 
-void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
+void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c)
 {
+    hm_thread_stats_take_bytes(s, c);
     if (c->fail == HM_FAIL_TLS && c->tls) {
         hm_tls_fail k = hm_tls_last_fail(c->tls);
         s->tls_fail[(unsigned)k < HM_ARRAY_LEN(s->tls_fail) ? k : HM_TLS_PROTOCOL]++;
@@ -133,9 +134,9 @@ void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c)
             snprintf(s->tls_first_reason, sizeof(s->tls_first_reason), "%s",
                      hm_tls_last_reason(c->tls));
     }
-    if (c->connect_ns) hm_hdr_record(&s->connect_us, c->connect_ns / 1000);
+    if (c->connect_ns) hm_thread_stats_record(s, HM_PHASE_CONNECT, c->connect_ns / 1000);
     if (c->tls_ns) {
-        hm_hdr_record(&s->tls_us, c->tls_ns / 1000);
+        hm_thread_stats_record(s, HM_PHASE_TLS, c->tls_ns / 1000);
         if (hm_tls_resumed(c->tls))
             s->tls_resumed++;
         else
@@ -166,20 +167,24 @@ void hm_scenario_names(bool (*pick)(const hm_scenario_caps *c), const char *sep,
     }
 }
 
-bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, unsigned flags,
                         int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status)
 {
-    return hm_request_scheduled(c, req, len, idempotent, timeout_ns, 0, st, live, status);
+    return hm_request_scheduled(c, req, len, flags, timeout_ns, 0, st, live, status);
 }
 
-bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, unsigned flags,
                           int64_t timeout_ns, int64_t intended_ns, hm_thread_stats *st,
                           hm_liveness *live, int *status)
 {
     if (intended_ns > 0 && hm_now_ns() < intended_ns) hm_coro_sleep_until(intended_ns);
     int64_t t0 = hm_now_ns();
-    hm_http_xopts xo = {.idempotent = idempotent, .deadline = t0 + timeout_ns};
+    hm_http_xopts xo = {.idempotent = flags & HM_REQ_IDEMPOTENT,
+                        .head = flags & HM_REQ_HEAD,
+                        .deadline = t0 + timeout_ns};
+    hm_thread_stats_in_flight(st, 1);
     int rc = hm_http_conn_exchange(c, req, len, &xo);
+    hm_thread_stats_in_flight(st, -1);
     int64_t t1 = hm_now_ns();
     hm_thread_stats_note_conn(st, c);
     if (rc == 0) {

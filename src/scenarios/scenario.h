@@ -17,6 +17,8 @@
 
 #include <stdatomic.h>
 
+#define HM_MAX_REQUEST_HEADERS 32 /* -H, at most */
+
 typedef struct hm_options {
     const char *scenario;
     int concurrency;     /* -c: connections (hammer mode: actions in flight) */
@@ -46,6 +48,13 @@ typedef struct hm_options {
     int64_t start_at_ns;      /* --start-at: CLOCK_REALTIME ns the load waits for; 0: none */
     int64_t *load_started_ns; /* where the run notes (CLOCK_REALTIME ns) when its load
                                * began, if it is 0; NULL: nowhere */
+    /* -m, -H and --body (scenarios with caps.custom_request): NULL, 0 when
+     * not given. Header lines are "Name: value". */
+    const char *method;
+    const char *const *headers;
+    int n_headers;
+    const char *body;
+    size_t body_len;
 
     /* Resolved by the CLI. */
     hm_http_target target;
@@ -68,6 +77,7 @@ typedef struct hm_scenario_caps {
     int app_workers;         /* the embedded bench_app's workers (0: one); more than one
                               * dispatch by session, as php-via's dispatch_func */
     bool flow_file;          /* reads its steps from a flow file (hammer flow FILE) */
+    bool custom_request;     /* takes -m, -H and --body (get) */
 } hm_scenario_caps;
 
 typedef struct hm_scenario_def {
@@ -140,16 +150,23 @@ static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_f
     return atomic_load_explicit(&l->dead, memory_order_relaxed);
 }
 
+/* Flags of hm_request_counted and hm_request_scheduled (true means
+ * HM_REQ_IDEMPOTENT). */
+enum {
+    HM_REQ_IDEMPOTENT = 1, /* may be re-sent under http_client.h's retry rule */
+    HM_REQ_HEAD = 2,       /* a HEAD request: the response has no body */
+};
+
 /* Sends one complete request on c and accounts for it in st: latency when a
  * response came, its status or the failure kind, connect and TLS timings,
  * and liveness; a refused connect is paced (10 ms) so a dead server is
  * reported rather than spun on. *status gets the HTTP status (0 when the
  * request failed). Returns true when the run should stop. */
-bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, unsigned flags,
                         int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status);
 /* The same for a request scheduled at intended_ns (-R): sleeps until then
  * if early, and records both corrected and service latency. */
-bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool idempotent,
+bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, unsigned flags,
                           int64_t timeout_ns, int64_t intended_ns, hm_thread_stats *st,
                           hm_liveness *live, int *status);
 
@@ -158,7 +175,15 @@ bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, bool ide
  * other. Records the connect and TLS handshake the conn's last request
  * made, if it made them, and a TLS failure's kind and first reason. Call
  * after every request. */
-void hm_thread_stats_note_conn(hm_thread_stats *s, const hm_http_conn *c);
+void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c);
+
+/* Moves the bytes c read and wrote since the last call into st. */
+static inline void hm_thread_stats_take_bytes(hm_thread_stats *st, hm_http_conn *c)
+{
+    if (c->bytes_read || c->bytes_written)
+        hm_thread_stats_add_bytes(st, c->bytes_read, c->bytes_written);
+    c->bytes_read = c->bytes_written = 0;
+}
 
 /* Moves the run's live-line gauges (nothing when the run keeps none). */
 static inline void hm_gauge_sse_open(const hm_options *o, int delta)
@@ -169,10 +194,16 @@ static inline void hm_gauge_reconnect(const hm_options *o)
 {
     if (o->gauges) atomic_fetch_add(&o->gauges->reconnects, 1);
 }
+/* A virtual user (or sender) started (+1) or finished (-1). */
+static inline void hm_gauge_vus(const hm_options *o, int delta)
+{
+    if (o->gauges) atomic_fetch_add(&o->gauges->vus, delta);
+}
 
 /* Adds a finished connection's counters to st. */
-static inline void hm_thread_stats_add_conn(hm_thread_stats *st, const hm_http_conn *c)
+static inline void hm_thread_stats_add_conn(hm_thread_stats *st, hm_http_conn *c)
 {
+    hm_thread_stats_take_bytes(st, c);
     st->connects += c->connects;
     st->reconnects += c->reconnects;
     st->retries += c->retries;

@@ -116,7 +116,7 @@ static void sticky_vu_coro(void *p)
         hm_thread_stats_count(&t->st, page.resp.status, page.fail);
         goto out;
     }
-    hm_hdr_record(&t->st.page_us, (hm_now_ns() - t0) / 1000);
+    hm_thread_stats_record(&t->st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
     if (o->no_cookies) {
         /* Ignore every cookie a balancer set; keep only php-via's session. */
         char sid[128] = "";

@@ -217,7 +217,7 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
         hammer_vu_fail(v, why);
         return rc;
     }
-    hm_hdr_record(&st->page_us, (hm_now_ns() - t0) / 1000);
+    hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
     hm_free(v->html);
     v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
     if (rc < 0) hammer_vu_fail(v, why); /* the page lacks the context or the action */
@@ -264,7 +264,10 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     } /* only patches after the send count */
     int64_t t0 = hm_now_ns();
     hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
+    hm_thread_stats *st = &run->stats[v->thread];
+    hm_thread_stats_in_flight(st, 1);
     rc = hm_http_conn_exchange(&v->conn, req, len, &xo);
+    hm_thread_stats_in_flight(st, -1);
     hm_free(req);
     int64_t t1 = hm_now_ns();
     record_request(v, rc, t0, t1);
@@ -286,7 +289,8 @@ int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
     void *tok;
     int rc = hm_chan_pop(v->patched, &tok, hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == 0 && v->last_action_ns)
-        hm_hdr_record(&v->run->stats[v->thread].patch_us, (hm_now_ns() - v->last_action_ns) / 1000);
+        hm_thread_stats_record(&v->run->stats[v->thread], HM_PHASE_PATCH,
+                               (hm_now_ns() - v->last_action_ns) / 1000);
     return rc;
 }
 
@@ -469,6 +473,7 @@ static void vu_coro(void *p)
     hm_chan_create(&v->patched, 1);
     hm_chan_create(&v->woken, 1);
     tot->vus++;
+    hm_gauge_vus(o, 1);
 
     if (run->body)
         run->body->vu_body(v, run->plugin_state);
@@ -500,6 +505,9 @@ static void vu_coro(void *p)
     st->connects += v->conn.connects + v->sse_conn.connects;
     st->reconnects += v->conn.reconnects + v->reconnects;
     st->retries += v->conn.retries;
+    hm_thread_stats_take_bytes(st, &v->conn);
+    hm_thread_stats_take_bytes(st, &v->sse_conn);
+    hm_gauge_vus(o, -1);
     hm_http_conn_free(&v->conn);
     hm_http_conn_free(&v->sse_conn);
     hm_watch_free(&v->watch);

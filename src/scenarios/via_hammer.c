@@ -71,7 +71,7 @@ static void setup_coro(void *p)
     int rc = hm_via_load_page(&c, &run->jar, o->route, o->action, t0 + o->timeout_ns, &run->page,
                               run->fatal, sizeof(run->fatal));
     if (rc == 0) {
-        hm_hdr_record(&run->stats[0].page_us, (hm_now_ns() - t0) / 1000);
+        hm_thread_stats_record(&run->stats[0], HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
         hm_thread_stats_note_conn(&run->stats[0], &c);
     }
     run->stats[0].connects += c.connects;
@@ -103,11 +103,12 @@ static void on_patch(hm_watch *w, int64_t value, void *user)
     int64_t upto = counting ? value - w->baseline : ob->matched + 1;
     int64_t claimed = atomic_load(&run->next_seq);
     if (upto > claimed) upto = claimed;
-    hm_hdr *h = &run->stats[0].patch_us;
+    hm_thread_stats *st = &run->stats[0];
     for (; ob->matched < upto; ob->matched++) {
         int64_t sent =
             __atomic_load_n(&run->send_ns[ob->matched & (SEND_RING - 1)], __ATOMIC_RELAXED);
-        if (sent > 0 && now >= sent) hm_hdr_record(h, (now - sent) / 1000);
+        if (sent > 0 && now >= sent)
+            hm_thread_stats_record(st, HM_PHASE_PATCH, (now - sent) / 1000);
     }
 }
 
@@ -169,6 +170,7 @@ out:
     if (ob->connected) hm_gauge_sse_open(o, -1);
     if (ob->index == 0) start_senders(run, ob->watch.signals); /* never block the senders */
     run->stats[0].connects += ob->conn.connects;
+    hm_thread_stats_take_bytes(&run->stats[0], &ob->conn);
     hm_http_conn_free(&ob->conn);
     ob->co = NULL;
 }
@@ -234,6 +236,7 @@ static void sender_coro(void *p)
         hm_coro_sleep(1000000);
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
+    hm_gauge_vus(o, 1);
     /* Every action is the same request: serialize it once per sender. */
     size_t cap = 16384 + (run->body ? strlen(run->body) : 0);
     char *req = run->body ? hm_alloc(cap) : NULL;
@@ -256,6 +259,7 @@ static void sender_coro(void *p)
         if (stop) break;
     }
     hm_thread_stats_add_conn(st, &c);
+    hm_gauge_vus(o, -1);
     hm_http_conn_free(&c);
     hm_free(req);
     if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();

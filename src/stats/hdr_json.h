@@ -1,8 +1,8 @@
 /* hdr_json.h — a latency histogram as a JSON object, lossless.
  *
  * Every histogram in hammer's JSON (docs/output.md) is one object: the
- * summary fields a reader wants (p50, p90, p99, p999, max, mean, count, the
- * percentile ladder) and `hdr`, the whole histogram in HdrHistogram's V2
+ * summary fields a reader wants (p50, p90, p99, p999, min, max, mean, stddev,
+ * count, the percentile ladder) and `hdr`, the whole histogram in HdrHistogram's V2
  * compressed encoding (base64, hdr_log.h). The summary fields are derived
  * from `hdr`, so `hammer merge` can add histograms from several runs and
  * rebuild the object exactly as one run that recorded every value would.

@@ -1,11 +1,15 @@
 /* The interval reporter: a plain thread that wakes every interval, reads
  * the engine threads' live counters and swaps out their interval
- * histograms, and prints one line (or refreshes one on a terminal) and,
- * optionally, one JSON line. It never touches what the engine threads own
- * except through the atomics and the per-thread interval lock. */
+ * histograms, and prints one line (or refreshes one on a terminal), writes
+ * one JSON line and one HdrHistogram log line, and adds a point to the
+ * pass's time series. When the pass ends it does the same once more for
+ * the last, partial interval, so every output adds up to the summary.
+ * It never touches what the engine threads own except through the atomics
+ * and the per-thread interval lock. */
 #include "stats/hdr_log.h"
 #include "stats/results.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -16,13 +20,22 @@ static int att_n;
 static size_t att_stride;
 
 /* Samples of threads that detached since the last report: a run's last
- * partial interval must still reach the log (so its total matches). */
+ * partial interval must still reach the outputs (so their total matches). */
 static hm_hdr carry;
+/* Counters of threads that detached: in this pass (the interval lines'
+ * totals), and since the process began (the metrics, which never go down). */
+static hm_live_totals gone_pass, gone_life;
 
 static pthread_t reporter;
-static atomic_bool stopping;
+static pthread_cond_t wake;
+static bool stopping; /* under mu */
 static bool running;
 static hm_progress_options opts;
+
+static hm_thread_stats *attached(int i)
+{
+    return (hm_thread_stats *)(void *)(att_base + (size_t)i * att_stride);
+}
 
 void hm_progress_attach(void *stats, int n, size_t stride)
 {
@@ -37,7 +50,7 @@ void hm_progress_attach(void *stats, int n, size_t stride)
 static void drain_intervals(hm_hdr *dst)
 {
     for (int i = 0; i < att_n; i++) {
-        hm_thread_stats *t = (hm_thread_stats *)(void *)(att_base + (size_t)i * att_stride);
+        hm_thread_stats *t = attached(i);
         while (atomic_flag_test_and_set_explicit(&t->interval_lock, memory_order_acquire)) {
         }
         if (dst->counts) hm_hdr_add(dst, &t->interval_us);
@@ -46,116 +59,344 @@ static void drain_intervals(hm_hdr *dst)
     }
 }
 
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+/* out += what thread t counted so far. */
+static void add_thread(hm_live_totals *out, hm_thread_stats *t)
+{
+    out->sent += LOAD(t->live_sent);
+    out->ok += LOAD(t->live_ok);
+    for (int s = 0; s < HM_STATUS_MAX; s++)
+        out->by_status[s] += LOAD(t->by_status[s]);
+    for (int k = 0; k < HM_FAIL__COUNT; k++)
+        out->by_fail[k] += LOAD(t->by_fail[k]);
+    for (int p = 0; p < HM_PHASE__COUNT; p++) {
+        for (int b = 0; b <= HM_LIVE_BUCKETS; b++)
+            out->bucket[p][b] += LOAD(t->live_bucket[p][b]);
+        out->sum_us[p] += LOAD(t->live_sum_us[p]);
+    }
+    out->bytes_read += LOAD(t->live_bytes_read);
+    out->bytes_written += LOAD(t->live_bytes_written);
+    out->in_flight += LOAD(t->live_in_flight);
+}
+
+static void add_totals(hm_live_totals *out, const hm_live_totals *in)
+{
+    out->sent += in->sent;
+    out->ok += in->ok;
+    for (int s = 0; s < HM_STATUS_MAX; s++)
+        out->by_status[s] += in->by_status[s];
+    for (int k = 0; k < HM_FAIL__COUNT; k++)
+        out->by_fail[k] += in->by_fail[k];
+    for (int p = 0; p < HM_PHASE__COUNT; p++) {
+        for (int b = 0; b <= HM_LIVE_BUCKETS; b++)
+            out->bucket[p][b] += in->bucket[p][b];
+        out->sum_us[p] += in->sum_us[p];
+    }
+    out->bytes_read += in->bytes_read;
+    out->bytes_written += in->bytes_written;
+    out->in_flight += in->in_flight;
+}
+
 void hm_progress_detach(void)
 {
     pthread_mutex_lock(&mu);
     drain_intervals(&carry);
+    hm_live_totals gone = {0};
+    for (int i = 0; i < att_n; i++)
+        add_thread(&gone, attached(i));
+    gone.in_flight = 0; /* a gauge: what finished has nothing in flight */
+    add_totals(&gone_pass, &gone);
+    add_totals(&gone_life, &gone);
     att_base = NULL;
     att_n = 0;
     pthread_mutex_unlock(&mu);
 }
 
-/* Adds up what the attached threads show now; moves their interval
- * histograms into `interval`. */
-static void collect(uint64_t *sent, uint64_t *ok, hm_hdr *interval)
+void hm_progress_live_totals(hm_live_totals *out)
 {
+    memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&mu);
-    for (int i = 0; i < att_n; i++) {
-        hm_thread_stats *t = (hm_thread_stats *)(void *)(att_base + (size_t)i * att_stride);
-        *sent += atomic_load_explicit(&t->live_sent, memory_order_relaxed);
-        *ok += atomic_load_explicit(&t->live_ok, memory_order_relaxed);
-    }
+    add_totals(out, &gone_life);
+    for (int i = 0; i < att_n; i++)
+        add_thread(out, attached(i));
+    pthread_mutex_unlock(&mu);
+}
+
+/* The pass's totals so far; moves the attached threads' interval
+ * histograms (and the carry) into `interval`. */
+static void collect(hm_live_totals *cur, hm_hdr *interval)
+{
+    memset(cur, 0, sizeof(*cur));
+    pthread_mutex_lock(&mu);
+    add_totals(cur, &gone_pass);
+    for (int i = 0; i < att_n; i++)
+        add_thread(cur, attached(i));
     drain_intervals(interval);
     hm_hdr_add(interval, &carry);
     hm_hdr_reset(&carry);
     pthread_mutex_unlock(&mu);
 }
 
+/* ---- the reporter thread ------------------------------------------------- */
+
+typedef struct reporter_state {
+    hm_hdr interval;           /* this tick's samples */
+    hm_hdr acc;                /* the series point being built */
+    hm_live_totals prev, cur;  /* pass totals at the last tick, and now */
+    int64_t start, from;       /* the pass's start, the last tick */
+    hm_interval_point pt;      /* the series point being built */
+    int pt_ticks, step_ticks;  /* ticks in it, ticks per point */
+    double pt_from;            /* its start, seconds */
+    hm_interval_series series; /* what the pass hands over */
+} reporter_state;
+
+/* "1m05s", "42s", "1h02m". */
+static void eta_text(char *buf, size_t len, double s)
+{
+    long long t = (long long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, len, "%lldh%02lldm", t / 3600, t % 3600 / 60);
+    else if (t >= 60)
+        snprintf(buf, len, "%lldm%02llds", t / 60, t % 60);
+    else
+        snprintf(buf, len, "%llds", t);
+}
+
+/* "  4000/5000  ETA 3s" or "  12s/30s  ETA 18s" when the run has an end. */
+static void done_text(char *buf, size_t len, uint64_t sent, double at)
+{
+    buf[0] = 0;
+    double eta = -1;
+    char eb[32];
+    if (opts.total > 0 && sent <= (uint64_t)opts.total) {
+        snprintf(buf, len, "  %llu/%lld", (unsigned long long)sent, (long long)opts.total);
+        if (sent > 0 && at > 0) eta = (double)((uint64_t)opts.total - sent) * at / (double)sent;
+    }
+    if (opts.duration_ns > 0) {
+        double d = (double)opts.duration_ns / 1e9, left = d - at > 0 ? d - at : 0;
+        if (!buf[0]) {
+            eta_text(eb, sizeof(eb), at < d ? at : d);
+            size_t n = strlen(buf);
+            snprintf(buf + n, len - n, "  %s/", eb);
+            eta_text(eb, sizeof(eb), d);
+            n = strlen(buf);
+            snprintf(buf + n, len - n, "%s", eb);
+        }
+        if (eta < 0 || left < eta) eta = left;
+    }
+    if (eta >= 0) {
+        eta_text(eb, sizeof(eb), eta);
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "  ETA %s", eb);
+    }
+}
+
+/* The server watch's fields into pt, by the series' field names. */
+static void note_server(reporter_state *st, hm_interval_point *pt)
+{
+    for (int i = 0; i < HM_SERVER_FIELDS; i++)
+        pt->server[i] = NAN;
+    if (!opts.gauges) return;
+    char names[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
+    double values[HM_SERVER_FIELDS];
+    int n = hm_server_watch_read(opts.gauges, names, values);
+    hm_interval_series *s = &st->series;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < s->n_server && strcmp(s->server_names[k], names[i]))
+            k++;
+        if (k == s->n_server) {
+            if (k == HM_SERVER_FIELDS) continue;
+            memcpy(s->server_names[k], names[i], HM_SERVER_NAME_MAX);
+            s->n_server++;
+        }
+        pt->server[k] = values[i];
+    }
+}
+
+static void series_push(reporter_state *st)
+{
+    hm_interval_series *s = &st->series;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        hm_interval_point *p = hm_realloc(s->points, cap * sizeof(*p));
+        if (!p) return; /* the series is a report's garnish: drop the point */
+        s->points = p;
+        s->cap = cap;
+    }
+    hm_interval_point *pt = &st->pt;
+    int64_t c = hm_hdr_count(&st->acc);
+    pt->count = c;
+    pt->p50_us = c ? hm_hdr_value_at_percentile(&st->acc, 50) : 0;
+    pt->p90_us = c ? hm_hdr_value_at_percentile(&st->acc, 90) : 0;
+    pt->p99_us = c ? hm_hdr_value_at_percentile(&st->acc, 99) : 0;
+    pt->max_us = c ? hm_hdr_max(&st->acc) : 0;
+    s->points[s->n++] = *pt;
+    if (s->n % HM_SERIES_STEP_POINTS == 0) st->step_ticks *= 2;
+    memset(pt, 0, sizeof(*pt));
+    hm_hdr_reset(&st->acc);
+    st->pt_ticks = 0;
+}
+
+/* One report: the interval since the last one, to every output. */
+static void tick(reporter_state *st, int64_t now, bool last)
+{
+    hm_hdr_reset(&st->interval);
+    collect(&st->cur, &st->interval);
+    const hm_live_totals *cur = &st->cur, *prev = &st->prev;
+    uint64_t d_sent = cur->sent - prev->sent, d_ok = cur->ok - prev->ok;
+    uint64_t d_fail[HM_FAIL__COUNT], d_failures = 0;
+    for (int k = 0; k < HM_FAIL__COUNT; k++) {
+        d_fail[k] = cur->by_fail[k] - prev->by_fail[k];
+        d_failures += d_fail[k];
+    }
+    uint64_t d_read = cur->bytes_read - prev->bytes_read;
+    int64_t count = hm_hdr_count(&st->interval);
+    double dt = (double)(now - st->from) / 1e9, at = (double)(now - st->start) / 1e9;
+    /* A run that ended right on a tick leaves nothing to say. */
+    if (last && !d_sent && !count && !d_failures && dt < 0.05) return;
+    double rate = dt > 0 ? (double)d_sent / dt : 0;
+    double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : 100.0;
+    double p50 = count ? (double)hm_hdr_value_at_percentile(&st->interval, 50) : 0.0;
+    double p99 = count ? (double)hm_hdr_value_at_percentile(&st->interval, 99) : 0.0;
+    long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
+    long long rec = opts.gauges ? (long long)atomic_load(&opts.gauges->reconnects) : 0;
+    long long vus = opts.gauges ? (long long)atomic_load(&opts.gauges->vus) : 0;
+    char p99s[24], done[96] = "";
+    hm_format_us(p99s, sizeof(p99s), p99, 8);
+    if (!last) done_text(done, sizeof(done), cur->sent, at);
+    if (opts.quiet) {
+        /* lines off (-q); the JSON lines and the log still go out */
+    } else if (opts.live_line) {
+        printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s\033[K",
+               at, rate, opts.unit, okp, p99s, sse, rec, done);
+        if (last) printf("\n");
+    } else if (opts.lines) {
+        printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s\n", at,
+               rate, opts.unit, okp, p99s, sse, rec, done);
+    }
+    if (!opts.quiet) fflush(stdout);
+    if (opts.hlog && (count || !last))
+        hm_hlog_write(opts.hlog, opts.hlog_tag, st->from, now, &st->interval);
+    if (opts.json) {
+        fprintf(opts.json,
+                "{\"t\":%.3f,\"dt\":%.3f,\"%s\":%llu,\"ok\":%llu,\"failed\":%llu,\"rate\":%.1f,"
+                "\"ok_pct\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"sse_open\":%lld,"
+                "\"reconnects\":%lld,\"in_flight\":%lld,\"vus\":%lld,\"bytes_read\":%llu,"
+                "\"total\":%llu}\n",
+                at, dt, opts.unit, (unsigned long long)d_sent, (unsigned long long)d_ok,
+                (unsigned long long)(d_sent - d_ok), rate, okp, p50, p99, sse, rec,
+                (long long)cur->in_flight, vus, (unsigned long long)d_read,
+                (unsigned long long)cur->sent);
+        fflush(opts.json);
+    }
+    /* Into the series point being built. */
+    hm_interval_point *pt = &st->pt;
+    if (st->pt_ticks == 0) st->pt_from = (double)(st->from - st->start) / 1e9;
+    pt->t = at;
+    pt->dt = at - st->pt_from;
+    pt->sent += d_sent;
+    pt->ok += d_ok;
+    for (int k = 0; k < HM_FAIL__COUNT; k++)
+        pt->errors[k] += d_fail[k];
+    pt->bytes_read += d_read;
+    pt->sse_open = sse;
+    pt->reconnects = rec;
+    pt->vus = vus;
+    pt->in_flight = cur->in_flight;
+    note_server(st, pt);
+    hm_hdr_add(&st->acc, &st->interval);
+    if (++st->pt_ticks >= st->step_ticks || last) series_push(st);
+    st->prev = st->cur;
+    st->from = now;
+}
+
 static void *report_loop(void *arg)
 {
-    hm_hdr interval;
-    if (hm_hdr_init(&interval, 1, HM_HDR_HIGHEST_US, 3) < 0) return NULL;
-    int64_t start = hm_now_ns(), next = start + opts.interval_ns, from = start;
-    uint64_t prev_sent = 0, prev_ok = 0;
-    void *prev_base = NULL;
-    while (!atomic_load(&stopping)) {
+    reporter_state *st = arg;
+    int64_t next = st->start + opts.interval_ns;
+    pthread_mutex_lock(&mu);
+    while (!stopping) {
         int64_t now = hm_now_ns();
         if (now < next) {
-            struct timespec ts = {0, 20 * 1000000};
-            nanosleep(&ts, NULL);
+            struct timespec ts = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
+            pthread_cond_timedwait(&wake, &mu, &ts);
             continue;
         }
-        next += opts.interval_ns;
-        uint64_t sent = 0, ok = 0;
-        hm_hdr_reset(&interval);
-        collect(&sent, &ok, &interval);
-        /* A new set of threads (sticky's next variant) starts from zero. */
-        pthread_mutex_lock(&mu);
-        if (att_base != prev_base) prev_sent = prev_ok = 0, prev_base = att_base;
         pthread_mutex_unlock(&mu);
-        uint64_t d_sent = sent - prev_sent, d_ok = ok - prev_ok;
-        prev_sent = sent;
-        prev_ok = ok;
-        double secs = (double)opts.interval_ns / 1e9, at = (double)(now - start) / 1e9;
-        double rate = (double)d_sent / secs;
-        double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : 100.0;
-        double p99 =
-            hm_hdr_count(&interval) ? (double)hm_hdr_value_at_percentile(&interval, 99) : 0.0;
-        long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
-        long long rec = opts.gauges ? (long long)atomic_load(&opts.gauges->reconnects) : 0;
-        if (opts.quiet) {
-            /* lines off (-q); the JSON lines and the log still go out */
-        } else if (opts.live_line) {
-            printf(
-                "\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld ",
-                at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
-        } else {
-            printf(
-                "[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %8.3f ms  SSE open %lld  reconnects %lld\n",
-                at, rate, opts.unit, okp, p99 / 1000.0, sse, rec);
-        }
-        if (!opts.quiet) fflush(stdout);
-        if (opts.hlog) hm_hlog_write(opts.hlog, opts.hlog_tag, from, now, &interval);
-        from = now;
-        if (opts.json) {
-            fprintf(opts.json,
-                    "{\"t\":%.3f,\"%s\":%llu,\"rate\":%.1f,\"ok_pct\":%.3f,\"p99_us\":%.0f,"
-                    "\"sse_open\":%lld,\"reconnects\":%lld,\"total\":%llu}\n",
-                    at, opts.unit, (unsigned long long)d_sent, rate, okp, p99, sse, rec,
-                    (unsigned long long)sent);
-            fflush(opts.json);
-        }
+        tick(st, now, false);
+        next += opts.interval_ns;
+        if (next <= now) next = now + opts.interval_ns; /* fell behind: do not burst */
+        pthread_mutex_lock(&mu);
     }
-    if (opts.live_line) printf("\n");
-    /* The tail since the last report, so the log adds up to the summary. */
-    uint64_t sent = 0, ok = 0;
-    hm_hdr_reset(&interval);
-    collect(&sent, &ok, &interval);
-    if (opts.hlog && hm_hdr_count(&interval))
-        hm_hlog_write(opts.hlog, opts.hlog_tag, from, hm_now_ns(), &interval);
-    hm_hdr_destroy(&interval);
+    pthread_mutex_unlock(&mu);
+    tick(st, hm_now_ns(), true);
     return NULL;
 }
+
+static reporter_state *state;
 
 int hm_progress_start(const hm_progress_options *o)
 {
     opts = *o;
+    if (opts.interval_ns <= 0) opts.interval_ns = 1000000000LL;
+    reporter_state *st = hm_calloc(1, sizeof(*st));
+    if (!st) return -ENOMEM;
     int rc = hm_hdr_init(&carry, 1, HM_HDR_HIGHEST_US, 3);
-    if (rc < 0) return rc;
-    atomic_store(&stopping, false);
-    int e = pthread_create(&reporter, NULL, report_loop, NULL);
-    running = e == 0;
-    if (!running) hm_hdr_destroy(&carry);
-    return -e;
+    if (rc == 0) rc = hm_hdr_init(&st->interval, 1, HM_HDR_HIGHEST_US, 3);
+    if (rc == 0) rc = hm_hdr_init(&st->acc, 1, HM_HDR_HIGHEST_US, 3);
+    if (rc < 0) goto fail;
+    st->step_ticks = 1;
+    st->series.interval_s = (double)opts.interval_ns / 1e9;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_lock(&mu);
+    memset(&gone_pass, 0, sizeof(gone_pass));
+    stopping = false;
+    pthread_mutex_unlock(&mu);
+    st->start = st->from = hm_now_ns();
+    int e = pthread_create(&reporter, NULL, report_loop, st);
+    if (e) {
+        rc = -e;
+        pthread_cond_destroy(&wake);
+        goto fail;
+    }
+    state = st;
+    running = true;
+    return 0;
+fail:
+    hm_hdr_destroy(&carry);
+    hm_hdr_destroy(&st->interval);
+    hm_hdr_destroy(&st->acc);
+    hm_free(st);
+    return rc;
 }
 
-void hm_progress_stop(void)
+void hm_progress_stop(hm_interval_series *series)
 {
+    if (series) memset(series, 0, sizeof(*series));
     if (!running) return;
-    atomic_store(&stopping, true);
+    pthread_mutex_lock(&mu);
+    stopping = true;
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&mu);
     pthread_join(reporter, NULL);
     running = false;
+    pthread_cond_destroy(&wake);
     pthread_mutex_lock(&mu);
     hm_hdr_destroy(&carry);
     pthread_mutex_unlock(&mu);
+    reporter_state *st = state;
+    state = NULL;
+    if (series)
+        *series = st->series;
+    else
+        hm_interval_series_free(&st->series);
+    hm_hdr_destroy(&st->interval);
+    hm_hdr_destroy(&st->acc);
+    hm_free(st);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int hm_thread_stats_init(hm_thread_stats *s)
@@ -37,15 +38,88 @@ void hm_thread_stats_destroy(hm_thread_stats *s)
     hm_hdr_destroy(&s->service_us);
 }
 
+static const char *const phase_names[HM_PHASE__COUNT] = {
+    "action", "service", "patch", "page", "connect", "tls_handshake",
+};
+
+const char *hm_phase_name(hm_phase p)
+{
+    return (unsigned)p < HM_PHASE__COUNT ? phase_names[p] : "other";
+}
+
+/* From a loopback GET flood (tens of µs) to a stalled soak (a minute). */
+const int64_t hm_live_bucket_le_us[HM_LIVE_BUCKETS] = {
+    50,     100,    250,    500,     1000,    2500,    5000,     10000,    25000,    50000,
+    100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000, 30000000, 60000000,
+};
+
+hm_hdr *hm_thread_stats_hist(hm_thread_stats *s, hm_phase p)
+{
+    switch (p) {
+    case HM_PHASE_SERVICE:
+        return &s->service_us;
+    case HM_PHASE_PATCH:
+        return &s->patch_us;
+    case HM_PHASE_PAGE:
+        return &s->page_us;
+    case HM_PHASE_CONNECT:
+        return &s->connect_us;
+    case HM_PHASE_TLS:
+        return &s->tls_us;
+    default:
+        return &s->action_us;
+    }
+}
+
+const hm_hdr *hm_thread_stats_hist_c(const hm_thread_stats *s, hm_phase p)
+{
+    return hm_thread_stats_hist((hm_thread_stats *)s, p);
+}
+
+/* Only the owning thread writes: a relaxed load and store, no locked add. */
+static inline void bump(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+static void record_live(hm_thread_stats *s, hm_phase p, int64_t us)
+{
+    int b = 0;
+    while (b < HM_LIVE_BUCKETS && us > hm_live_bucket_le_us[b])
+        b++;
+    bump(&s->live_bucket[p][b], 1);
+    bump(&s->live_sum_us[p], us > 0 ? (uint64_t)us : 0);
+}
+
+void hm_thread_stats_record(hm_thread_stats *s, hm_phase p, int64_t us)
+{
+    if (p == HM_PHASE_ACTION) {
+        hm_thread_stats_record_action(s, us);
+        return;
+    }
+    hm_hdr_record(hm_thread_stats_hist(s, p), us);
+    record_live(s, p, us);
+}
+
+void hm_thread_stats_add_bytes(hm_thread_stats *s, uint64_t read, uint64_t written)
+{
+    s->bytes_read += read;
+    s->bytes_written += written;
+    atomic_store_explicit(&s->live_bytes_read, s->bytes_read, memory_order_relaxed);
+    atomic_store_explicit(&s->live_bytes_written, s->bytes_written, memory_order_relaxed);
+}
+
 void hm_thread_stats_record_scheduled(hm_thread_stats *s, int64_t corrected_us, int64_t service_us)
 {
     hm_thread_stats_record_action(s, corrected_us);
-    hm_hdr_record(&s->service_us, service_us);
+    hm_thread_stats_record(s, HM_PHASE_SERVICE, service_us);
 }
 
 void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us)
 {
     hm_hdr_record(&s->action_us, us);
+    record_live(s, HM_PHASE_ACTION, us);
     /* Uncontended except once per interval, when the reporter swaps. */
     while (atomic_flag_test_and_set_explicit(&s->interval_lock, memory_order_acquire)) {
     }
@@ -77,6 +151,8 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     dst->connects += src->connects;
     dst->reconnects += src->reconnects;
     dst->retries += src->retries;
+    dst->bytes_read += src->bytes_read;
+    dst->bytes_written += src->bytes_written;
 }
 
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
@@ -90,9 +166,58 @@ void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
         s->failed++;
     }
     if (status > 0 && status < HM_STATUS_MAX)
-        s->by_status[status]++;
+        bump(&s->by_status[status], 1);
     else
-        s->by_fail[fail ? fail : HM_FAIL_OTHER]++;
+        bump(&s->by_fail[fail ? fail : HM_FAIL_OTHER], 1);
+}
+
+void hm_server_watch_publish(hm_live_gauges *g, int n, const char *const names[],
+                             const double values[])
+{
+    if (n > HM_SERVER_FIELDS) n = HM_SERVER_FIELDS;
+    hm_server_watch *w = &g->server;
+    while (atomic_flag_test_and_set_explicit(&w->lock, memory_order_acquire)) {
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(w->names[i], sizeof(w->names[i]), "%s", names[i]);
+        w->values[i] = values[i];
+    }
+    w->n = n;
+    atomic_flag_clear_explicit(&w->lock, memory_order_release);
+}
+
+int hm_server_watch_read(hm_live_gauges *g, char names[][HM_SERVER_NAME_MAX], double values[])
+{
+    hm_server_watch *w = &g->server;
+    while (atomic_flag_test_and_set_explicit(&w->lock, memory_order_acquire)) {
+    }
+    int n = w->n;
+    memcpy(names, w->names, sizeof(w->names));
+    memcpy(values, w->values, sizeof(w->values));
+    atomic_flag_clear_explicit(&w->lock, memory_order_release);
+    return n;
+}
+
+void hm_interval_series_free(hm_interval_series *s)
+{
+    hm_free(s->points);
+    s->points = NULL;
+    s->n = s->cap = 0;
+}
+
+void hm_format_us(char *buf, size_t len, double us, int width)
+{
+    char v[32];
+    if (us < 1000)
+        snprintf(v, sizeof(v), "%.0fµs", us);
+    else if (us < 1e6)
+        snprintf(v, sizeof(v), "%.2fms", us / 1e3);
+    else
+        snprintf(v, sizeof(v), "%.2fs", us / 1e6);
+    /* "µ" is two bytes and one column. */
+    int cols = (int)strlen(v) - (strstr(v, "µ") ? 1 : 0);
+    int pad = width > cols ? width - cols : 0;
+    snprintf(buf, len, "%*s%s", pad, "", v);
 }
 
 static double pct(uint64_t a, uint64_t b);
@@ -204,17 +329,35 @@ static void print_latency_row(FILE *f, const char *name, const hm_hdr *h)
         return;
     }
     double q[] = {50, 90, 99, 99.9};
+    char cell[32];
     fprintf(f, "  %-14s", name);
-    for (size_t i = 0; i < HM_ARRAY_LEN(q); i++)
-        fprintf(f, " %9.3f", (double)hm_hdr_value_at_percentile(h, q[i]) / 1000.0);
-    fprintf(f, " %9.3f %9.3f %9lld\n", (double)hm_hdr_max(h) / 1000.0, hm_hdr_mean(h) / 1000.0,
-            (long long)hm_hdr_count(h));
+    for (size_t i = 0; i < HM_ARRAY_LEN(q); i++) {
+        hm_format_us(cell, sizeof(cell), (double)hm_hdr_value_at_percentile(h, q[i]), 10);
+        fputs(cell, f);
+    }
+    hm_format_us(cell, sizeof(cell), (double)hm_hdr_max(h), 10);
+    fputs(cell, f);
+    hm_format_us(cell, sizeof(cell), hm_hdr_mean(h), 10);
+    fputs(cell, f);
+    fprintf(f, " %9lld\n", (long long)hm_hdr_count(h));
+}
+
+/* "812 B", "4.10 KiB", "12.34 MiB", "1.02 GiB". */
+static void format_bytes(char *buf, size_t len, double b)
+{
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t u = 0;
+    while (b >= 1024 && u + 1 < HM_ARRAY_LEN(units)) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", b, units[u]);
 }
 
 static void print_variants(FILE *f, const hm_results *r)
 {
     fprintf(f, "\n%-10s %8s %8s %8s %9s %9s %9s  %-22s %s\n", "variant", "sent", "OK", "OK %",
-            "actions/s", "p50 ms", "p99 ms", "failures", "per worker (X-Via-Worker)");
+            "actions/s", "p50", "p99", "failures", "per worker (X-Via-Worker)");
     for (int i = 0; i < r->n_variants; i++) {
         const hm_variant_result *v = &r->variants[i];
         const hm_thread_stats *t = &v->stats;
@@ -234,11 +377,12 @@ static void print_variants(FILE *f, const hm_results *r)
             if (v->workers[w])
                 n += (size_t)snprintf(workers + n, sizeof(workers) - n, "%s%d:%llu", n ? " " : "",
                                       w, (unsigned long long)v->workers[w]);
-        fprintf(f, "%-10s %8llu %8llu %7.2f%% %9.0f %9.3f %9.3f  %-22s %s\n", v->name,
+        char p50[32], p99[32];
+        hm_format_us(p50, sizeof(p50), (double)hm_hdr_value_at_percentile(&t->action_us, 50), 9);
+        hm_format_us(p99, sizeof(p99), (double)hm_hdr_value_at_percentile(&t->action_us, 99), 9);
+        fprintf(f, "%-10s %8llu %8llu %7.2f%% %9.0f %s %s  %-22s %s\n", v->name,
                 (unsigned long long)t->sent, (unsigned long long)t->ok, pct(t->ok, t->sent),
-                v->wall_seconds > 0 ? (double)t->sent / v->wall_seconds : 0.0,
-                (double)hm_hdr_value_at_percentile(&t->action_us, 50) / 1000.0,
-                (double)hm_hdr_value_at_percentile(&t->action_us, 99) / 1000.0,
+                v->wall_seconds > 0 ? (double)t->sent / v->wall_seconds : 0.0, p50, p99,
                 fails[0] ? fails : "none", workers[0] ? workers : "-");
     }
     fputc('\n', f);
@@ -328,7 +472,15 @@ void hm_report_print(FILE *f, const hm_results *r)
                 r->client_cpu_pct > 90
                     ? "add threads (-t) or lower -R"
                     : "the server (or -c too small for its latency) is the limit");
-    fprintf(f, "Latency (ms)        %9s %9s %9s %9s %9s %9s %9s\n", "p50", "p90", "p99", "p99.9",
+    if (t->bytes_read || t->bytes_written) {
+        char rd[32], rps[32], wr[32];
+        format_bytes(rd, sizeof(rd), (double)t->bytes_read);
+        format_bytes(rps, sizeof(rps),
+                     r->wall_seconds > 0 ? (double)t->bytes_read / r->wall_seconds : 0);
+        format_bytes(wr, sizeof(wr), (double)t->bytes_written);
+        fprintf(f, "Transfer          %s read (%s/s), %s written\n", rd, rps, wr);
+    }
+    fprintf(f, "Latency         %10s%10s%10s%10s%10s%10s %9s\n", "p50", "p90", "p99", "p99.9",
             "max", "mean", "count");
     if (r->rate_target > 0) {
         print_latency_row(f, "corrected", &t->action_us);
@@ -345,11 +497,14 @@ void hm_report_print(FILE *f, const hm_results *r)
     for (int i = 0; i < r->n_thresholds; i++) {
         const hm_threshold *th = &r->thresholds[i];
         bool lat = strcmp(th->metric, "ok") && strcmp(th->metric, "rps");
-        fprintf(f, "Threshold         %-20s %s (measured %.3f%s)\n", th->text,
-                th->passed ? "PASS" : "FAIL", lat ? th->value / 1000.0 : th->value,
-                lat                         ? " ms"
-                : !strcmp(th->metric, "ok") ? "%"
-                                            : "/s");
+        char measured[32];
+        if (lat)
+            hm_format_us(measured, sizeof(measured), th->value, 0);
+        else
+            snprintf(measured, sizeof(measured), "%.3f%s", th->value,
+                     !strcmp(th->metric, "ok") ? "%" : "/s");
+        fprintf(f, "Threshold         %-20s %s (measured %s)\n", th->text,
+                th->passed ? "PASS" : "FAIL", measured);
     }
     fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
 }
@@ -360,13 +515,64 @@ static json_t *latency_json(const hm_hdr *h)
     return hm_hdr_json(h);
 }
 
+/* "2026-12-01T09:30:05.123Z" */
+static json_t *rfc3339(struct timespec ts)
+{
+    struct tm tm;
+    char buf[48], out[64];
+    time_t t = ts.tv_sec;
+    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", gmtime_r(&t, &tm));
+    snprintf(out, sizeof(out), "%s.%03ldZ", buf, ts.tv_nsec / 1000000);
+    return json_string(out);
+}
+
+static json_t *interval_json(const hm_interval_series *s, const hm_interval_point *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "t", json_real(p->t));
+    json_object_set_new(o, "dt", json_real(p->dt));
+    json_object_set_new(o, "sent", json_integer((json_int_t)p->sent));
+    json_object_set_new(o, "ok", json_integer((json_int_t)p->ok));
+    json_object_set_new(o, "failed", json_integer((json_int_t)(p->sent - p->ok)));
+    json_t *errs = json_object();
+    for (int k = 1; k < HM_FAIL__COUNT; k++)
+        if (p->errors[k])
+            json_object_set_new(errs, hm_fail_kind_name((hm_fail_kind)k),
+                                json_integer((json_int_t)p->errors[k]));
+    json_object_set_new(o, "errors", errs);
+    json_object_set_new(o, "rate", json_real(p->dt > 0 ? (double)p->sent / p->dt : 0));
+    json_object_set_new(o, "bytes_read", json_integer((json_int_t)p->bytes_read));
+    json_object_set_new(o, "latency_us",
+                        json_pack("{s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)p->count, "p50",
+                                  (json_int_t)p->p50_us, "p90", (json_int_t)p->p90_us, "p99",
+                                  (json_int_t)p->p99_us, "max", (json_int_t)p->max_us));
+    json_object_set_new(o, "sse_open", json_integer(p->sse_open));
+    json_object_set_new(o, "reconnects", json_integer(p->reconnects));
+    json_object_set_new(o, "in_flight", json_integer(p->in_flight));
+    json_object_set_new(o, "vus", json_integer(p->vus));
+    if (s->n_server) {
+        json_t *srv = json_object();
+        for (int i = 0; i < s->n_server; i++)
+            if (!isnan(p->server[i]))
+                json_object_set_new(srv, s->server_names[i], json_real(p->server[i]));
+        json_object_set_new(o, "server", srv);
+    }
+    return o;
+}
+
 json_t *hm_report_json(const hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
     json_t *root = json_object();
+    json_object_set_new(root, "schema", json_integer(HM_JSON_SCHEMA));
     json_object_set_new(root, "hammer_version", json_string(HM_VERSION));
+    json_object_set_new(root, "started", rfc3339(r->started));
+    json_t *argv = json_array();
+    for (int i = 0; i < r->argc; i++)
+        json_array_append_new(argv, json_string(r->argv[i]));
+    json_object_set_new(root, "command_line", argv);
+    json_object_set_new(root, "options", r->options ? json_deep_copy(r->options) : json_object());
     json_object_set_new(root, "scenario", json_string(r->scenario));
-    if (r->pass) json_object_set_new(root, "pass", json_string(r->pass));
     json_object_set_new(root, "target", json_string(r->target));
     json_object_set_new(root, "engine", json_string(r->engine));
     json_object_set_new(root, "threads", json_integer(r->threads));
@@ -492,15 +698,31 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "wall_seconds", json_real(r->wall_seconds));
     json_object_set_new(root, "throughput_rps",
                         json_real(r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0));
+    json_object_set_new(
+        root, "bytes",
+        json_pack("{s:I, s:I, s:f}", "read", (json_int_t)t->bytes_read, "written",
+                  (json_int_t)t->bytes_written, "read_per_s",
+                  r->wall_seconds > 0 ? (double)t->bytes_read / r->wall_seconds : 0.0));
     json_t *lat = json_object();
-    json_object_set_new(lat, "action", latency_json(&t->action_us));
-    json_object_set_new(lat, "service", latency_json(&t->service_us));
-    json_object_set_new(lat, "patch", latency_json(&t->patch_us));
-    json_object_set_new(lat, "page", latency_json(&t->page_us));
-    json_object_set_new(lat, "connect", latency_json(&t->connect_us));
-    json_object_set_new(lat, "tls_handshake", latency_json(&t->tls_us));
+    for (int p = 0; p < HM_PHASE__COUNT; p++) {
+        /* Service latency differs from the action's only with -R. */
+        if (p == HM_PHASE_SERVICE && !(r->rate_target > 0)) continue;
+        json_object_set_new(lat, hm_phase_name((hm_phase)p),
+                            latency_json(hm_thread_stats_hist_c(t, (hm_phase)p)));
+    }
     json_object_set_new(root, "latency_us", lat);
     if (r->steps) hm_steps_json(root, r->steps);
+    json_object_set_new(root, "interval_s", json_real(r->intervals.interval_s));
+    json_t *iv = json_array();
+    for (size_t i = 0; i < r->intervals.n; i++)
+        json_array_append_new(iv, interval_json(&r->intervals, &r->intervals.points[i]));
+    json_object_set_new(root, "intervals", iv);
+    if (r->intervals.n_server) {
+        json_t *names = json_array();
+        for (int i = 0; i < r->intervals.n_server; i++)
+            json_array_append_new(names, json_string(r->intervals.server_names[i]));
+        json_object_set_new(root, "server_watch", json_pack("{s:o}", "fields", names));
+    }
     return root;
 }
 
@@ -509,7 +731,7 @@ int hm_json_write_atomic(const char *path, json_t *root)
     /* Write beside the target and rename, so a reader never sees half a file. */
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
+    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
     if (rc != 0) return -EIO;
     if (rename(tmp, path) != 0) {
         int e = -errno;
@@ -539,12 +761,14 @@ static double rps_of(const hm_results *r)
 
 void hm_report_print_passes(FILE *f, const hm_results *runs, int n)
 {
-    fprintf(f, "\n%-16s %12s %8s %10s %10s\n", "pass", "actions/s", "OK %", "p50 ms", "p99 ms");
+    fprintf(f, "\n%-16s %12s %8s %10s %10s\n", "pass", "actions/s", "OK %", "p50", "p99");
     for (int i = 0; i < n; i++) {
         const hm_thread_stats *t = &runs[i].total;
-        fprintf(f, "%-16s %12.1f %7.2f%% %10.3f %10.3f\n", runs[i].pass, rps_of(&runs[i]),
-                pct(t->ok, t->sent), (double)hm_hdr_value_at_percentile(&t->action_us, 50) / 1e3,
-                (double)hm_hdr_value_at_percentile(&t->action_us, 99) / 1e3);
+        char p50[32], p99[32];
+        hm_format_us(p50, sizeof(p50), (double)hm_hdr_value_at_percentile(&t->action_us, 50), 10);
+        hm_format_us(p99, sizeof(p99), (double)hm_hdr_value_at_percentile(&t->action_us, 99), 10);
+        fprintf(f, "%-16s %12.1f %7.2f%% %s %s\n", runs[i].pass, rps_of(&runs[i]),
+                pct(t->ok, t->sent), p50, p99);
     }
     for (int i = 1; i < n; i++)
         fprintf(f, "%s -> %s: throughput %+.1f%%, p99 %+.1f%%\n", runs[i - 1].pass, runs[i].pass,

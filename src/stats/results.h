@@ -17,6 +17,26 @@
 
 #define HM_STATUS_MAX 600
 
+/* What a run times. Each phase has a histogram in hm_thread_stats and
+ * fixed live buckets (--metrics-listen); the names are the JSON keys under
+ * latency_us and the metrics' phase label. */
+typedef enum hm_phase {
+    HM_PHASE_ACTION,  /* request sent -> response (corrected with -R) */
+    HM_PHASE_SERVICE, /* with -R: from the actual send */
+    HM_PHASE_PATCH,   /* action sent -> the patch carrying its effect */
+    HM_PHASE_PAGE,    /* page load */
+    HM_PHASE_CONNECT, /* TCP connect */
+    HM_PHASE_TLS,     /* TLS handshake */
+    HM_PHASE__COUNT
+} hm_phase;
+
+/* "action", "service", "patch", "page", "connect", "tls_handshake". */
+const char *hm_phase_name(hm_phase p);
+
+/* Upper bounds (µs) of the live buckets; one more bucket holds the rest. */
+#define HM_LIVE_BUCKETS 19
+extern const int64_t hm_live_bucket_le_us[HM_LIVE_BUCKETS];
+
 typedef struct hm_thread_stats {
     hm_hdr action_us;  /* request sent -> response complete (with -R: from the
                         * intended send time, i.e. corrected for coordinated
@@ -30,13 +50,22 @@ typedef struct hm_thread_stats {
     uint64_t tls_fail[HM_TLS__COUNT]; /* by hm_tls_fail */
     char tls_first_reason[160];       /* OpenSSL's words for the first failure */
     uint64_t sent, ok, failed;
-    uint64_t by_status[HM_STATUS_MAX];
-    uint64_t by_fail[HM_FAIL__COUNT];
+    /* Written only by the owning thread (relaxed stores), read live by the
+     * reporter and the metrics endpoint. */
+    _Atomic uint64_t by_status[HM_STATUS_MAX];
+    _Atomic uint64_t by_fail[HM_FAIL__COUNT];
     uint64_t connects, reconnects, retries;
+    uint64_t bytes_read, bytes_written; /* on the wire, TLS records included */
     /* The live view the interval reporter reads from another thread: the
      * counters are written only by the owning thread; interval_us is
      * swapped out by the reporter under interval_lock. */
     _Atomic uint64_t live_sent, live_ok;
+    _Atomic uint64_t live_bytes_read, live_bytes_written;
+    _Atomic int64_t live_in_flight; /* requests sent and not yet answered */
+    /* Per phase: counts in the fixed buckets (the last one past every
+     * bound) and the sum of the samples, for --metrics-listen. */
+    _Atomic uint64_t live_bucket[HM_PHASE__COUNT][HM_LIVE_BUCKETS + 1];
+    _Atomic uint64_t live_sum_us[HM_PHASE__COUNT];
     hm_hdr interval_us;
     atomic_flag interval_lock;
 } hm_thread_stats;
@@ -48,6 +77,21 @@ void hm_thread_stats_destroy(hm_thread_stats *s);
 void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src);
 /* Records an action's (request's) latency, also for the interval reporter. */
 void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us);
+/* Records one sample of a phase (HM_PHASE_ACTION goes through
+ * hm_thread_stats_record_action) into its histogram and live buckets. */
+void hm_thread_stats_record(hm_thread_stats *s, hm_phase p, int64_t us);
+/* The histogram of a phase. */
+hm_hdr *hm_thread_stats_hist(hm_thread_stats *s, hm_phase p);
+const hm_hdr *hm_thread_stats_hist_c(const hm_thread_stats *s, hm_phase p);
+/* Adds wire bytes (read, written) to the run's counts. */
+void hm_thread_stats_add_bytes(hm_thread_stats *s, uint64_t read, uint64_t written);
+/* A request went out (+1) or came back or failed (-1): the in-flight gauge. */
+static inline void hm_thread_stats_in_flight(hm_thread_stats *s, int delta)
+{
+    atomic_store_explicit(&s->live_in_flight,
+                          atomic_load_explicit(&s->live_in_flight, memory_order_relaxed) + delta,
+                          memory_order_relaxed);
+}
 /* With -R: records the corrected (from the intended send time) and the
  * service (from the actual send) latency of one action. */
 void hm_thread_stats_record_scheduled(hm_thread_stats *s, int64_t corrected_us, int64_t service_us);
@@ -80,6 +124,40 @@ typedef struct hm_threshold {
 int hm_threshold_parse(const char *text, hm_threshold *out, char *why, size_t whylen);
 
 #define HM_MAX_THRESHOLDS 16
+
+/* ---- the interval series ------------------------------------------------ */
+
+#define HM_SERVER_FIELDS 8
+#define HM_SERVER_NAME_MAX 32
+
+/* One point of the run's time series (the JSON document's "intervals"):
+ * what happened between t - dt and t, seconds since the pass began. */
+typedef struct hm_interval_point {
+    double t, dt;
+    uint64_t sent, ok;                            /* in this interval */
+    uint64_t errors[HM_FAIL__COUNT];              /* failures without a response, by kind */
+    uint64_t bytes_read;                          /* in this interval */
+    int64_t count;                                /* latency samples in this interval */
+    int64_t p50_us, p90_us, p99_us, max_us;       /* of them; 0 when none */
+    int64_t sse_open, reconnects, in_flight, vus; /* gauges at t */
+    double server[HM_SERVER_FIELDS];              /* the server watch at t (NAN: not sampled) */
+} hm_interval_point;
+
+/* The series of a pass. Points get longer as the run does (the step
+ * doubles every HM_SERIES_STEP_POINTS points), so a day-long soak stays a
+ * few thousand points; every point is exact for its own span. */
+#define HM_SERIES_STEP_POINTS 1000
+typedef struct hm_interval_series {
+    hm_interval_point *points; /* owned; hm_interval_series_free */
+    size_t n, cap;
+    double interval_s; /* the reporter's tick */
+    /* The server watch's field names (issue 12's /_health sampler); 0 when
+     * the run had no watch. */
+    int n_server;
+    char server_names[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
+} hm_interval_series;
+
+void hm_interval_series_free(hm_interval_series *s);
 
 /* The run as a whole: the merged stats plus what the scenario checked. */
 typedef struct hm_results {
@@ -128,7 +206,20 @@ typedef struct hm_results {
                              * app), whatever was sent before: exit 2 */
     struct hm_steps *steps; /* a scenario's named rows and checks (stats/steps.h), or
                              * NULL; owned, hm_steps_free */
+    /* Set by the CLI for the reports: when the pass began (wall clock, for
+     * the JSON's "started" only), the command line, the resolved options
+     * (a JSON object the caller owns), the run's -n and -d. */
+    struct timespec started;
+    int argc;
+    char *const *argv;
+    struct json_t *options;
+    /* The time series the interval reporter recorded (owned). */
+    hm_interval_series intervals;
 } hm_results;
+
+/* The JSON document's "schema": raised when a key changes meaning or goes
+ * away (new keys do not raise it). */
+#define HM_JSON_SCHEMA 1
 
 /* Prints the human summary. */
 void hm_report_print(FILE *f, const hm_results *r);
@@ -156,30 +247,75 @@ bool hm_results_passed(const hm_results *r);
 
 /* ---- the interval reporter --------------------------------------------- */
 
+/* What a watcher of the server last read (issue 12 samples php-via's
+ * /_health into it): up to HM_SERVER_FIELDS numeric fields by name. The
+ * interval reporter copies it into each point, the metrics endpoint serves
+ * it; whoever samples publishes with hm_server_watch_publish. */
+typedef struct hm_server_watch {
+    atomic_flag lock;
+    int n; /* 0: nothing sampled yet */
+    char names[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
+    double values[HM_SERVER_FIELDS];
+} hm_server_watch;
+
 /* Gauges the scenarios keep for the live line. The run owns one (the CLI,
  * for all its passes) and hands its address to the scenario (hm_options)
  * and to the reporter; any thread may update them. */
 typedef struct hm_live_gauges {
     _Atomic int64_t sse_open;   /* SSE streams open now */
     _Atomic int64_t reconnects; /* SSE streams reopened so far */
+    _Atomic int64_t vus;        /* virtual users (senders) running now */
+    hm_server_watch server;
 } hm_live_gauges;
 
+/* Replaces the server watch's fields (names of at most
+ * HM_SERVER_NAME_MAX - 1 characters; more than HM_SERVER_FIELDS are
+ * dropped). Any thread. */
+void hm_server_watch_publish(hm_live_gauges *g, int n, const char *const names[],
+                             const double values[]);
+/* Copies the watch out; returns how many fields it has (0: none). */
+int hm_server_watch_read(hm_live_gauges *g, char names[][HM_SERVER_NAME_MAX], double values[]);
+
+/* Everything counted so far, summed over the engine threads (for the
+ * metrics endpoint): threads that already finished included. */
+typedef struct hm_live_totals {
+    uint64_t sent, ok;
+    uint64_t by_status[HM_STATUS_MAX];
+    uint64_t by_fail[HM_FAIL__COUNT];
+    uint64_t bucket[HM_PHASE__COUNT][HM_LIVE_BUCKETS + 1];
+    uint64_t sum_us[HM_PHASE__COUNT];
+    uint64_t bytes_read, bytes_written;
+    int64_t in_flight;
+} hm_live_totals;
+
+/* Since the process began, over every pass (counters never go down). */
+void hm_progress_live_totals(hm_live_totals *out);
+
 typedef struct hm_progress_options {
-    int64_t interval_ns;          /* how often to report */
-    bool live_line;               /* a refreshing line on a terminal, not one per interval */
-    bool quiet;                   /* no lines on stdout (-q) */
-    FILE *json;                   /* JSON lines, one per interval, or NULL */
-    struct hm_hlog *hlog;         /* HdrHistogram interval log, or NULL; with the
-                                   * last partial interval written at stop */
-    const char *hlog_tag;         /* tag of its lines (the pass), or NULL */
-    const char *unit;             /* "actions" or "requests" */
-    const hm_live_gauges *gauges; /* read every interval; NULL shows zeros */
+    int64_t interval_ns;    /* how often to report */
+    bool live_line;         /* a refreshing line on a terminal, not one per interval */
+    bool lines;             /* one line per interval on stdout (--interval) */
+    bool quiet;             /* no lines on stdout (-q) */
+    FILE *json;             /* JSON lines, one per interval, or NULL */
+    struct hm_hlog *hlog;   /* HdrHistogram interval log, or NULL; with the
+                             * last partial interval written at stop */
+    const char *hlog_tag;   /* tag of its lines (the pass), or NULL */
+    const char *unit;       /* "actions" or "requests" */
+    hm_live_gauges *gauges; /* read every interval; NULL shows zeros */
+    int64_t total;          /* -n, for "done/total" and the ETA; 0 when none */
+    int64_t duration_ns;    /* -d, likewise; 0 when none */
 } hm_progress_options;
 
-/* Starts the reporter thread. Returns 0 or a negative errno. */
+/* Starts the reporter thread for one pass. Returns 0 or a negative errno. */
 int hm_progress_start(const hm_progress_options *o);
-/* Stops it (printing nothing more). */
-void hm_progress_stop(void);
+/* Stops it after writing the last, partial interval (to every output the
+ * options name), and hands the pass's series to *series (the caller frees
+ * it with hm_interval_series_free; NULL drops it). */
+void hm_progress_stop(hm_interval_series *series);
+
+/* Writes a latency in the unit that reads best, as wrk does: "812µs",
+ * "4.34ms", "1.20s"; right-aligned to width columns (µ counts as one). */
+void hm_format_us(char *buf, size_t len, double us, int width);
 /* The per-thread stats the reporter reads: n records `stride` bytes apart,
  * each starting with (or being) a hm_thread_stats. Detach before freeing. */
 void hm_progress_attach(void *stats, int n, size_t stride);
