@@ -6,3 +6,12 @@ hm_test(cli_usage SOURCES test_cli_usage.c LIBS hm_base PkgConfig::JANSSON
 # Interval lines, --interval-json and the JSON series add up to the summary.
 hm_test(cli_intervals SOURCES test_cli_intervals.c LIBS hm_base PkgConfig::JANSSON
         ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)
+# get's -m, -H and --body on the wire; status codes, bytes and transfer rate.
+hm_test(cli_get SOURCES test_cli_get.c LIBS hm_base PkgConfig::JANSSON
+        ARGS $<TARGET_FILE:hammer> TIMEOUT 120)
+# Every JSON key is in docs/output.md and every key there is written.
+hm_test(json_keys SOURCES test_json_keys.c LIBS hm_base PkgConfig::JANSSON
+        ARGS $<TARGET_FILE:hammer> ${PROJECT_SOURCE_DIR}/docs/output.md
+             ${PROJECT_SOURCE_DIR}/tests/misbehave/server.py $<TARGET_FILE:bench_app>
+             ${PROJECT_SOURCE_DIR}/scripts/gen-test-cert.sh
+             $<TARGET_FILE:hammer_plugin_double_click> TIMEOUT 300)

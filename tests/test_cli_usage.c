@@ -41,6 +41,48 @@ int main(int argc, char **argv)
         {{"-R", "10", "--plugin", plugin, "scenario", "double-click"},
          "hammer: -R applies to the hammer load model and to get: browser VUs and sticky are "
          "paced by the server's patches"},
+        /* issue 15: a bare number is not a duration (except -d's seconds) */
+        {{"--mode", "browser", "--think", "100", "scenario", "counter"},
+         "hammer: --think 100 needs a unit, e.g. 100ms or 100s (only -d takes bare seconds, as "
+         "in wrk)"},
+        {{"--think", "50ms..200", "scenario", "counter"},
+         "hammer: --think 50ms..200 needs a unit on both ends, e.g. 50ms..200ms"},
+        {{"--timeout", "5", "scenario", "counter"},
+         "hammer: --timeout 5 needs a unit, e.g. 5ms or 5s (only -d takes bare seconds, as in "
+         "wrk)"},
+        {{"--interval", "10", "scenario", "counter"},
+         "hammer: --interval 10 needs a unit, e.g. 10ms or 10s (only -d takes bare seconds, as "
+         "in wrk)"},
+        /* a URL without a scheme */
+        {{"--url", "127.0.0.1:3000", "scenario", "counter"},
+         "hammer: --url 127.0.0.1:3000 has no scheme; did you mean http://127.0.0.1:3000 ?"},
+        {{"--url", "ftp://127.0.0.1/", "scenario", "get"},
+         "hammer: --url ftp://127.0.0.1/: only http:// and https:// URLs are supported"},
+        /* a typo gets one line naming the nearest option, not the help */
+        {{"--thnik", "1s", "scenario", "counter"},
+         "hammer: unknown option '--thnik'; did you mean --think? (hammer --help)"},
+        {{"--concurency=5", "scenario", "counter"},
+         "hammer: unknown option '--concurency'; did you mean --concurrency? (hammer --help)"},
+        {{"--frobnicate", "scenario", "counter"},
+         "hammer: unknown option '--frobnicate' (hammer --help lists them)"},
+        {{"-x", "scenario", "counter"}, "hammer: unknown option '-x' (hammer --help lists them)"},
+        {{"scenario", "counter", "--url"}, "hammer: --url needs a value (hammer --help)"},
+        /* stray arguments */
+        {{"list", "extra"}, "hammer: unexpected 'extra' after list"},
+        {{"scenario", "counter", "extra"}, "hammer: unexpected 'extra' after 'scenario counter'"},
+        {{"scenarios", "counter"},
+         "hammer: unknown command 'scenarios' (expected scenario NAME, flow FILE, list, matrix, "
+         "merge, report or import-har; hammer --help)"},
+        {{"flow", "a.yaml", "extra"}, "hammer: unexpected 'extra' after 'flow a.yaml'"},
+        /* get's request options belong to get */
+        {{"-H", "X-A: 1", "scenario", "counter"},
+         "hammer: -m, -H and --body apply to get, not counter"},
+        {{"-H", "no colon", "--url", "http://127.0.0.1:1/", "scenario", "get"},
+         "hammer: -H 'no colon' is not a header line (e.g. -H 'Accept: text/html')"},
+        {{"-m", "GE T", "--url", "http://127.0.0.1:1/", "scenario", "get"},
+         "hammer: bad value 'GE T' for -m"},
+        {{"--body", "/nonexistent/body", "--url", "http://127.0.0.1:1/", "scenario", "get"},
+         "hammer: cannot read --body /nonexistent/body: No such file or directory"},
     };
     for (size_t i = 0; i < HM_ARRAY_LEN(cases); i++) {
         char *args[16] = {(char *)hammer};
@@ -67,6 +109,12 @@ int main(int argc, char **argv)
         {{"--mode", "browser", "--url", "http://127.0.0.1:1/", "scenario", "sticky"},
          "is unreachable: Connection refused"},
         {{"--workload", "io", "--url", "http://127.0.0.1:1/", "scenario", "sticky"},
+         "is unreachable: Connection refused"},
+        /* -d keeps wrk's bare seconds */
+        {{"-d", "5", "--url", "http://127.0.0.1:1/", "scenario", "get"},
+         "is unreachable: Connection refused"},
+        {{"-m", "POST", "-H", "X-A: 1", "-H", "X-B: 2", "--url", "http://127.0.0.1:1/", "scenario",
+          "get"},
          "is unreachable: Connection refused"},
     };
     for (size_t i = 0; i < HM_ARRAY_LEN(allowed); i++) {

@@ -276,7 +276,10 @@ static int check_run_values(const hm_matrix_config *c, const hm_matrix_workload 
                      {"timeout", w ? NULL : c->timeout}};
     for (size_t i = 0; i < HM_ARRAY_LEN(durations); i++) {
         int64_t ns;
-        if (durations[i].value && (hm_parse_duration(durations[i].value, &ns) < 0 || ns <= 0)) {
+        const char *v = durations[i].value;
+        /* hammer takes bare seconds for -d only; --timeout needs a unit */
+        bool unit_missing = v && i == 1 && *v && isdigit((unsigned char)v[strlen(v) - 1]);
+        if (v && (hm_parse_duration(v, &ns) < 0 || ns <= 0 || unit_missing)) {
             snprintf(why, whylen, "[%s] %s = %s: not a duration like 30s", where, durations[i].key,
                      durations[i].value);
             return -EINVAL;

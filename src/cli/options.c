@@ -2,6 +2,7 @@
  * scenario (its capabilities), the open-file limit and the engine. */
 #include "cli/options.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ static void usage(FILE *f)
             "       hammer import-har FILE.har > flow.yaml  (a browser recording as a flow)\n"
             "       hammer matrix [options] PROFILES.ini  (profiles compared; matrix --help)\n"
             "       hammer merge [options] SHARD.json...  (shards into one run; merge --help)\n"
+            "       hammer report RUN.json --html FILE    (a saved run as an HTML report)\n"
             "       hammer list | --help | --version\n"
             "\n"
             "Drives php-via apps (PHP + OpenSwoole + Datastar over SSE) like browsers do and\n"
@@ -27,7 +29,8 @@ static void usage(FILE *f)
             "options:\n"
             "  -c, --concurrency N   connections / actions in flight (200)\n"
             "  -n, --actions N       actions (or requests) in total (5000)\n"
-            "  -d, --duration T      run for T (e.g. 30s, 10m, 2h) instead of -n\n"
+            "  -d, --duration T      run for T (e.g. 30s, 10m, 2h; a bare number is seconds)\n"
+            "                        instead of -n\n"
             "  -t, --threads N       engine threads (one per CPU hammer may run on)\n"
             "  -R, --rate N          open loop: N actions (requests) per second in total,\n"
             "                        sent on schedule; latency is measured from the intended\n"
@@ -43,10 +46,14 @@ static void usage(FILE *f)
             "                        (-c virtual users, one tab each) (hammer)\n"
             "      --think T[..T2]   browser mode: pause between a VU's actions (0)\n"
             "      --timeout T       per-request timeout (5s)\n"
+            "                        (durations other than -d need a unit: us, ms, s, m, h)\n"
             "      --engine E        auto | io_uring | epoll (auto)\n"
             "  -k, --insecure        https: do not verify the server's certificate\n"
             "      --cacert FILE     https: trust these CA certificates (default: system)\n"
             "      --json FILE       write the results as JSON (see docs/output.md)\n"
+            "  -m, --method M        get: the request method (GET)\n"
+            "  -H, --header 'N: V'   get: a request header (repeatable)\n"
+            "      --body FILE       get: the request body, from FILE or - (stdin)\n"
             "      --workload NAME   sticky: counter | cpu | io | spreadsheet (counter)\n"
             "      --no-cookies      sticky: VUs keep no cookies (what a balancer ignoring\n"
             "                        them sees)\n"
@@ -132,6 +139,7 @@ enum {
     OPT_SHARD,
     OPT_START_AT,
     OPT_RUN_ID,
+    OPT_BODY,
 };
 
 static const struct option longopts[] = {
@@ -166,6 +174,9 @@ static const struct option longopts[] = {
     {"shard", required_argument, 0, OPT_SHARD},
     {"start-at", required_argument, 0, OPT_START_AT},
     {"run-id", required_argument, 0, OPT_RUN_ID},
+    {"method", required_argument, 0, 'm'},
+    {"header", required_argument, 0, 'H'},
+    {"body", required_argument, 0, OPT_BODY},
     {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -187,6 +198,49 @@ static int parse_passes(hm_cli *cli, const char *arg)
     return cli->n_passes == 0 ? BAD_VALUE : HM_CLI_GO;
 }
 
+/* The option's name as the user knows it ("--think", "-d"). */
+static const char *option_name(int ch)
+{
+    static char buf[40];
+    for (const struct option *lo = longopts; lo->name; lo++)
+        if (lo->val == ch) {
+            snprintf(buf, sizeof(buf), "--%s", lo->name);
+            return buf;
+        }
+    snprintf(buf, sizeof(buf), "-%c", ch);
+    return buf;
+}
+
+/* Durations other than -d take a unit: "--think 100" would otherwise be
+ * 100 seconds per click without a word. */
+static int unit_missing(int ch, const char *arg)
+{
+    if (strstr(arg, "..")) {
+        fprintf(stderr, "hammer: %s %s needs a unit on both ends, e.g. 50ms..200ms\n",
+                option_name(ch), arg);
+        return HM_EXIT_USAGE;
+    }
+    fprintf(stderr,
+            "hammer: %s %s needs a unit, e.g. %sms or %ss (only -d takes bare seconds, as in "
+            "wrk)\n",
+            option_name(ch), arg, arg, arg);
+    return HM_EXIT_USAGE;
+}
+
+static bool has_unit(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && isalpha((unsigned char)s[n - 1]);
+}
+
+/* A duration with a unit into *ns (> 0 unless zero_ok). */
+static int parse_duration_opt(int ch, const char *arg, int64_t *ns, bool zero_ok)
+{
+    if (hm_parse_duration(arg, ns) < 0) return BAD_VALUE;
+    if (!has_unit(arg)) return unit_missing(ch, arg);
+    return *ns > 0 || zero_ok ? HM_CLI_GO : BAD_VALUE;
+}
+
 /* --think T or T..T2 */
 static int parse_think(hm_options *o, const char *arg)
 {
@@ -194,10 +248,82 @@ static int parse_think(hm_options *o, const char *arg)
     const char *dots = strstr(arg, "..");
     snprintf(lo, sizeof(lo), "%.*s", dots ? (int)(dots - arg) : (int)strlen(arg), arg);
     if (hm_parse_duration(lo, &o->think_min_ns) < 0) return BAD_VALUE;
+    if (!has_unit(lo) || (dots && !has_unit(dots + 2))) return unit_missing(OPT_THINK, arg);
     o->think_max_ns = o->think_min_ns;
     if (dots &&
         (hm_parse_duration(dots + 2, &o->think_max_ns) < 0 || o->think_max_ns < o->think_min_ns))
         return BAD_VALUE;
+    return HM_CLI_GO;
+}
+
+/* --url needs a scheme: "127.0.0.1:3000" is a common slip. */
+static int check_url(const char *url)
+{
+    if (strstr(url, "://")) {
+        if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8)) return HM_CLI_GO;
+        fprintf(stderr, "hammer: --url %s: only http:// and https:// URLs are supported\n", url);
+        return HM_EXIT_USAGE;
+    }
+    fprintf(stderr, "hammer: --url %s has no scheme; did you mean http://%s ?\n", url, url);
+    return HM_EXIT_USAGE;
+}
+
+/* -H "Name: value": a header a request line can carry. */
+static int add_header(hm_cli *cli, const char *arg)
+{
+    hm_options *o = &cli->o;
+    const char *colon = strchr(arg, ':');
+    size_t name_len = colon ? (size_t)(colon - arg) : 0;
+    if (!colon || name_len == 0 || strcspn(arg, " \t\r\n") < name_len || strpbrk(colon, "\r\n")) {
+        fprintf(stderr, "hammer: -H '%s' is not a header line (e.g. -H 'Accept: text/html')\n",
+                arg);
+        return HM_EXIT_USAGE;
+    }
+    if (o->n_headers == HM_MAX_REQUEST_HEADERS) {
+        fprintf(stderr, "hammer: at most %d -H headers\n", HM_MAX_REQUEST_HEADERS);
+        return HM_EXIT_USAGE;
+    }
+    cli->headers[o->n_headers++] = arg;
+    o->headers = cli->headers;
+    return HM_CLI_GO;
+}
+
+/* --body FILE or - (stdin), read whole. */
+static int read_body(hm_cli *cli, const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "hammer: cannot read --body %s: %s\n", path, strerror(errno));
+        return HM_EXIT_USAGE;
+    }
+    size_t len = 0, cap = 4096;
+    char *buf = hm_alloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += n;
+        if (len == cap) {
+            char *bigger = cap < (64u << 20) ? hm_realloc(buf, cap * 2) : NULL;
+            if (!bigger) {
+                hm_free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    bool failed = !buf || ferror(f);
+    if (f != stdin) fclose(f);
+    if (failed) {
+        hm_free(buf);
+        fprintf(stderr, "hammer: cannot read --body %s (read error, or over 64 MiB)\n", path);
+        return HM_EXIT_USAGE;
+    }
+    hm_free(cli->body);
+    cli->body = buf;
+    cli->body_path = path;
+    cli->o.body = buf;
+    cli->o.body_len = len;
     return HM_CLI_GO;
 }
 
@@ -231,7 +357,7 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_URL:
         o->url = arg;
-        return HM_CLI_GO;
+        return check_url(arg);
     case OPT_ROUTE:
         o->route = arg;
         return HM_CLI_GO;
@@ -252,8 +378,7 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         o->observers = (int)v;
         return HM_CLI_GO;
     case OPT_TIMEOUT:
-        return hm_parse_duration(arg, &o->timeout_ns) < 0 || o->timeout_ns <= 0 ? BAD_VALUE
-                                                                                : HM_CLI_GO;
+        return parse_duration_opt(ch, arg, &o->timeout_ns, false);
     case OPT_ENGINE:
         return hm_backend_parse(arg, &o->backend) < 0 ? BAD_VALUE : HM_CLI_GO;
     case OPT_JSON:
@@ -277,10 +402,10 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
     case OPT_CACERT:
         cli->cafile = arg;
         return HM_CLI_GO;
-    case OPT_INTERVAL:
-        return hm_parse_duration(arg, &cli->interval_ns) < 0 || cli->interval_ns < 100000000
-                   ? BAD_VALUE
-                   : HM_CLI_GO;
+    case OPT_INTERVAL: {
+        int rc = parse_duration_opt(ch, arg, &cli->interval_ns, false);
+        return rc == HM_CLI_GO && cli->interval_ns < 100000000 ? BAD_VALUE : rc;
+    }
     case OPT_INTERVAL_JSON:
         cli->interval_json = arg;
         return HM_CLI_GO;
@@ -297,6 +422,17 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
     case OPT_RUN_ID:
         cli->shard.run_id_arg = arg;
         return *arg && strlen(arg) < sizeof(cli->shard.run_id) ? HM_CLI_GO : BAD_VALUE;
+    case 'm':
+        /* a token (RFC 9110): what a request line can carry */
+        if (!*arg || strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                                 "!#$%&'*+-.^_`|~") != strlen(arg))
+            return BAD_VALUE;
+        o->method = arg;
+        return HM_CLI_GO;
+    case 'H':
+        return add_header(cli, arg);
+    case OPT_BODY:
+        return read_body(cli, arg);
     case OPT_THRESHOLD:
         if (cli->n_thresholds == HM_MAX_THRESHOLDS) return BAD_VALUE;
         if (hm_threshold_parse(arg, &cli->thresholds[cli->n_thresholds], why, sizeof(why)) < 0) {
@@ -331,9 +467,59 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         version();
         return HM_EXIT_PASS;
     default:
-        usage(stderr);
+        return HM_EXIT_USAGE; /* reported by hm_cli_parse */
+    }
+}
+
+/* Levenshtein distance, for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return 99;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* An option getopt did not know, or one missing its value: one line, with
+ * the nearest option's name when one is near. */
+static int unknown_option(int ch, const char *word)
+{
+    if (ch == ':') {
+        fprintf(stderr, "hammer: %s needs a value (hammer --help)\n", word);
         return HM_EXIT_USAGE;
     }
+    char name[64];
+    snprintf(name, sizeof(name), "%s", word + strspn(word, "-"));
+    name[strcspn(name, "=")] = 0;
+    const char *best = NULL;
+    size_t best_d = 99;
+    for (const struct option *lo = longopts; lo->name; lo++) {
+        size_t d = edit_distance(name, lo->name);
+        if (d < best_d) best_d = d, best = lo->name;
+    }
+    size_t near = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2;
+    char shown[80];
+    snprintf(shown, sizeof(shown), "%.*s", (int)strcspn(word, "="), word);
+    if (best && strlen(name) > 1 && best_d <= near)
+        fprintf(stderr, "hammer: unknown option '%s'; did you mean --%s? (hammer --help)\n", shown,
+                best);
+    else
+        fprintf(stderr, "hammer: unknown option '%s' (hammer --help lists them)\n", shown);
+    return HM_EXIT_USAGE;
 }
 
 int hm_cli_parse(hm_cli *cli, int argc, char **argv)
@@ -342,7 +528,15 @@ int hm_cli_parse(hm_cli *cli, int argc, char **argv)
     cli->argc = argc;
     cli->argv = argv;
     int ch;
-    while ((ch = getopt_long(argc, argv, "c:n:d:t:R:kqhV", longopts, NULL)) != -1) {
+    opterr = 0; /* unknown options get one line from unknown_option, not getopt's */
+    while ((ch = getopt_long(argc, argv, ":c:n:d:t:R:kqhVm:H:", longopts, NULL)) != -1) {
+        if (ch == '?' || ch == ':') {
+            /* optopt: the letter of a short option (argv may hold a cluster
+             * such as -kx), or a long option's value (then argv names it) */
+            char shortw[3] = {'-', (char)optopt, 0};
+            bool letter = ch == '?' && optopt > 0 && optopt < 128;
+            return unknown_option(ch, letter ? shortw : argv[optind - 1]);
+        }
         int rc = parse_one(cli, ch, optarg);
         if (rc == HM_CLI_GO) continue;
         if (rc != BAD_VALUE) return rc;
@@ -352,17 +546,45 @@ int hm_cli_parse(hm_cli *cli, int argc, char **argv)
                 optind >= 2 && argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1]);
         return HM_EXIT_USAGE;
     }
-    if (optind < argc && !strcmp(argv[optind], "list")) {
+    int rest = argc - optind;
+    if (rest >= 1 && !strcmp(argv[optind], "list")) {
+        if (rest > 1) {
+            fprintf(stderr, "hammer: unexpected '%s' after list\n", argv[optind + 1]);
+            return HM_EXIT_USAGE;
+        }
         hm_scenario_list(stdout);
         return HM_EXIT_PASS;
     }
-    if (optind + 2 == argc && !strcmp(argv[optind], "flow")) {
+    if (rest >= 1 && !strcmp(argv[optind], "flow")) {
+        if (rest != 2) {
+            fprintf(stderr,
+                    rest < 2 ? "hammer: expected 'flow FILE.yaml' (see hammer --help)\n"
+                             : "hammer: unexpected '%s' after 'flow %s'\n",
+                    rest > 2 ? argv[optind + 2] : "", rest > 2 ? argv[optind + 1] : "");
+            return HM_EXIT_USAGE;
+        }
         cli->scenario_name = "flow";
         cli->o.flow_file = argv[optind + 1];
         return HM_CLI_GO;
     }
-    if (optind + 2 != argc || strcmp(argv[optind], "scenario")) {
+    if (rest == 0 || strcmp(argv[optind], "scenario")) {
+        if (rest > 0)
+            fprintf(stderr,
+                    "hammer: unknown command '%s' (expected scenario NAME, flow FILE, list, "
+                    "matrix, merge, report or import-har; hammer --help)\n",
+                    argv[optind]);
+        else
+            fprintf(stderr,
+                    "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)\n");
+        return HM_EXIT_USAGE;
+    }
+    if (rest == 1) {
         fprintf(stderr, "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)\n");
+        return HM_EXIT_USAGE;
+    }
+    if (rest > 2) {
+        fprintf(stderr, "hammer: unexpected '%s' after 'scenario %s'\n", argv[optind + 2],
+                argv[optind + 1]);
         return HM_EXIT_USAGE;
     }
     cli->scenario_name = argv[optind + 1];
@@ -384,6 +606,10 @@ static bool is_workload(const hm_scenario_caps *c)
 static bool takes_workload(const hm_scenario_caps *c)
 {
     return c->takes_workload;
+}
+static bool takes_request_options(const hm_scenario_caps *c)
+{
+    return c->custom_request;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -470,6 +696,12 @@ int hm_cli_validate(hm_cli *cli)
         return HM_EXIT_USAGE;
     }
     if (sc->caps.needs_url && !o->url) return usage_error("scenario %s needs --url", sc->name);
+    if ((o->method || o->n_headers || cli->body_path) && !sc->caps.custom_request) {
+        char takers[128];
+        hm_scenario_names(takes_request_options, ", ", takers, sizeof(takers));
+        fprintf(stderr, "hammer: -m, -H and --body apply to %s, not %s\n", takers, sc->name);
+        return HM_EXIT_USAGE;
+    }
     if (o->threads > o->concurrency) o->threads = o->concurrency;
     if (o->rate > 0 && (o->browser || !sc->caps.rate))
         return usage_error("%s", "-R applies to the hammer load model and to get: browser VUs "

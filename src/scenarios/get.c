@@ -1,17 +1,20 @@
 /* The get scenario: a plain GET flood over keep-alive connections, like
  * wrk, so hammer's HTTP path can be compared with the peers. Each of the -c
  * connections sends its next request as soon as the previous response is
- * complete, until -n requests in total or -d elapses. */
+ * complete, until -n requests in total or -d elapses. -m, -H and --body
+ * change the request (as wrk's, oha's and hey's do). */
 #include "scenarios/scenario.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct get_run {
     const hm_options *o;
     hm_thread_stats *stats;
-    char req[8192];
+    char *req;
     size_t req_len;
+    unsigned flags; /* HM_REQ_* */
     _Atomic int64_t next_seq;
     int64_t t_start, t_end;
     hm_liveness live;
@@ -31,16 +34,18 @@ static void getter_coro(void *p)
     hm_thread_stats *st = &run->stats[g->thread];
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
+    hm_gauge_vus(o, 1);
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
         if (!hm_budget_allows(o, seq, run->t_start)) break;
         int status;
-        if (hm_request_scheduled(&c, run->req, run->req_len, true, o->timeout_ns,
+        if (hm_request_scheduled(&c, run->req, run->req_len, run->flags, o->timeout_ns,
                                  hm_intended_ns(o, seq, run->t_start), st, &run->live, &status))
             break;
     }
     hm_thread_stats_add_conn(st, &c);
+    hm_gauge_vus(o, -1);
     hm_http_conn_free(&c);
     if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
     hm_free(g);
@@ -57,18 +62,64 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     }
 }
 
+/* Is the header line h ("Name: value") named name? */
+static bool header_is(const char *h, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncasecmp(h, name, n) && h[n] == ':';
+}
+
+/* The request every connection sends: -m (GET), the URL's path, -H (with
+ * Accept and Host added unless given), --body. */
+static int build_request(get_run *run, const hm_options *o)
+{
+    const char *method = o->method ? o->method : "GET";
+    hm_http_header h[HM_MAX_REQUEST_HEADERS + 1];
+    size_t n = 0;
+    bool accept = false, host = false;
+    for (int i = 0; i < o->n_headers && n < HM_MAX_REQUEST_HEADERS; i++) {
+        const char *line = o->headers[i], *colon = strchr(line, ':');
+        if (!colon) return -EINVAL;
+        /* name and value as separate strings, kept in the request's own buffer */
+        char *name = hm_strndup(line, (size_t)(colon - line));
+        const char *value = colon + 1;
+        while (*value == ' ' || *value == '\t')
+            value++;
+        h[n++] = (hm_http_header){name, value};
+        accept = accept || header_is(line, "Accept");
+        host = host || header_is(line, "Host");
+    }
+    if (!accept) h[n++] = (hm_http_header){hm_strdup("Accept"), "*/*"};
+    size_t cap = 8192 + o->body_len;
+    for (size_t i = 0; i < n; i++)
+        cap += strlen(h[i].name) + strlen(h[i].value) + 4;
+    run->req = hm_alloc(cap);
+    ssize_t len =
+        run->req
+            ? hm_http_write_request(run->req, cap, method, o->target_path ? o->target_path : "/",
+                                    host ? NULL : o->target.host_header, h, n, o->body, o->body_len)
+            : -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        hm_free((char *)h[i].name);
+    if (len < 0) return (int)len;
+    run->req_len = (size_t)len;
+    /* RFC 9110 9.2.2: these may be repeated without harm. */
+    const char *idem[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
+    for (size_t i = 0; i < HM_ARRAY_LEN(idem); i++)
+        if (!strcmp(method, idem[i])) run->flags |= HM_REQ_IDEMPOTENT;
+    if (!strcmp(method, "HEAD")) run->flags |= HM_REQ_HEAD;
+    return 0;
+}
+
 static int get_run_fn(const hm_options *o, hm_results *r)
 {
     get_run run = {.o = o};
-    hm_http_header h[] = {{"Accept", "*/*"}};
-    ssize_t len = hm_http_write_request(run.req, sizeof(run.req), "GET",
-                                        o->target_path ? o->target_path : "/",
-                                        o->target.host_header, h, 1, NULL, 0);
-    if (len < 0) {
-        r->fatal = "URL too long";
-        return (int)len;
+    int brc = build_request(&run, o);
+    if (brc < 0) {
+        hm_free(run.req);
+        r->fatal = brc == -ENOMEM ? "out of memory" : "the request cannot be written (URL or -H)";
+        return brc;
     }
-    run.req_len = (size_t)len;
     run.stats = hm_calloc((size_t)o->threads, sizeof(*run.stats));
     if (!run.stats) return -ENOMEM;
     for (int i = 0; i < o->threads; i++)
@@ -81,6 +132,7 @@ static int get_run_fn(const hm_options *o, hm_results *r)
         hm_thread_stats_destroy(&run.stats[i]);
     }
     hm_free(run.stats);
+    hm_free(run.req);
     r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
     if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
     return rc;
@@ -90,5 +142,5 @@ const hm_scenario_def hm_scenario_get = {
     .name = "get",
     .help = "plain GET flood over keep-alive connections, like wrk (needs --url)",
     .run = get_run_fn,
-    .caps = {.needs_url = true, .rate = true},
+    .caps = {.needs_url = true, .rate = true, .custom_request = true},
 };
