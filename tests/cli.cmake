@@ -15,3 +15,6 @@ hm_test(json_keys SOURCES test_json_keys.c LIBS hm_base PkgConfig::JANSSON
              ${PROJECT_SOURCE_DIR}/tests/misbehave/server.py $<TARGET_FILE:bench_app>
              ${PROJECT_SOURCE_DIR}/scripts/gen-test-cert.sh
              $<TARGET_FILE:hammer_plugin_double_click> TIMEOUT 300)
+# --html, hammer report, --hgrm.
+hm_test(cli_reports SOURCES test_cli_reports.c LIBS hm_base PkgConfig::JANSSON m
+        ARGS $<TARGET_FILE:hammer> TIMEOUT 300)

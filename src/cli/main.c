@@ -8,6 +8,7 @@
 #include "cli/matrix.h"
 #include "cli/merge.h"
 #include "cli/options.h"
+#include "cli/report.h"
 #include "stats/hdr_log.h"
 #include "stats/steps.h"
 
@@ -276,6 +277,29 @@ static int run_passes(run_state *rs)
     return HM_CLI_GO;
 }
 
+/* --hgrm: the action (request) latency of each pass in HdrHistogram's
+ * .hgrm layout, in milliseconds as wrk2 and jHiccup write it. With several
+ * passes, each gets FILE with its name before the extension. */
+static void write_hgrm(const run_state *rs)
+{
+    const char *path = rs->cli.hgrm_path;
+    for (int pi = 0; path && pi < rs->ran; pi++) {
+        char name[4200];
+        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        if (rs->ran == 1)
+            snprintf(name, sizeof(name), "%s", path);
+        else if (dot && (!slash || dot > slash))
+            snprintf(name, sizeof(name), "%.*s.%s%s", (int)(dot - path), path, rs->runs[pi].pass,
+                     dot);
+        else
+            snprintf(name, sizeof(name), "%s.%s", path, rs->runs[pi].pass);
+        FILE *f = fopen(name, "w");
+        int rc = f ? hm_hdr_percentiles_print(&rs->runs[pi].total.action_us, f, 5, 1000.0) : -errno;
+        if (f && fclose(f) != 0 && rc == 0) rc = -EIO;
+        if (rc < 0) fprintf(stderr, "hammer: cannot write %s: %s\n", name, hm_strerror(rc));
+    }
+}
+
 /* The summaries, the JSON document, and the exit code. */
 static int report(run_state *rs)
 {
@@ -292,17 +316,22 @@ static int report(run_state *rs)
         all_passed = all_passed && hm_results_passed(&rs->runs[pi]);
     }
     if (!cli->o.quiet && rs->ran > 1) hm_report_print_passes(stdout, rs->runs, rs->ran);
-    if (cli->o.json_path) {
+    write_hgrm(rs);
+    if (cli->o.json_path || cli->html_path) {
+        /* The HTML is rendered from the same document the JSON file holds. */
         json_t *doc =
             rs->ran > 1 ? hm_report_passes_json(rs->runs, rs->ran) : hm_report_json(&rs->runs[0]);
         for (int pi = 0; pi < rs->ran; pi++) /* each run's own start, for hammer merge */
             json_object_set_new(rs->ran > 1 ? json_array_get(json_object_get(doc, "passes"), pi)
                                             : doc,
                                 "shard", hm_shard_json(cli, rs->load_started_ns[pi]));
-        int jrc = hm_json_write_atomic(cli->o.json_path, doc);
-        json_decref(doc);
+        int jrc = cli->o.json_path ? hm_json_write_atomic(cli->o.json_path, doc) : 0;
         if (jrc < 0)
             fprintf(stderr, "hammer: cannot write %s: %s\n", cli->o.json_path, hm_strerror(jrc));
+        jrc = cli->html_path ? hm_report_html_write(cli->html_path, doc) : 0;
+        if (jrc < 0)
+            fprintf(stderr, "hammer: cannot write %s: %s\n", cli->html_path, hm_strerror(jrc));
+        json_decref(doc);
     }
     const char *fatal = NULL;
     bool nothing_sent = true, input_fault = false;
@@ -343,6 +372,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "matrix")) return hm_matrix_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "merge")) return hm_merge_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "import-har")) return hm_import_har_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "report")) return hm_report_main(argc - 1, argv + 1);
     static run_state rs; /* large (thresholds, URLs); one per process */
     int code = hm_cli_parse(&rs.cli, argc, argv);
     if (code == HM_CLI_GO) code = hm_shard_split(&rs.cli);

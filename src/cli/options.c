@@ -51,6 +51,7 @@ static void usage(FILE *f)
             "  -k, --insecure        https: do not verify the server's certificate\n"
             "      --cacert FILE     https: trust these CA certificates (default: system)\n"
             "      --json FILE       write the results as JSON (see docs/output.md)\n"
+            "      --html FILE       write an HTML report: tables and charts (docs/reports.md)\n"
             "  -m, --method M        get: the request method (GET)\n"
             "  -H, --header 'N: V'   get: a request header (repeatable)\n"
             "      --body FILE       get: the request body, from FILE or - (stdin)\n"
@@ -64,6 +65,8 @@ static void usage(FILE *f)
             "      --interval-json F write one JSON line per interval to F\n"
             "      --hdr-log FILE    write an HdrHistogram interval log (compressed V2,\n"
             "                        microseconds; one histogram per interval)\n"
+            "      --hgrm FILE       write the latency distribution in HdrHistogram's .hgrm\n"
+            "                        layout (milliseconds), for its plotters\n"
             "      --passes A,B      run the scenario once per name, back to back against\n"
             "                        the same server (e.g. cold,warm), and compare them\n"
             "      --threshold EXPR  fail the run (exit 1) unless EXPR holds: p99<50ms,\n"
@@ -139,6 +142,8 @@ enum {
     OPT_SHARD,
     OPT_START_AT,
     OPT_RUN_ID,
+    OPT_HGRM,
+    OPT_HTML,
     OPT_BODY,
 };
 
@@ -170,6 +175,8 @@ static const struct option longopts[] = {
     {"interval", required_argument, 0, OPT_INTERVAL},
     {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},
     {"hdr-log", required_argument, 0, OPT_HDR_LOG},
+    {"hgrm", required_argument, 0, OPT_HGRM},
+    {"html", required_argument, 0, OPT_HTML},
     {"passes", required_argument, 0, OPT_PASSES},
     {"shard", required_argument, 0, OPT_SHARD},
     {"start-at", required_argument, 0, OPT_START_AT},
@@ -411,6 +418,12 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_HDR_LOG:
         cli->hdr_log_path = arg;
+        return HM_CLI_GO;
+    case OPT_HGRM:
+        cli->hgrm_path = arg;
+        return HM_CLI_GO;
+    case OPT_HTML:
+        cli->html_path = arg;
         return HM_CLI_GO;
     case OPT_PASSES:
         return parse_passes(cli, arg);

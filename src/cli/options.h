@@ -36,6 +36,8 @@ typedef struct hm_cli {
     int64_t interval_ns;                       /* --interval, 0 when not given */
     const char *interval_json;                 /* --interval-json */
     const char *hdr_log_path;                  /* --hdr-log */
+    const char *hgrm_path;                     /* --hgrm */
+    const char *html_path;                     /* --html */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
     int n_passes;
     char passes_buf[256]; /* storage pass_names point into */

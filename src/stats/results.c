@@ -342,8 +342,7 @@ static void print_latency_row(FILE *f, const char *name, const hm_hdr *h)
     fprintf(f, " %9lld\n", (long long)hm_hdr_count(h));
 }
 
-/* "812 B", "4.10 KiB", "12.34 MiB", "1.02 GiB". */
-static void format_bytes(char *buf, size_t len, double b)
+void hm_format_bytes(char *buf, size_t len, double b)
 {
     const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     size_t u = 0;
@@ -474,10 +473,10 @@ void hm_report_print(FILE *f, const hm_results *r)
                     : "the server (or -c too small for its latency) is the limit");
     if (t->bytes_read || t->bytes_written) {
         char rd[32], rps[32], wr[32];
-        format_bytes(rd, sizeof(rd), (double)t->bytes_read);
-        format_bytes(rps, sizeof(rps),
-                     r->wall_seconds > 0 ? (double)t->bytes_read / r->wall_seconds : 0);
-        format_bytes(wr, sizeof(wr), (double)t->bytes_written);
+        hm_format_bytes(rd, sizeof(rd), (double)t->bytes_read);
+        hm_format_bytes(rps, sizeof(rps),
+                        r->wall_seconds > 0 ? (double)t->bytes_read / r->wall_seconds : 0);
+        hm_format_bytes(wr, sizeof(wr), (double)t->bytes_written);
         fprintf(f, "Transfer          %s read (%s/s), %s written\n", rd, rps, wr);
     }
     fprintf(f, "Latency         %10s%10s%10s%10s%10s%10s %9s\n", "p50", "p90", "p99", "p99.9",

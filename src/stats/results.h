@@ -316,6 +316,8 @@ void hm_progress_stop(hm_interval_series *series);
 /* Writes a latency in the unit that reads best, as wrk does: "812µs",
  * "4.34ms", "1.20s"; right-aligned to width columns (µ counts as one). */
 void hm_format_us(char *buf, size_t len, double us, int width);
+/* Writes a byte count: "812 B", "4.10 KiB", "12.34 MiB". */
+void hm_format_bytes(char *buf, size_t len, double bytes);
 /* The per-thread stats the reporter reads: n records `stride` bytes apart,
  * each starting with (or being) a hm_thread_stats. Detach before freeing. */
 void hm_progress_attach(void *stats, int n, size_t stride);

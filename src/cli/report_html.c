@@ -1,0 +1,724 @@
+/* report_html.c — a run's HTML report from its JSON document, and
+ * `hammer report`; see report.h. Every figure on the page is read from the
+ * document (docs/output.md); what a document lacks (an older hammer, a run
+ * without intervals) is left out, never guessed. */
+#include "cli/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/hm_base.h"
+#include "base/hm_fail.h"
+#include "cli/html.h"
+#include "stats/results.h"
+
+/* ---- reading the document ------------------------------------------------ */
+
+/* The value at a dotted path ("actions.ok"), or NULL. */
+static json_t *at(json_t *o, const char *dotted)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", dotted);
+    char *save;
+    for (char *tok = strtok_r(buf, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save))
+        o = json_object_get(o, tok);
+    return o;
+}
+
+static double num(json_t *o, const char *dotted)
+{
+    return json_number_value(at(o, dotted));
+}
+
+static const char *str(json_t *o, const char *dotted)
+{
+    return json_string_value(at(o, dotted));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* o's keys in byte order, so a page does not depend on the order a
+ * document was written in (a saved one is sorted; a fresh one is not). */
+static size_t sorted_keys(json_t *o, const char **out, size_t max)
+{
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        if (n < max) out[n++] = k;
+    }
+    qsort(out, n, sizeof(*out), cmp_str);
+    return n;
+}
+
+#define MAX_KEYS 600
+
+/* ---- small writers ---------------------------------------------------------- */
+
+static void lat(char *buf, size_t len, double us)
+{
+    hm_format_us(buf, len, us, 0);
+}
+
+/* 12,345 */
+static void grouped(char *buf, size_t len, double v)
+{
+    char raw[64];
+    snprintf(raw, sizeof(raw), "%.0f", v);
+    size_t n = strlen(raw), o = 0, lead = raw[0] == '-';
+    for (size_t i = 0; i < n && o + 2 < len; i++) {
+        if (i > lead && (n - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = 0;
+}
+
+static void card(FILE *f, const char *label, const char *value, const char *cls)
+{
+    fprintf(f, "<div class=\"card\"><b%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
+            cls ? "\"" : "");
+    hm_html_text(f, value);
+    fputs("</b><span>", f);
+    hm_html_text(f, label);
+    fputs("</span></div>\n", f);
+}
+
+static void kv_row(FILE *f, const char *key, const char *value)
+{
+    if (!value) return;
+    fputs("<tr><th>", f);
+    hm_html_text(f, key);
+    fputs("</th><td>", f);
+    hm_html_text(f, value);
+    fputs("</td></tr>\n", f);
+}
+
+/* ---- sections ------------------------------------------------------------------ */
+
+static const struct {
+    const char *key, *label;
+} phases[] = {
+    {"action", "action"},  {"service", "service (-R)"}, {"patch", "action → patch"},
+    {"page", "page load"}, {"connect", "connect"},      {"tls_handshake", "TLS handshake"},
+};
+
+static bool is_get(json_t *run)
+{
+    const char *u = str(run, "scenario");
+    return u && !strcmp(u, "get");
+}
+
+static void header(FILE *f, json_t *run, const char *pass)
+{
+    bool passed = json_is_true(json_object_get(run, "passed"));
+    fputs("<h1>", f);
+    if (pass) {
+        fputs("Pass ", f);
+        hm_html_text(f, pass);
+        fputs(": ", f);
+    }
+    fputs("scenario ", f);
+    hm_html_text(f, str(run, "scenario"));
+    fprintf(f, " <span class=\"badge%s\">%s</span></h1>\n", passed ? "" : " fail",
+            passed ? "PASS" : "FAIL");
+    fputs("<p class=\"muted\">", f);
+    hm_html_text(f, str(run, "target"));
+    if (str(run, "started")) {
+        fputs(" · started ", f);
+        hm_html_text(f, str(run, "started"));
+    }
+    fputs(" · hammer ", f);
+    hm_html_text(f, str(run, "hammer_version"));
+    fputs("</p>\n", f);
+    if (json_is_true(json_object_get(run, "interrupted")))
+        fputs("<p class=\"fail\">Interrupted: the figures cover what ran.</p>\n", f);
+    if (str(run, "fatal")) {
+        fputs("<p class=\"fail\">", f);
+        hm_html_text(f, str(run, "fatal"));
+        fputs("</p>\n", f);
+    }
+}
+
+static void cards(FILE *f, json_t *run)
+{
+    const char *unit = is_get(run) ? "requests" : "actions";
+    char buf[64], label[64];
+    fputs("<div class=\"cards\">\n", f);
+    snprintf(buf, sizeof(buf), "%.1f/s", num(run, "throughput_rps"));
+    snprintf(label, sizeof(label), "%s per second", unit);
+    card(f, label, buf, NULL);
+    grouped(buf, sizeof(buf), num(run, "actions.sent"));
+    snprintf(label, sizeof(label), "%s sent", unit);
+    card(f, label, buf, NULL);
+    double sent = num(run, "actions.sent"), ok = num(run, "actions.ok");
+    snprintf(buf, sizeof(buf), "%.2f%%", sent > 0 ? 100 * ok / sent : 0);
+    card(f, "HTTP OK (2xx)", buf, sent > 0 && ok < sent ? "fail" : NULL);
+    json_t *a = at(run, "latency_us.action");
+    if (num(a, "count") > 0) {
+        lat(buf, sizeof(buf), num(a, "p50"));
+        card(f, "latency p50", buf, NULL);
+        lat(buf, sizeof(buf), num(a, "p99"));
+        card(f, "latency p99", buf, NULL);
+        lat(buf, sizeof(buf), num(a, "max"));
+        card(f, "latency max", buf, NULL);
+    }
+    snprintf(buf, sizeof(buf), "%.2f s", num(run, "wall_seconds"));
+    card(f, "wall time", buf, NULL);
+    if (at(run, "bytes")) {
+        char b[32];
+        hm_format_bytes(b, sizeof(b), num(run, "bytes.read_per_s"));
+        snprintf(buf, sizeof(buf), "%s/s", b);
+        card(f, "read", buf, NULL);
+    }
+    fputs("</div>\n", f);
+}
+
+/* Appends to buf (len bytes, *n used), dropping what does not fit. */
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+    if (*n + 1 >= len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *n, len - *n, fmt, ap);
+    va_end(ap);
+    if (w > 0) *n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
+}
+
+/* "HTTP 503 ×50, timeout ×3" or "none". */
+static void errors_text(json_t *run, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    const char *keys[MAX_KEYS];
+    json_t *by_status = at(run, "actions.by_status"), *errors = json_object_get(run, "errors");
+    size_t nk = sorted_keys(by_status, keys, MAX_KEYS);
+    for (size_t i = 0; i < nk; i++) {
+        int s = atoi(keys[i]);
+        if (s >= 200 && s < 300) continue;
+        append(buf, len, &n, "%sHTTP %s ×%lld", n ? ", " : "", keys[i],
+               (long long)json_integer_value(json_object_get(by_status, keys[i])));
+    }
+    nk = sorted_keys(errors, keys, MAX_KEYS);
+    for (size_t i = 0; i < nk; i++) {
+        long long c = (long long)json_integer_value(json_object_get(errors, keys[i]));
+        if (c) append(buf, len, &n, "%s%s ×%lld", n ? ", " : "", keys[i], c);
+    }
+    if (!n) snprintf(buf, len, "none");
+}
+
+static void summary_table(FILE *f, json_t *run)
+{
+    char buf[1024], a[64], b[64], c[64];
+    fputs("<h2>Summary</h2>\n<div class=\"tbl\"><table class=\"kv\">\n", f);
+    snprintf(buf, sizeof(buf), "%s%s%s", str(run, "scenario") ? str(run, "scenario") : "?",
+             str(run, "mode") ? ", load model " : "", str(run, "mode") ? str(run, "mode") : "");
+    kv_row(f, "Scenario", buf);
+    kv_row(f, "Target", str(run, "target"));
+    snprintf(buf, sizeof(buf), "%s, %d threads, %d connections", str(run, "engine"),
+             (int)num(run, "threads"), (int)num(run, "concurrency"));
+    kv_row(f, "Engine", buf);
+    const char *unit = is_get(run) ? "Requests" : "Actions";
+    grouped(a, sizeof(a), num(run, "actions.sent"));
+    grouped(b, sizeof(b), num(run, "actions.ok"));
+    grouped(c, sizeof(c), num(run, "actions.failed"));
+    snprintf(buf, sizeof(buf), "%s sent, %s OK, %s failed", a, b, c);
+    kv_row(f, unit, buf);
+    errors_text(run, buf, sizeof(buf));
+    kv_row(f, "Errors", buf);
+    if (num(run, "patches.observers") > 0 || num(run, "patches.observed") > 0) {
+        grouped(a, sizeof(a), num(run, "patches.observed"));
+        snprintf(buf, sizeof(buf), "%s observed; %d of %d observers connected", a,
+                 (int)num(run, "patches.observers_connected"), (int)num(run, "patches.observers"));
+        kv_row(f, "Patches", buf);
+    }
+    if (str(run, "signal.name") && json_is_integer(at(run, "signal.net_increment"))) {
+        snprintf(buf, sizeof(buf), "%s: %lld → %lld, net %lld; matches HTTP OK: %s",
+                 str(run, "signal.name"), (long long)num(run, "signal.baseline"),
+                 (long long)num(run, "signal.final"), (long long)num(run, "signal.net_increment"),
+                 json_is_true(at(run, "signal.matches_ok")) ? "yes" : "NO");
+        kv_row(f, "Signal", buf);
+    }
+    if (str(run, "check.name")) {
+        snprintf(buf, sizeof(buf), "%s: %s%s%s", str(run, "check.name"),
+                 json_is_true(at(run, "check.passed")) ? "PASS" : "FAIL",
+                 str(run, "check.detail") && *str(run, "check.detail") ? " — " : "",
+                 str(run, "check.detail") ? str(run, "check.detail") : "");
+        kv_row(f, "Check", buf);
+    }
+    snprintf(buf, sizeof(buf), "%lld requested, %lld established, %lld reconnects, %lld failed",
+             (long long)num(run, "connections.requested"),
+             (long long)num(run, "connections.established"),
+             (long long)num(run, "connections.reconnects"),
+             (long long)num(run, "connections.failed"));
+    kv_row(f, "Connections", buf);
+    if (json_is_true(at(run, "tls.enabled"))) {
+        snprintf(buf, sizeof(buf), "%lld full and %lld resumed handshakes; certificate %s",
+                 (long long)num(run, "tls.full_handshakes"),
+                 (long long)num(run, "tls.resumed_handshakes"),
+                 json_is_true(at(run, "tls.verified")) ? "verified" : "NOT verified (-k)");
+        kv_row(f, "TLS", buf);
+    }
+    snprintf(buf, sizeof(buf), "%.3f s", num(run, "wall_seconds"));
+    kv_row(f, "Wall time", buf);
+    snprintf(buf, sizeof(buf), "%.1f %s/s%s", num(run, "throughput_rps"),
+             is_get(run) ? "requests" : "actions", num(run, "rate.target") > 0 ? "" : "");
+    if (num(run, "rate.target") > 0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, sizeof(buf) - n, " (target %.0f/s, open loop; hammer at %.0f%% CPU)",
+                 num(run, "rate.target"), num(run, "rate.client_cpu_pct"));
+    }
+    kv_row(f, "Throughput", buf);
+    if (at(run, "bytes")) {
+        hm_format_bytes(a, sizeof(a), num(run, "bytes.read"));
+        hm_format_bytes(b, sizeof(b), num(run, "bytes.read_per_s"));
+        hm_format_bytes(c, sizeof(c), num(run, "bytes.written"));
+        snprintf(buf, sizeof(buf), "%s read (%s/s), %s written", a, b, c);
+        kv_row(f, "Transfer", buf);
+    }
+    size_t i;
+    json_t *th;
+    json_array_foreach(json_object_get(run, "thresholds"), i, th)
+    {
+        const char *text = str(th, "threshold");
+        bool latency = text && strncmp(text, "ok", 2) && strncmp(text, "rps", 3);
+        if (latency)
+            lat(a, sizeof(a), num(th, "value"));
+        else
+            snprintf(a, sizeof(a), "%.3f", num(th, "value"));
+        snprintf(buf, sizeof(buf), "%s: %s (measured %s)", text ? text : "?",
+                 json_is_true(json_object_get(th, "passed")) ? "PASS" : "FAIL", a);
+        kv_row(f, "Threshold", buf);
+    }
+    fputs("</table></div>\n", f);
+}
+
+static void latency_table(FILE *f, json_t *run)
+{
+    fputs("<h2>Latency</h2>\n<div class=\"tbl\"><table><tr><th>phase</th>"
+          "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
+          "<th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">mean</th>"
+          "<th class=\"n\">count</th></tr>\n",
+          f);
+    for (size_t p = 0; p < HM_ARRAY_LEN(phases); p++) {
+        json_t *l = at(json_object_get(run, "latency_us"), phases[p].key);
+        if (!l || num(l, "count") <= 0) continue;
+        fputs("<tr><td>", f);
+        hm_html_text(f, phases[p].label);
+        fputs("</td>", f);
+        const char *keys[] = {"p50", "p90", "p99", "p999", "max", "mean"};
+        for (size_t k = 0; k < HM_ARRAY_LEN(keys); k++) {
+            char v[32];
+            lat(v, sizeof(v), num(l, keys[k]));
+            fprintf(f, "<td class=\"n\">%s</td>", v);
+        }
+        char cnt[32];
+        grouped(cnt, sizeof(cnt), num(l, "count"));
+        fprintf(f, "<td class=\"n\">%s</td></tr>\n", cnt);
+    }
+    fputs("</table></div>\n", f);
+}
+
+static void distribution(FILE *f, json_t *run)
+{
+    hm_html_curve curves[HM_ARRAY_LEN(phases)];
+    int n = 0;
+    for (size_t p = 0; p < HM_ARRAY_LEN(phases); p++) {
+        json_t *l = at(json_object_get(run, "latency_us"), phases[p].key);
+        if (!l || num(l, "count") <= 0) continue;
+        curves[n] = (hm_html_curve){.name = phases[p].label,
+                                    .percentiles = json_object_get(l, "percentiles"),
+                                    .count = (long long)num(l, "count"),
+                                    .color = (int)p};
+        n++;
+    }
+    fputs("<h2>Latency distribution</h2>\n<p class=\"muted\">Each curve is one phase's "
+          "latency at every percentile; the axis gives each \"nine\" the same width, so the "
+          "tail is as visible as the median. A curve ends where its samples do (beyond "
+          "1 − 1/count every percentile is the maximum, marked with a dot).</p>\n",
+          f);
+    hm_html_percentile_chart(f, curves, n);
+}
+
+/* The intervals' x (seconds) and one series per key; NAN where missing. */
+static double *series(json_t *iv, const char *key, bool per_second)
+{
+    size_t n = json_array_size(iv);
+    double *v = hm_calloc(n ? n : 1, sizeof(double));
+    for (size_t i = 0; v && i < n; i++) {
+        json_t *pt = json_array_get(iv, i), *x = at(pt, key);
+        double dt = num(pt, "dt");
+        v[i] = json_is_number(x) ? json_number_value(x) : NAN;
+        if (per_second && !isnan(v[i])) v[i] = dt > 0 ? v[i] / dt : NAN;
+    }
+    return v;
+}
+
+static void over_time(FILE *f, json_t *run)
+{
+    json_t *iv = json_object_get(run, "intervals");
+    int n = (int)json_array_size(iv);
+    if (n == 0) return;
+    fputs("<h2>Over time</h2>\n", f);
+    double *x = series(iv, "t", false);
+    const char *unit = is_get(run) ? "requests" : "actions";
+    char label[64];
+    fputs("<div class=\"charts\">\n<figure><figcaption>Throughput</figcaption>\n", f);
+    double *sent = series(iv, "sent", true), *ok = series(iv, "ok", true);
+    snprintf(label, sizeof(label), "%s per second", unit);
+    hm_html_line tl[] = {{"sent per second", sent, 0, false}, {"OK per second", ok, 2, true}};
+    hm_html_time_chart(f, "throughput", label, HM_HTML_COUNT, x, n, tl, 2);
+    fputs("</figure>\n<figure><figcaption>Latency (each interval's own)</figcaption>\n", f);
+    double *p50 = series(iv, "latency_us.p50", false), *p99 = series(iv, "latency_us.p99", false);
+    double *p90 = series(iv, "latency_us.p90", false);
+    for (int i = 0; i < n; i++) /* an interval without samples has no latency */
+        if (num(json_array_get(iv, (size_t)i), "latency_us.count") <= 0)
+            p50[i] = p90[i] = p99[i] = NAN;
+    hm_html_line ll[] = {{"p50", p50, 0, false}, {"p90", p90, 4, true}, {"p99", p99, 1, false}};
+    hm_html_time_chart(f, "latency", "latency", HM_HTML_LATENCY, x, n, ll, 3);
+    fputs("</figure>\n<figure><figcaption>Errors per second</figcaption>\n", f);
+    /* not 2xx = error statuses + requests without a response, by kind */
+    hm_html_line el[HM_FAIL__COUNT + 1];
+    double *ev[HM_FAIL__COUNT + 1] = {0};
+    int ne = 0;
+    double *failed = series(iv, "failed", true), any = 0;
+    double *status_errs = hm_calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        status_errs[i] = failed[i];
+        any += failed[i] > 0;
+    }
+    for (int k = 1; k < HM_FAIL__COUNT; k++) {
+        const char *name = hm_fail_kind_name((hm_fail_kind)k);
+        char key[64];
+        snprintf(key, sizeof(key), "errors.%s", name);
+        bool seen = false;
+        for (int i = 0; i < n; i++)
+            seen = seen || json_is_number(at(json_array_get(iv, (size_t)i), key));
+        if (!seen) continue;
+        double *v = hm_calloc((size_t)n, sizeof(double));
+        for (int i = 0; i < n; i++) {
+            json_t *pt = json_array_get(iv, (size_t)i);
+            double dt = num(pt, "dt");
+            v[i] = dt > 0 ? num(pt, key) / dt : 0;
+            status_errs[i] -= v[i];
+        }
+        ev[ne] = v;
+        el[ne] = (hm_html_line){name, v, k, false};
+        ne++;
+    }
+    el[ne] = (hm_html_line){"HTTP status not 2xx", status_errs, 3, false};
+    ev[ne++] = status_errs;
+    if (any)
+        hm_html_time_chart(f, "errors", "per second", HM_HTML_COUNT, x, n, el, ne);
+    else
+        fputs("<p class=\"muted\">No errors during the run.</p>\n", f);
+    fputs("</figure>\n<figure><figcaption>In flight, virtual users, SSE streams</figcaption>\n", f);
+    double *inf = series(iv, "in_flight", false), *vus = series(iv, "vus", false);
+    double *sse = series(iv, "sse_open", false);
+    hm_html_line gl[] = {{"requests in flight", inf, 0, false},
+                         {"virtual users (senders)", vus, 4, true},
+                         {"SSE streams open", sse, 2, false}};
+    hm_html_time_chart(f, "gauges", "count", HM_HTML_COUNT, x, n, gl, 3);
+    fputs("</figure>\n", f);
+    json_t *fields = at(run, "server_watch.fields");
+    if (json_array_size(fields)) {
+        fputs("<figure><figcaption>Server watch</figcaption>\n", f);
+        hm_html_line sl[8];
+        double *sv[8];
+        int ns = 0;
+        size_t i;
+        json_t *name;
+        json_array_foreach(fields, i, name)
+        {
+            if (ns == 8 || !json_string_value(name)) continue;
+            char key[128];
+            snprintf(key, sizeof(key), "server.%s", json_string_value(name));
+            sv[ns] = series(iv, key, false);
+            sl[ns] = (hm_html_line){json_string_value(name), sv[ns], ns, false};
+            ns++;
+        }
+        hm_html_time_chart(f, "server", "as the server reports", HM_HTML_COUNT, x, n, sl, ns);
+        for (int k = 0; k < ns; k++)
+            hm_free(sv[k]);
+        fputs("</figure>\n", f);
+    }
+    fputs("</div>\n", f);
+    for (int k = 0; k < ne; k++)
+        hm_free(ev[k]);
+    double *all[] = {x, sent, ok, p50, p90, p99, failed, inf, vus, sse};
+    for (size_t k = 0; k < HM_ARRAY_LEN(all); k++)
+        hm_free(all[k]);
+}
+
+/* An example of a failure, whatever shape the document gives it: a
+ * string, or an object whose string and number fields are listed. */
+static void example_text(FILE *f, json_t *ex)
+{
+    if (json_is_array(ex)) ex = json_array_get(ex, 0);
+    if (json_is_string(ex)) {
+        fputs("<code>", f);
+        hm_html_text(f, json_string_value(ex));
+        fputs("</code>", f);
+        return;
+    }
+    const char *keys[MAX_KEYS];
+    size_t nk = sorted_keys(ex, keys, MAX_KEYS);
+    bool first = true;
+    for (size_t i = 0; i < nk; i++) {
+        const char *k = keys[i];
+        json_t *v = json_object_get(ex, k);
+        char num_buf[48];
+        const char *text = json_string_value(v);
+        if (json_is_number(v)) {
+            snprintf(num_buf, sizeof(num_buf), "%g", json_number_value(v));
+            text = num_buf;
+        }
+        if (!text) continue;
+        fputs(first ? "" : "; ", f);
+        hm_html_text(f, k);
+        fputs(": <code>", f);
+        hm_html_text(f, text);
+        fputs("</code>", f);
+        first = false;
+    }
+}
+
+static void errors_section(FILE *f, json_t *run)
+{
+    fputs("<h2>Errors</h2>\n", f);
+    json_t *reasons = json_object_get(run, "error_reasons");
+    json_t *by_status = at(run, "actions.by_status"), *errors = json_object_get(run, "errors");
+    const char *keys[MAX_KEYS];
+    char errs[1024];
+    errors_text(run, errs, sizeof(errs));
+    if (!strcmp(errs, "none")) {
+        fputs("<p class=\"muted\">None: every request got a 2xx response.</p>\n", f);
+        return;
+    }
+    fputs("<div class=\"tbl\"><table><tr><th>what</th><th class=\"n\">count</th>"
+          "<th>example</th></tr>\n",
+          f);
+    size_t nk = sorted_keys(by_status, keys, MAX_KEYS);
+    for (size_t i = 0; i < nk; i++) {
+        const char *k = keys[i];
+        json_t *v = json_object_get(by_status, k);
+        int s = atoi(k);
+        if (s >= 200 && s < 300) continue;
+        char cnt[32], key[32];
+        grouped(cnt, sizeof(cnt), (double)json_integer_value(v));
+        fprintf(f, "<tr><td>HTTP ");
+        hm_html_text(f, k);
+        fprintf(f, "</td><td class=\"n\">%s</td><td>", cnt);
+        snprintf(key, sizeof(key), "http_%s", k);
+        example_text(f, json_object_get(reasons, key) ? json_object_get(reasons, key)
+                                                      : json_object_get(reasons, k));
+        fputs("</td></tr>\n", f);
+    }
+    nk = sorted_keys(errors, keys, MAX_KEYS);
+    for (size_t i = 0; i < nk; i++) {
+        const char *k = keys[i];
+        json_t *v = json_object_get(errors, k);
+        if (!json_integer_value(v)) continue;
+        char cnt[32];
+        grouped(cnt, sizeof(cnt), (double)json_integer_value(v));
+        fputs("<tr><td>", f);
+        hm_html_text(f, k);
+        fprintf(f, "</td><td class=\"n\">%s</td><td>", cnt);
+        example_text(f, json_object_get(reasons, k));
+        if (!strcmp(k, "tls") && str(run, "tls.first_failure")) {
+            fputs(" first: <code>", f);
+            hm_html_text(f, str(run, "tls.first_failure"));
+            fputs("</code>", f);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table></div>\n", f);
+}
+
+static void command_section(FILE *f, json_t *run)
+{
+    json_t *argv = json_object_get(run, "command_line");
+    if (!json_array_size(argv)) return;
+    fputs("<h2>Command</h2>\n<p><code>", f);
+    size_t i;
+    json_t *a;
+    json_array_foreach(argv, i, a)
+    {
+        fputs(i ? " " : "", f);
+        hm_html_text(f, json_string_value(a));
+    }
+    fputs("</code></p>\n", f);
+    json_t *opts = json_object_get(run, "options");
+    if (!json_object_size(opts)) return;
+    fputs("<details><summary>Every option as the run used it</summary>\n"
+          "<div class=\"tbl\"><table class=\"kv\">\n",
+          f);
+    const char *keys[MAX_KEYS];
+    size_t nk = sorted_keys(opts, keys, MAX_KEYS);
+    for (size_t k = 0; k < nk; k++) {
+        char *text = json_dumps(json_object_get(opts, keys[k]), JSON_ENCODE_ANY | JSON_COMPACT);
+        kv_row(f, keys[k], text ? text : "?");
+        free(text);
+    }
+    fputs("</table></div></details>\n", f);
+}
+
+static void run_sections(FILE *f, json_t *run, const char *pass)
+{
+    header(f, run, pass);
+    cards(f, run);
+    summary_table(f, run);
+    latency_table(f, run);
+    distribution(f, run);
+    over_time(f, run);
+    errors_section(f, run);
+    command_section(f, run);
+}
+
+/* --passes: the comparison first, then each pass. */
+static void passes_page(FILE *f, json_t *doc)
+{
+    json_t *passes = json_object_get(doc, "passes");
+    bool passed = json_is_true(json_object_get(doc, "passed"));
+    json_t *first = json_array_get(passes, 0);
+    fputs("<h1>", f);
+    fprintf(f, "%zu passes of scenario ", json_array_size(passes));
+    hm_html_text(f, str(first, "scenario"));
+    fprintf(f, " <span class=\"badge%s\">%s</span></h1>\n", passed ? "" : " fail",
+            passed ? "PASS" : "FAIL");
+    fputs("<p class=\"muted\">", f);
+    hm_html_text(f, str(first, "target"));
+    fputs("</p>\n<div class=\"tbl\"><table><tr><th>pass</th><th class=\"n\">throughput</th>"
+          "<th class=\"n\">HTTP OK</th><th class=\"n\">p50</th><th class=\"n\">p99</th>"
+          "<th>result</th></tr>\n",
+          f);
+    size_t i;
+    json_t *run;
+    hm_html_curve curves[16];
+    int n = 0;
+    json_array_foreach(passes, i, run)
+    {
+        char p50[32], p99[32];
+        lat(p50, sizeof(p50), num(run, "latency_us.action.p50"));
+        lat(p99, sizeof(p99), num(run, "latency_us.action.p99"));
+        double sent = num(run, "actions.sent");
+        fputs("<tr><td>", f);
+        hm_html_text(f, str(run, "pass"));
+        fprintf(f,
+                "</td><td class=\"n\">%.1f/s</td><td class=\"n\">%.2f%%</td><td "
+                "class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td></tr>\n",
+                num(run, "throughput_rps"), sent > 0 ? 100 * num(run, "actions.ok") / sent : 0, p50,
+                p99, json_is_true(json_object_get(run, "passed")) ? "PASS" : "FAIL");
+        if (n < 16)
+            curves[n] = (hm_html_curve){.name = str(run, "pass") ? str(run, "pass") : "?",
+                                        .percentiles = at(run, "latency_us.action.percentiles"),
+                                        .count = (long long)num(run, "latency_us.action.count"),
+                                        .color = n,
+                                        .dashed = n % 2 == 1},
+            n++;
+    }
+    fputs("</table></div>\n", f);
+    json_array_foreach(json_object_get(doc, "changes"), i, run)
+    {
+        fputs("<p>", f);
+        hm_html_text(f, str(run, "from"));
+        fputs(" → ", f);
+        hm_html_text(f, str(run, "to"));
+        fprintf(f, ": throughput %+.1f%%, p99 %+.1f%%</p>\n", num(run, "throughput_pct"),
+                num(run, "p99_pct"));
+    }
+    fputs("<h2>Action latency of each pass</h2>\n", f);
+    hm_html_percentile_chart(f, curves, n);
+    json_array_foreach(passes, i, run)
+    {
+        fputs("<hr>\n", f);
+        run_sections(f, run, str(run, "pass"));
+    }
+}
+
+int hm_report_html(FILE *f, json_t *doc)
+{
+    bool passes = json_is_array(json_object_get(doc, "passes"));
+    json_t *first = passes ? json_array_get(json_object_get(doc, "passes"), 0) : doc;
+    char title[256];
+    snprintf(title, sizeof(title), "hammer — scenario %s",
+             str(first, "scenario") ? str(first, "scenario") : "?");
+    hm_html_head(f, title);
+    if (passes)
+        passes_page(f, doc);
+    else
+        run_sections(f, doc, NULL);
+    fputs("<p class=\"muted\">Written by hammer from the run's JSON document, which is "
+          "embedded below (docs/reports.md says how to read this page).</p>\n",
+          f);
+    /* The data, for anyone who wants to redraw it. */
+    if (hm_html_embed_json(f, "hammer-run-data", doc) < 0) return -ENOMEM;
+    fputs("</body></html>\n", f);
+    return ferror(f) ? -EIO : 0;
+}
+
+int hm_report_html_write(const char *path, json_t *doc)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -errno;
+    int rc = hm_report_html(f, doc);
+    if (fclose(f) != 0 && rc == 0) rc = -EIO;
+    if (rc == 0 && rename(tmp, path) != 0) rc = -errno;
+    if (rc < 0) unlink(tmp);
+    return rc;
+}
+
+int hm_report_main(int argc, char **argv)
+{
+    const char *in = NULL, *html = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--html") && i + 1 < argc) {
+            html = argv[++i];
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: hammer report RUN.json --html FILE\n"
+                   "Renders a run's JSON document (hammer --json) as the HTML report --html\n"
+                   "writes during a run (docs/reports.md).\n");
+            return 0;
+        } else if (argv[i][0] == '-' || in) {
+            fprintf(stderr,
+                    "hammer: report: unexpected '%s' (usage: hammer report RUN.json "
+                    "--html FILE)\n",
+                    argv[i]);
+            return 2;
+        } else {
+            in = argv[i];
+        }
+    }
+    if (!in || !html) {
+        fprintf(stderr, "hammer: usage: hammer report RUN.json --html FILE\n");
+        return 2;
+    }
+    json_error_t err;
+    json_t *doc = json_load_file(in, 0, &err);
+    if (!doc) {
+        fprintf(stderr, "hammer: report: cannot read %s: %s (line %d)\n", in, err.text, err.line);
+        return 2;
+    }
+    if (!json_object_get(doc, "latency_us") && !json_object_get(doc, "passes")) {
+        fprintf(stderr, "hammer: report: %s is not a hammer run's JSON document\n", in);
+        json_decref(doc);
+        return 2;
+    }
+    int rc = hm_report_html_write(html, doc);
+    json_decref(doc);
+    if (rc < 0) {
+        fprintf(stderr, "hammer: report: cannot write %s: %s\n", html, hm_strerror(rc));
+        return 2;
+    }
+    return 0;
+}
