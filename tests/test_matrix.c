@@ -26,11 +26,34 @@ static char *slurp(const char *path)
 }
 
 /* The JSON embedded in the HTML report parses and is the matrix document. */
-static void check_html(const char *path)
+/* The HTML report of a matrix whose profiles include a and b. */
+static void check_html(const char *path, const char *a, const char *b)
 {
     char *html = slurp(path);
     ASSERT(strstr(html, "<svg"));
     ASSERT(strstr(html, "<polyline"));
+    /* issue 15: full-width tables, not 980 px; the 1/(1-p) axis; curves of
+     * more than 13 points that end where the data do; throughput as dots
+     * with whiskers, so overlapping ranges show */
+    ASSERT(!strstr(html, "980px"));
+    ASSERT(strstr(html, "data-chart=\"percentiles\""));
+    ASSERT(strstr(html, ">90%</text>") && strstr(html, ">99%</text>"));
+    ASSERT(strstr(html, "data-chart=\"throughput\""));
+    char series[128];
+    snprintf(series, sizeof(series), "data-series=\"%s · warm\"", a);
+    ASSERT(strstr(html, series));
+    snprintf(series, sizeof(series), "data-series=\"%s · cold\"", b);
+    ASSERT(strstr(html, series));
+    int curves = 0;
+    for (const char *q = html; (q = strstr(q, "\" data-points=\"")); q++) {
+        int points = atoi(q + 15);
+        ASSERT_GT(points, 13);
+        /* a few hundred actions per pass: the curve stops near 99.7%,
+         * never reaching the ladder's 99.99988% (61 points) */
+        ASSERT_LT(points, 61);
+        curves++;
+    }
+    ASSERT_GE(curves, 4);
     const char *tag = "<script id=\"hammer-matrix-data\" type=\"application/json\">";
     char *start = strstr(html, tag);
     ASSERT(start);
@@ -152,7 +175,7 @@ int main(int argc, char **argv)
            json_number_value(json_object_get(json_object_get(epoll, "warm_p50_us"), "median")));
     ASSERT_EQ(json_int_at(json_array_get(rows, 2), "runs"), 0);
     json_decref(doc);
-    check_html(html);
+    check_html(html, "default", "epoll");
 
     /* --render: the same reports from the saved JSON, without measuring. */
     char md2[300];
@@ -235,7 +258,7 @@ int main(int argc, char **argv)
     ASSERT(strstr(p.out, "### spreadsheet"));
     ASSERT(strstr(p.out, "(one run)")); /* one round: no verdict on any change */
     ASSERT(!strstr(p.out, "(not separable)"));
-    check_html(html);
+    check_html(html, "1-worker", "4-workers-stream");
     printf("examples/matrix.ini: all five profiles measured, HTML written\n");
 
     char cmd[400];

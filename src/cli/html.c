@@ -46,7 +46,8 @@ static const char style[] =
     "th,td{border-bottom:1px solid var(--line);padding:.32em .7em;text-align:left;"
     "vertical-align:top}th{background:var(--bg2);font-weight:600}\n"
     "td.n,th.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}\n"
-    "td.w{white-space:nowrap}table.kv th{width:13em}\n"
+    "td.w{white-space:nowrap}td.v{text-align:right;font-variant-numeric:tabular-nums;"
+    "min-width:9em}table.kv th{width:13em}\n"
     ".pass{color:#176d2c;font-weight:700}.fail{color:#b3261e;font-weight:700}"
     ".ns{color:var(--muted)}.skip{color:#b3261e}\n"
     ".badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:700;"
@@ -163,6 +164,19 @@ static void fmt_count(char *buf, size_t len, double v)
         snprintf(buf, len, "%gk", v / 1e3);
     else
         snprintf(buf, len, "%g", v);
+}
+
+/* 12,345 */
+static void grouped(char *buf, size_t len, double v)
+{
+    char raw[64];
+    snprintf(raw, sizeof(raw), "%.0f", v);
+    size_t n = strlen(raw), o = 0, lead = raw[0] == '-';
+    for (size_t i = 0; i < n && o + 2 < len; i++) {
+        if (i > lead && (n - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = 0;
 }
 
 static void fmt_value(char *buf, size_t len, double v, hm_html_unit unit)
@@ -446,7 +460,7 @@ void hm_html_dot_chart(FILE *f, const char *kind, const char *x_label, const hm_
                 r->median, r->min, r->max, x0, y, x1, y, c, x0, y - 6, x0, y + 6, c, x1, y - 6, x1,
                 y + 6, c, xm, y, c);
         char label[32];
-        fmt_count(label, sizeof(label), round(r->median));
+        grouped(label, sizeof(label), r->median);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n", x1 + 8, y + 4, label);
     }
     close_svg(f);
