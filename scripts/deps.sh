@@ -6,9 +6,11 @@ set -eu
 REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev openssl \
 libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev libinih-dev libbrotli-dev \
 libyaml-dev python3 python3-yaml clang-format"
-# The real load balancers of the sticky-routing tests: their tests skip, with
-# the reason, when these cannot be installed.
-OPTIONAL="caddy haproxy"
+# The real load balancers of the sticky-routing tests, Prometheus (promtool
+# and a real scrape of --metrics-listen) and Chromium (the HTML reports in a
+# real browser, make report-screenshots): their tests skip, with the reason,
+# when these cannot be installed.
+OPTIONAL="caddy haproxy prometheus chromium"
 # Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
     OPTIONAL="$OPTIONAL wrk nghttp2-client apache2-utils nginx-light valgrind time"

@@ -18,3 +18,11 @@ hm_test(json_keys SOURCES test_json_keys.c LIBS hm_base PkgConfig::JANSSON
 # --html, hammer report, --hgrm.
 hm_test(cli_reports SOURCES test_cli_reports.c LIBS hm_base PkgConfig::JANSSON m
         ARGS $<TARGET_FILE:hammer> TIMEOUT 300)
+# --metrics-listen: the exposition, promtool's check, a real Prometheus.
+add_executable(test_cli_metrics test_cli_metrics.c)
+target_link_libraries(test_cli_metrics PRIVATE hm_flags hm_base PkgConfig::JANSSON)
+target_include_directories(test_cli_metrics PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(mode endpoint promtool prometheus)
+  add_test(NAME metrics_${mode} COMMAND test_cli_metrics $<TARGET_FILE:hammer> ${mode})
+  set_tests_properties(metrics_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endforeach()

@@ -7,6 +7,7 @@
 #include "cli/import_har.h"
 #include "cli/matrix.h"
 #include "cli/merge.h"
+#include "cli/metrics.h"
 #include "cli/options.h"
 #include "cli/report.h"
 #include "stats/hdr_log.h"
@@ -168,7 +169,19 @@ static int open_outputs(run_state *rs)
              cli->sc->route && o->target_path && !strcmp(o->target_path, "/") ? o->route : "");
     rs->runs = hm_calloc((size_t)cli->n_passes, sizeof(hm_results));
     rs->options = resolved_options(rs);
-    return rs->runs ? HM_CLI_GO : HM_EXIT_FAILED;
+    if (!rs->runs) return HM_EXIT_FAILED;
+    if (cli->metrics_listen) {
+        hm_metrics_options mo = {.listen = cli->metrics_listen,
+                                 .scenario = cli->sc->name,
+                                 .target = rs->full_target,
+                                 .gauges = &rs->gauges};
+        char why[512];
+        int port;
+        if (hm_metrics_start(&mo, &port, why, sizeof(why)) < 0) return usage_error(why);
+        /* the port bound (":0" picks one), where a scraper finds it */
+        fprintf(stderr, "hammer: metrics on port %d, path /metrics\n", port);
+    }
+    return HM_CLI_GO;
 }
 
 /* What the summary says about the run besides what the scenario measures. */
@@ -358,6 +371,7 @@ static int finish(run_state *rs, int code)
         hm_steps_free(rs->runs[pi].steps);
         hm_interval_series_free(&rs->runs[pi].intervals);
     }
+    hm_metrics_stop();
     hm_free(rs->runs);
     json_decref(rs->options);
     hm_free(rs->cli.o.target_path);

@@ -2,6 +2,8 @@
  * scenario (its capabilities), the open-file limit and the engine. */
 #include "cli/options.h"
 
+#include "cli/metrics.h"
+
 #include <ctype.h>
 #include <getopt.h>
 #include <sched.h>
@@ -65,6 +67,8 @@ static void usage(FILE *f)
             "      --interval-json F write one JSON line per interval to F\n"
             "      --hdr-log FILE    write an HdrHistogram interval log (compressed V2,\n"
             "                        microseconds; one histogram per interval)\n"
+            "      --metrics-listen HOST:PORT  serve OpenMetrics for Prometheus while the run\n"
+            "                        goes (e.g. 127.0.0.1:9464; /metrics)\n"
             "      --hgrm FILE       write the latency distribution in HdrHistogram's .hgrm\n"
             "                        layout (milliseconds), for its plotters\n"
             "      --passes A,B      run the scenario once per name, back to back against\n"
@@ -144,6 +148,7 @@ enum {
     OPT_RUN_ID,
     OPT_HGRM,
     OPT_HTML,
+    OPT_METRICS_LISTEN,
     OPT_BODY,
 };
 
@@ -177,6 +182,7 @@ static const struct option longopts[] = {
     {"hdr-log", required_argument, 0, OPT_HDR_LOG},
     {"hgrm", required_argument, 0, OPT_HGRM},
     {"html", required_argument, 0, OPT_HTML},
+    {"metrics-listen", required_argument, 0, OPT_METRICS_LISTEN},
     {"passes", required_argument, 0, OPT_PASSES},
     {"shard", required_argument, 0, OPT_SHARD},
     {"start-at", required_argument, 0, OPT_START_AT},
@@ -425,6 +431,9 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
     case OPT_HTML:
         cli->html_path = arg;
         return HM_CLI_GO;
+    case OPT_METRICS_LISTEN:
+        cli->metrics_listen = arg;
+        return hm_metrics_parse_listen(arg) < 0 ? BAD_VALUE : HM_CLI_GO;
     case OPT_PASSES:
         return parse_passes(cli, arg);
     case OPT_SHARD:

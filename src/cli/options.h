@@ -38,6 +38,7 @@ typedef struct hm_cli {
     const char *hdr_log_path;                  /* --hdr-log */
     const char *hgrm_path;                     /* --hgrm */
     const char *html_path;                     /* --html */
+    const char *metrics_listen;                /* --metrics-listen HOST:PORT */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
     int n_passes;
     char passes_buf[256]; /* storage pass_names point into */
