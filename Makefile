@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 CTEST_EXCLUDE ?= -LE misbehave
 
 .PHONY: all deps configure build run check check-asan check-misbehave bench format format-check \
-	check-layers clean
+	check-layers report-screenshots clean
 
 all: build
 
@@ -54,6 +54,11 @@ format:
 # test (ctest -R layers), so `make check` runs it.
 check-layers:
 	@bash scripts/check-layers.sh
+
+# docs/img/report.png and matrix.png: both HTML reports, measured here, in
+# headless Chromium at 1280 px (docs/reports.md shows them).
+report-screenshots: build
+	python3 tests/tools/report_screenshots.py $(BUILD)/bin/hammer $(BUILD)/bin/bench_app docs/img
 
 bench: build
 	HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh

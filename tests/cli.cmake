@@ -26,3 +26,12 @@ foreach(mode endpoint promtool prometheus)
   add_test(NAME metrics_${mode} COMMAND test_cli_metrics $<TARGET_FILE:hammer> ${mode})
   set_tests_properties(metrics_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 endforeach()
+# The HTML reports in headless Chromium: charts and series in the rendered
+# DOM, figures on one line, no overflow at 1280 px or on a phone.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME report_browser
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_report_browser.py
+                   $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>)
+  set_tests_properties(report_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

@@ -46,21 +46,23 @@ static const char style[] =
     "th,td{border-bottom:1px solid var(--line);padding:.32em .7em;text-align:left;"
     "vertical-align:top}th{background:var(--bg2);font-weight:600}\n"
     "td.n,th.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}\n"
-    "td.w{white-space:nowrap}td.v{text-align:right;font-variant-numeric:tabular-nums;"
+    "table.kv td{overflow-wrap:anywhere}td.w{white-space:nowrap}td.v{text-align:right;font-variant-numeric:tabular-nums;"
     "min-width:9em}table.kv th{width:13em}\n"
     ".pass{color:#176d2c;font-weight:700}.fail{color:#b3261e;font-weight:700}"
     ".ns{color:var(--muted)}.skip{color:#b3261e}\n"
     ".badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:700;"
     "color:#fff;background:#176d2c}.badge.fail{background:#b3261e;color:#fff}\n"
-    ".cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(9em,1fr));gap:10px;"
+    ".cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(8.6em,1fr));gap:10px;"
     "margin:.8em 0}\n"
     ".card{background:var(--bg2);border-radius:8px;padding:.5em .8em}.card b{display:block;"
-    "font-size:1.35em;font-variant-numeric:tabular-nums}.card span{color:var(--muted);"
+    "font-size:1.3em;white-space:nowrap;font-variant-numeric:tabular-nums}"
+    ".card span{color:var(--muted);"
     "font-size:.88em}\n"
     ".charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,540px),1fr));"
     "gap:8px 28px}\n"
     "figure{margin:.4em 0 1em;min-width:0}figcaption{font-weight:600;margin:.2em 0}\n"
-    ".plot{overflow-x:auto}svg.chart{display:block;width:100%;min-width:520px;height:auto}\n"
+    ".plot{overflow-x:auto}svg.chart{display:block;width:100%;min-width:520px;height:auto}"
+    "svg.chart.wide{min-width:740px}\n"
     "svg.chart text{font:12px system-ui,-apple-system,sans-serif;fill:#3b4250}"
     "svg.chart .grid{stroke:#e4e8ef}svg.chart .axis{stroke:#8a93a3}\n"
     ".legend{display:flex;flex-wrap:wrap;gap:.2em 1.3em;font-size:.9em;margin:.1em 0 .4em}"
@@ -202,13 +204,15 @@ static void y_grid(FILE *f, double top, double step, hm_html_unit unit, double m
     }
 }
 
+/* Charts 900 units wide keep at least 740 px (scrolling on a phone), so
+ * their 12-unit text stays near 10 px. */
 static void open_svg(FILE *f, const char *kind, double w, double h)
 {
     fprintf(f,
-            "<div class=\"plot\"><svg class=\"chart\" data-chart=\"%s\" "
+            "<div class=\"plot\"><svg class=\"chart%s\" data-chart=\"%s\" "
             "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
             "preserveAspectRatio=\"xMinYMin meet\">\n",
-            kind, w, h);
+            w > 800 ? " wide" : "", kind, w, h);
 }
 
 static void close_svg(FILE *f)
