@@ -23,9 +23,24 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: the default scenario against the embedded bench_app.
-run: build
-	$(BUILD)/bin/hammer -c 200 -n 5000 scenario spreadsheet
+# The main job: the default scenario against the embedded bench_app. One
+# line per stage; the build's output goes to a log, shown only on failure;
+# then the summary and where the HTML report is.
+run:
+	@sh scripts/deps.sh
+	@mkdir -p $(BUILD)
+	@echo "[1/3] configure  $(BUILD)/"
+	@test -f $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) \
+	    > $(BUILD)/configure.log 2>&1 || { cat $(BUILD)/configure.log; exit 1; }
+	@echo "[2/3] build      (log: $(BUILD)/build.log)"
+	@cmake --build $(BUILD) -j $(JOBS) > $(BUILD)/build.log 2>&1 || \
+	  { tail -n 40 $(BUILD)/build.log; echo "build failed; the whole log: $(BUILD)/build.log"; exit 1; }
+	@echo "[3/3] run        hammer -c 200 -n 5000 scenario spreadsheet"
+	@$(BUILD)/bin/hammer -c 200 -n 5000 --html $(BUILD)/report.html --json $(BUILD)/report.json \
+	  scenario spreadsheet; rc=$$?; \
+	  echo "HTML report: $(BUILD)/report.html  (JSON: $(BUILD)/report.json; docs/reports.md)"; \
+	  exit $$rc
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_EXCLUDE)

@@ -35,3 +35,16 @@ if(Python3_Interpreter_FOUND)
                    $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>)
   set_tests_properties(report_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+# make run: quiet build, the summary, and where the HTML report is.
+add_test(NAME make_run COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_make_run.sh
+         ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(make_run PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
+# README and docs link only inside the repository; README names every package.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME docs COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_docs.py
+           ${PROJECT_SOURCE_DIR})
+  set_tests_properties(docs PROPERTIES TIMEOUT 60)
+endif()
+# The progress line's done/total and ETA; the summary's units.
+hm_test(cli_progress SOURCES test_cli_progress.c LIBS hm_base PkgConfig::JANSSON
+        ARGS $<TARGET_FILE:hammer> TIMEOUT 300)

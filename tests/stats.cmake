@@ -1,2 +1,3 @@
 hm_test(hdr SOURCES test_hdr.c LIBS hm_stats)
 hm_test(hdr_log SOURCES test_hdr_log.c LIBS hm_stats)
+hm_test(format SOURCES test_format.c LIBS hm_stats)
