@@ -80,12 +80,16 @@ static void check_histogram(const char *body, const char *phase)
 static void endpoint(void)
 {
     proc p;
-    char *extra[] = {"-d", "5s", "-c", "8", "-R", "2000", "scenario", "counter", NULL};
+    /* 12,000 at 2,000/s: six seconds of load however long the set-up takes */
+    char *extra[] = {"-n", "12000", "-c", "8", "-R", "2000", "scenario", "counter", NULL};
     int port = start_hammer(&p, extra);
     static char a[1 << 20], b[1 << 20];
-    usleep(1500 * 1000);
-    http_get(port, "/metrics", NULL, a, sizeof(a));
-    usleep(1000 * 1000);
+    for (int i = 0; i < 100; i++) { /* until the load is under way */
+        http_get(port, "/metrics", NULL, a, sizeof(a));
+        if (value_of(a, "hammer_requests_total") > 0) break;
+        usleep(100 * 1000);
+    }
+    usleep(700 * 1000);
     http_get(port, "/metrics", NULL, b, sizeof(b));
     ASSERT(strstr(a, "HTTP/1.1 200 "));
     ASSERT(strstr(a, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
@@ -188,7 +192,8 @@ static void with_prometheus(void)
         HM_SKIP("prometheus is not installed (Debian package prometheus; optional)");
     int prom_port = free_port();
     proc p;
-    char *extra[] = {"-d", "14s", "-c", "4", "-R", "500", "scenario", "counter", NULL};
+    /* 7,000 at 500/s: fourteen seconds of load however long the set-up takes */
+    char *extra[] = {"-n", "7000", "-c", "4", "-R", "500", "scenario", "counter", NULL};
     int port = start_hammer(&p, extra);
     char cfg[300], data[300], listen_arg[64], cfg_arg[350], data_arg[350];
     snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", dir);

@@ -98,8 +98,9 @@ def check_run_report(b, url):
         pct = kinds["percentiles"][0]
         check_drawn(pct, ["action", "action → patch", "connect"], "run report")
         action = next((s for s in pct["series"] if s["name"] == "action"), None)
-        # -d 3s at a few thousand actions/s: past 99.99%, and more than the old 13 points
-        check(action and action["points"] > 40, "run report: the action curve has few points")
+        # -d 3s: thousands of actions even under a sanitizer, so the curve
+        # reaches 99.9% with more than the old 13 points (10 per "nine")
+        check(action and action["points"] > 25, "run report: the action curve has few points")
         check(pct["width"] >= 1000, "run report: the distribution is %d px wide at 1280"
               % pct["width"])
     if "throughput" in kinds:
