@@ -2,8 +2,8 @@
  * key listed there is written by some real run (rows marked *reserved* are
  * exempt from the second half: their writer comes later). The runs cover
  * -R and thresholds, the browser model, sticky's variants, --passes, get
- * with its request options, a server that fails requests, https, and a
- * plugin with --opt.
+ * with its request options, a server that fails requests, https, a plugin
+ * with --opt, and a flow with an expectation.
  * argv: HAMMER DOCS/OUTPUT.MD MISBEHAVE_SERVER.PY BENCH_APP GEN_TEST_CERT.SH PLUGIN.so */
 #include "run_util.h"
 
@@ -222,6 +222,17 @@ int main(int argc, char **argv)
                       "-c",   "2",  "--json",   json,    "scenario", "double-click", NULL};
     run_doc(plugin, json, -1);
 
+    /* A flow: its steps and its expectations. */
+    char flow[300];
+    snprintf(flow, sizeof(flow), "%s/flow.yaml", dir);
+    f = fopen(flow, "w");
+    fputs("name: keys\nsteps:\n  - page: /bench/counter\n  - expect: {status: 200}\n"
+          "  - repeat: forever\n    steps:\n      - action: increment\n",
+          f);
+    fclose(f);
+    char *flow_run[] = {hammer, "-q", "-n", "20", "-c", "2", "--json", json, "flow", flow, NULL};
+    run_doc(flow_run, json, 0);
+
     /* https: the TLS handshake's latency. */
     char *gen[] = {"/bin/sh", argv[5], dir, NULL};
     proc p;
@@ -263,7 +274,7 @@ int main(int argc, char **argv)
             unused++;
         }
     }
-    printf("%d keys documented, %d distinct paths emitted over 8 runs; %d undocumented, "
+    printf("%d keys documented, %d distinct paths emitted over 9 runs; %d undocumented, "
            "%d never written\n",
            documented.n, emitted.n, missing, unused);
     ASSERT_EQ(missing, 0);
