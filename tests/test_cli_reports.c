@@ -161,6 +161,25 @@ int main(int argc, char **argv)
     ASSERT_EQ(access(warm, R_OK), 0);
     printf("--passes: one page comparing the passes; one .hgrm per pass\n");
 
+    /* A flow: its steps and checks get tables. */
+    char flow[300];
+    path_in(flow, sizeof(flow), "flow.yaml");
+    FILE *ff = fopen(flow, "w");
+    fputs("name: shop\nsteps:\n  - page: /bench/counter\n  - expect: {status: 200}\n"
+          "  - repeat: forever\n    steps:\n      - action: increment\n",
+          ff);
+    fclose(ff);
+    char *flow_run[] = {(char *)hammer, "-q", "-n",   "100", "-c", "4",
+                        "--html",       html, "flow", flow,  NULL};
+    ASSERT_EQ(proc_run(&p, flow_run, 120), 0);
+    free(page);
+    page = slurp(html);
+    ASSERT(strstr(page, "<h2>Steps</h2>"));
+    ASSERT(strstr(page, "<h2>Checks</h2>"));
+    ASSERT(strstr(page, "<td>status 200</td>"));
+    unlink(flow);
+    printf("a flow: its steps and checks in tables\n");
+
     /* hammer report refuses what is not a run's document. */
     char notdoc[300];
     path_in(notdoc, sizeof(notdoc), "not.json");

@@ -543,6 +543,62 @@ static void errors_section(FILE *f, json_t *run)
     fputs("</table></div>\n", f);
 }
 
+/* Flows: each step's row and each expectation (docs/flows.md). */
+static void steps_section(FILE *f, json_t *run)
+{
+    json_t *steps = json_object_get(run, "steps"), *checks = json_object_get(run, "checks");
+    if (!json_array_size(steps) && !json_array_size(checks)) return;
+    size_t i;
+    json_t *o;
+    if (json_array_size(steps)) {
+        fputs("<h2>Steps</h2>\n<div class=\"tbl\"><table><tr><th>flow</th><th>step</th>"
+              "<th class=\"n\">count</th><th class=\"n\">failed</th><th class=\"n\">p50</th>"
+              "<th class=\"n\">p99</th><th class=\"n\">max</th><th>first failure</th></tr>\n",
+              f);
+        json_array_foreach(steps, i, o)
+        {
+            char cnt[32], failed[32], p50[32], p99[32], mx[32];
+            grouped(cnt, sizeof(cnt), num(o, "count"));
+            grouped(failed, sizeof(failed), num(o, "failed"));
+            lat(p50, sizeof(p50), num(o, "latency_us.p50"));
+            lat(p99, sizeof(p99), num(o, "latency_us.p99"));
+            lat(mx, sizeof(mx), num(o, "latency_us.max"));
+            fputs("<tr><td>", f);
+            hm_html_text(f, str(o, "flow"));
+            fputs("</td><td>", f);
+            hm_html_text(f, str(o, "name"));
+            fprintf(f,
+                    "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                    "<td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
+                    cnt, failed, p50, p99, mx);
+            hm_html_text(f, str(o, "first_failure"));
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
+    }
+    if (json_array_size(checks)) {
+        fputs("<h2>Checks</h2>\n<div class=\"tbl\"><table><tr><th>flow</th><th>check</th>"
+              "<th class=\"n\">held</th><th class=\"n\">failed</th><th>first failure</th>"
+              "</tr>\n",
+              f);
+        json_array_foreach(checks, i, o)
+        {
+            char held[32], failed[32];
+            grouped(held, sizeof(held), num(o, "passed"));
+            grouped(failed, sizeof(failed), num(o, "failed"));
+            fputs("<tr><td>", f);
+            hm_html_text(f, str(o, "flow"));
+            fputs("</td><td>", f);
+            hm_html_text(f, str(o, "name"));
+            fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n%s\">%s</td><td>", held,
+                    num(o, "failed") > 0 ? " fail" : "", failed);
+            hm_html_text(f, str(o, "first_failure"));
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
+    }
+}
+
 static void command_section(FILE *f, json_t *run)
 {
     json_t *argv = json_object_get(run, "command_line");
@@ -579,6 +635,7 @@ static void run_sections(FILE *f, json_t *run, const char *pass)
     latency_table(f, run);
     distribution(f, run);
     over_time(f, run);
+    steps_section(f, run);
     errors_section(f, run);
     command_section(f, run);
 }
