@@ -172,7 +172,7 @@ static int prologue_page(instance *in, const hm_flow_step *s)
         hm_free(path);
         return HM_FLOW_END;
     }
-    hm_hdr_record(&run->stats[0].page_us, (hm_now_ns() - t0) / 1000);
+    hm_thread_stats_record(&run->stats[0], HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
     record(in->x.stats, s, t0, NULL);
     hm_free(in->html);
     in->html = hm_strndup(in->conn.resp.body, in->conn.resp.body_len);

@@ -368,7 +368,7 @@ bool hm_vu_budget_left(hammer_vu *v)
 
 void hm_vu_record_patch(hammer_vu *v, int64_t us)
 {
-    hm_hdr_record(&v->run->stats[v->thread].patch_us, us);
+    hm_thread_stats_record(&v->run->stats[v->thread], HM_PHASE_PATCH, us);
 }
 
 void hm_vu_abort_run(hammer_vu *v, const char *why)
