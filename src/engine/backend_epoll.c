@@ -9,7 +9,15 @@
 static int ep_init(hm_loop *loop, unsigned entries)
 {
     loop->epfd = epoll_create1(EPOLL_CLOEXEC);
-    return loop->epfd < 0 ? -errno : 0;
+    if (loop->epfd < 0) return -errno;
+    /* The interrupt eventfds only wake the wait (data.ptr NULL); each is
+     * written once, so edge-triggered reports it once. */
+    for (int i = 0; i < 2; i++) {
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = NULL};
+        if (hm__intr_fd[i] >= 0 && epoll_ctl(loop->epfd, EPOLL_CTL_ADD, hm__intr_fd[i], &ev) < 0)
+            return -errno;
+    }
+    return 0;
 }
 
 static void ep_destroy(hm_loop *loop)
@@ -30,6 +38,7 @@ static int ep_poll(hm_loop *loop, int64_t timeout_ns)
     if (n < 0) return -errno;
     for (int i = 0; i < n; i++) {
         hm_sock *s = evs[i].data.ptr;
+        if (!s) continue; /* an interrupt: the loop reads the level */
         uint32_t ev = evs[i].events;
         if (s->rd_waiter && (ev & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))) {
             hm__op *op = s->rd_waiter;

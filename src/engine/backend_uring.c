@@ -18,6 +18,7 @@
  * -EINVAL and the listener falls back to one accept SQE per call. */
 #include "engine/internal.h"
 
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,7 +53,17 @@ static int ur_init(hm_loop *loop, unsigned entries)
         memset(&p, 0, sizeof(p));
         rc = io_uring_queue_init_params(entries, &loop->ring, &p);
     }
-    return rc;
+    if (rc < 0) return rc;
+    /* The interrupt eventfds only wake the wait (their CQEs are ignored);
+     * each is written once, so a one-shot poll each is enough. */
+    for (int i = 0; i < 2; i++) {
+        if (hm__intr_fd[i] < 0) continue;
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&loop->ring);
+        if (!sqe) return -EBUSY;
+        io_uring_prep_poll_add(sqe, hm__intr_fd[i], POLLIN);
+        io_uring_sqe_set_data64(sqe, HM__UD_IGNORE);
+    }
+    return 0;
 }
 
 static void accept_cqe(hm_loop *loop, hm__accept_ms *ms, int res, unsigned flags);

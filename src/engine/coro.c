@@ -108,6 +108,11 @@ static void coro_entry(void *p)
     co->fn(co->arg);
     co->state = HM__CORO_DONE;
     loop->live_coros--;
+    if (co->live_prev)
+        co->live_prev->live_next = co->live_next;
+    else
+        loop->live_head = co->live_next;
+    if (co->live_next) co->live_next->live_prev = co->live_prev;
     hm__coro_suspend(loop); /* never comes back: the loop recycles the stack */
     __builtin_unreachable();
 }
@@ -128,6 +133,9 @@ int hm_coro_spawn(hm_loop *loop, hm_coro_fn fn, void *arg, hm_coro **out)
     co->stack = stack;
     co->stack_size = loop->stack_size;
     co->sp = ctx_make(co, coro_entry, co);
+    co->live_next = loop->live_head;
+    if (loop->live_head) loop->live_head->live_prev = co;
+    loop->live_head = co;
     loop->live_coros++;
     loop->stats.coros_spawned++;
     co->state = HM__CORO_SUSPENDED;
@@ -209,7 +217,11 @@ int hm_coro_sleep_until(int64_t deadline_ns)
 {
     hm_loop *loop = tl_loop;
     if (!loop || !loop->current) return -EPERM;
-    hm__op op = {.cancel = sleep_cancel};
+    if (HM_UNLIKELY(loop->aborted)) {
+        hm_coro_yield(); /* whoever polls with sleeps still lets the others run */
+        return -ECANCELED;
+    }
+    hm__op op = {.cancel = sleep_cancel, .soft = true};
     if (deadline_ns <= 0) deadline_ns = 1; /* 0 means "none" to op_wait */
     int64_t r = hm__op_wait(loop, &op, deadline_ns);
     return r == -ETIMEDOUT ? 0 : (int)r;

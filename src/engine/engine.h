@@ -59,6 +59,8 @@ typedef struct hm_loop_options {
     hm_backend_kind backend;
     size_t stack_size;     /* coroutine stack, bytes; 0 = HM_DEFAULT_STACK */
     unsigned ring_entries; /* io_uring SQ size; 0 = 4096 */
+    bool stop_aborts;      /* an interrupt's STOP acts as ABORT here: for set-up and
+                            * tear-down loops, which have nothing to finish */
 } hm_loop_options;
 
 #define HM_DEFAULT_STACK (64 * 1024)
@@ -85,6 +87,31 @@ hm_loop *hm_loop_current(void);
 hm_backend_kind hm_loop_backend(const hm_loop *loop);
 const hm_loop_stats *hm_loop_get_stats(const hm_loop *loop);
 
+/* ---- interrupts (Ctrl-C) ------------------------------------------------
+ *
+ * One process-wide level that only rises. Every loop notices a change at
+ * its next turn (a blocked poll is woken):
+ * - STOP: each coroutine suspended in a sleep or a channel or wait-group
+ *   wait gets -ECANCELED; socket operations go on, so requests in flight
+ *   can finish within their deadlines.
+ * - ABORT: every suspended operation gets -ECANCELED, and every later one
+ *   fails with it at once (a sleep or wait yields first, so loops that
+ *   poll still let the others run).
+ * A loop created with stop_aborts treats STOP as ABORT. */
+typedef enum hm_interrupt_level {
+    HM_INTERRUPT_NONE = 0,
+    HM_INTERRUPT_STOP,
+    HM_INTERRUPT_ABORT,
+} hm_interrupt_level;
+
+/* Creates the wake-ups loops watch (two eventfds, close-on-exec). Call once
+ * from the main thread before raising; loops created earlier notice a raise
+ * only at their next turn. Returns 0 or a negative errno. */
+int hm_interrupt_init(void);
+/* Raises the level to at least `level`. Async-signal-safe. */
+void hm_interrupt_raise(hm_interrupt_level level);
+hm_interrupt_level hm_interrupt_current(void);
+
 /* ---- coroutines -------------------------------------------------------- */
 
 /* Creates a coroutine that runs fn(arg) on `loop` (the current loop when
@@ -94,7 +121,7 @@ int hm_coro_spawn(hm_loop *loop, hm_coro_fn fn, void *arg, hm_coro **out);
 hm_coro *hm_coro_self(void);
 /* Lets every other ready coroutine run once, then continues. */
 void hm_coro_yield(void);
-/* Suspends for ns nanoseconds; -ECANCELED if cancelled first. */
+/* Suspends for ns nanoseconds; -ECANCELED if cancelled (or interrupted) first. */
 int hm_coro_sleep(int64_t ns);
 /* Suspends until the absolute time; -ECANCELED if cancelled first. */
 int hm_coro_sleep_until(int64_t deadline_ns);
@@ -105,6 +132,13 @@ int hm_coro_cancel(hm_coro *co);
 size_t hm_coro_stack_left(void);
 
 /* ---- sockets ----------------------------------------------------------- */
+
+/* Deadlines of socket operations are checked before each operation too,
+ * not only while it waits: data that is always there (a server that floods)
+ * cannot hold an operation past its deadline (-ETIMEDOUT). A coroutine
+ * whose operations keep completing without waiting yields every
+ * HM_FAIR_OPS of them, so it cannot starve the others of its thread. */
+#define HM_FAIR_OPS 16
 
 /* Connects a TCP socket (IPv4 or IPv6) with TCP_NODELAY. */
 int hm_sock_connect(hm_sock **out, const struct sockaddr *sa, socklen_t len, int64_t deadline);

@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 
 #include <liburing.h>
+#include <stdatomic.h>
 
 /* ---- timers: a binary min-heap of pointers, O(log n) arm and disarm ---- */
 
@@ -34,6 +35,7 @@ struct hm__op {
     bool completed;    /* io_uring: the CQE arrived */
     hm__op_cancel_fn cancel;
     hm__timer deadline;
+    bool soft;       /* a sleep or a channel / wait-group wait: a STOP ends it */
     hm_sock *sock;   /* epoll: the socket waited on */
     void *wait_link; /* channels / wait groups: the waiter record */
 };
@@ -55,8 +57,10 @@ struct hm_coro {
     hm__op *op; /* what it is suspended in, for cancel */
     hm_coro_fn fn;
     void *arg;
-    void *stack;       /* mmap base (the guard page is the lowest page) */
-    size_t stack_size; /* whole mapping */
+    hm_coro *live_prev, *live_next; /* the loop's live coroutines, for interrupts */
+    unsigned busy_ops;              /* operations done in a row without waiting */
+    void *stack;                    /* mmap base (the guard page is the lowest page) */
+    size_t stack_size;              /* whole mapping */
     int state;
 #ifdef HM_SANITIZE
     void *asan_fake_stack;
@@ -113,6 +117,7 @@ struct hm_loop {
     hm_coro *current;
     void *sched_sp; /* the loop's own stack while a coroutine runs */
     hm_coro *ready_head, *ready_tail;
+    hm_coro *live_head; /* every coroutine not yet done */
     size_t live_coros;
     size_t stack_size;
 
@@ -124,6 +129,10 @@ struct hm_loop {
     size_t stack_pool_len;
 
     hm_loop_stats stats;
+
+    int intr_seen;    /* the interrupt level this loop has acted on */
+    bool stop_aborts; /* hm_loop_options.stop_aborts */
+    bool aborted;     /* ABORT seen: every operation fails with -ECANCELED */
 
     /* backend state */
     struct io_uring ring;
@@ -137,6 +146,18 @@ struct hm_loop {
     size_t main_stack_size;
 #endif
 };
+
+/* ---- interrupts ------------------------------------------------------- */
+
+/* The process-wide level (hm_interrupt_level) and the eventfds a raise
+ * writes (index 0 for STOP, 1 for ABORT; -1 before hm_interrupt_init).
+ * Backends watch both fds only to wake their poll: a loop acts on the
+ * level, which it reads every turn. */
+extern _Atomic int hm__intr_level;
+extern int hm__intr_fd[2];
+
+/* Ends the waits the level asks for (see engine.h); called by the loop. */
+void hm__loop_interrupted(hm_loop *loop, int level);
 
 /* Counts socket errors into the loop's stats. */
 static inline void hm__count_error(hm_loop *loop, int64_t res)

@@ -93,6 +93,7 @@ static void op_deadline_fired(hm__timer *t)
 int64_t hm__op_wait(hm_loop *loop, hm__op *op, int64_t deadline)
 {
     hm_coro *co = loop->current;
+    co->busy_ops = 0; /* it waits: the others get their turn */
     op->co = co;
     op->cancel_reason = 0;
     op->completed = false;
@@ -206,6 +207,7 @@ int hm_loop_create(hm_loop **out, const hm_loop_options *opt)
     loop->stack_size = ((ss + ps - 1) / ps) * ps + ps; /* + guard page */
     loop->stack_pool = hm_calloc(256, sizeof(void *));
     loop->epfd = -1;
+    loop->stop_aborts = o.stop_aborts;
     int rc =
         loop->stack_pool ? loop->be->init(loop, o.ring_entries ? o.ring_entries : 4096) : -ENOMEM;
     if (rc < 0) {
@@ -223,6 +225,8 @@ int hm_loop_run(hm_loop *loop)
     hm__set_current_loop(loop);
     unsigned busy_turns = 0;
     while (loop->live_coros > 0) {
+        int level = atomic_load_explicit(&hm__intr_level, memory_order_relaxed);
+        if (HM_UNLIKELY(level != loop->intr_seen)) hm__loop_interrupted(loop, level);
         hm__coro_run_ready(loop);
         if (!loop->live_coros) break;
         int64_t timeout = -1;

@@ -7,6 +7,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Before every socket operation: an aborted loop or a deadline already
+ * passed fails it at once, and a coroutine whose operations keep
+ * completing without waiting yields now and then (HM_FAIR_OPS). Without
+ * this a server that always has data ready holds an operation forever:
+ * the deadline timer only fires while an operation waits. */
+static int op_enter(hm_loop *loop, int64_t deadline)
+{
+    hm_coro *co = loop->current;
+    if (co && ++co->busy_ops >= HM_FAIR_OPS) {
+        co->busy_ops = 0;
+        hm_coro_yield();
+    }
+    if (HM_UNLIKELY(loop->aborted)) return -ECANCELED;
+    if (deadline > 0 && hm_now_ns() >= deadline) return -ETIMEDOUT;
+    return 0;
+}
+
 static int sock_wrap(hm_loop *loop, int fd, bool listening, hm_sock **out)
 {
     hm_sock *s = hm_calloc(1, sizeof(*s));
@@ -46,7 +63,12 @@ int hm_sock_connect(hm_sock **out, const struct sockaddr *sa, socklen_t len, int
 {
     hm_loop *loop = hm_loop_current();
     if (!loop || !loop->current) return -EPERM;
-    int fd = new_socket(loop, sa->sa_family);
+    int fd = op_enter(loop, deadline);
+    if (fd < 0) {
+        hm__count_error(loop, fd);
+        return fd;
+    }
+    fd = new_socket(loop, sa->sa_family);
     if (fd < 0) {
         loop->stats.connect_errors++;
         return fd;
@@ -88,7 +110,8 @@ int hm_sock_listen(hm_sock **out, const struct sockaddr *sa, socklen_t len, int 
 int hm_sock_accept(hm_sock *listener, hm_sock **out, int64_t deadline)
 {
     hm_loop *loop = listener->loop;
-    int fd = loop->be->accept(listener, deadline);
+    int fd = op_enter(loop, deadline);
+    if (fd == 0) fd = loop->be->accept(listener, deadline);
     if (fd < 0) {
         hm__count_error(loop, fd);
         return fd;
@@ -100,7 +123,8 @@ int hm_sock_accept(hm_sock *listener, hm_sock **out, int64_t deadline)
 
 ssize_t hm_sock_read(hm_sock *s, void *buf, size_t len, int64_t deadline)
 {
-    ssize_t n = s->loop->be->recv(s, buf, len, deadline);
+    ssize_t n = op_enter(s->loop, deadline);
+    if (n == 0) n = s->loop->be->recv(s, buf, len, deadline);
     if (n < 0) hm__count_error(s->loop, n);
     return n;
 }
@@ -116,7 +140,8 @@ ssize_t hm_sock_writev(hm_sock *s, const struct iovec *iov_in, int iovcnt, int64
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
     while (done < total) {
-        ssize_t n = s->loop->be->sendv(s, iov, iovcnt, deadline);
+        ssize_t n = op_enter(s->loop, deadline);
+        if (n == 0) n = s->loop->be->sendv(s, iov, iovcnt, deadline);
         if (n < 0) {
             hm__count_error(s->loop, n);
             if (sent) *sent = done;

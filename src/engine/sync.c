@@ -59,7 +59,11 @@ static int wait_on(waitq *q, waiter *w, int64_t deadline)
 {
     hm_loop *loop = hm_loop_current();
     if (!loop || !loop->current) return -EPERM; /* only coroutines can block */
-    w->op = (hm__op){.cancel = waiter_cancel};
+    if (HM_UNLIKELY(loop->aborted)) {
+        hm_coro_yield();
+        return -ECANCELED;
+    }
+    w->op = (hm__op){.cancel = waiter_cancel, .soft = true};
     waitq_push(q, w);
     return (int)hm__op_wait(loop, &w->op, deadline);
 }
