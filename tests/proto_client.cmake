@@ -1,4 +1,6 @@
-# Client-side php-via protocol pieces: URLs, the cookie jar, page scraping.
+# Client-side protocol pieces: URLs, the cookie jar, page scraping, client
+# connections (hm_http_conn against scripted servers, on both backends).
 hm_test(url SOURCES test_url.c LIBS hm_proto)
 hm_test(cookie SOURCES test_cookie.c LIBS hm_proto)
 hm_test(via_html SOURCES test_via_html.c LIBS hm_proto)
+hm_engine_test(http_client SOURCES test_http_client.c LIBS hm_proto)

@@ -103,19 +103,19 @@ int main(int argc, char **argv)
      * port), --mode browser with sticky (accepted, as before). */
     const usage_case allowed[] = {
         {{"-R", "10", "--url", "http://127.0.0.1:1/", "scenario", "get"},
-         "is unreachable: Connection refused"},
+         "is unreachable: connect failed: Connection refused"},
         {{"-R", "10", "--url", "http://127.0.0.1:1/", "scenario", "counter"},
-         "is unreachable: Connection refused"},
+         "is unreachable: connect failed: Connection refused"},
         {{"--mode", "browser", "--url", "http://127.0.0.1:1/", "scenario", "sticky"},
-         "is unreachable: Connection refused"},
+         "is unreachable: connect failed: Connection refused"},
         {{"--workload", "io", "--url", "http://127.0.0.1:1/", "scenario", "sticky"},
-         "is unreachable: Connection refused"},
+         "is unreachable: connect failed: Connection refused"},
         /* -d keeps wrk's bare seconds */
         {{"-d", "5", "--url", "http://127.0.0.1:1/", "scenario", "get"},
-         "is unreachable: Connection refused"},
+         "is unreachable: connect failed: Connection refused"},
         {{"-m", "POST", "-H", "X-A: 1", "-H", "X-B: 2", "--url", "http://127.0.0.1:1/", "scenario",
           "get"},
-         "is unreachable: Connection refused"},
+         "is unreachable: connect failed: Connection refused"},
     };
     for (size_t i = 0; i < HM_ARRAY_LEN(allowed); i++) {
         char *args[16] = {(char *)hammer, "--timeout", "2s"};

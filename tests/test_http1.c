@@ -326,6 +326,36 @@ static void test_informational(void)
     hm_http_resp_free(&p);
 
     check_all_splits(S(continue_msg), false);
+
+    /* Informational responses are bounded: HM_HTTP_MAX_INTERIM pass, one
+     * more is a protocol error that says so, however the bytes arrive. */
+    static const char one[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    hm_http_resp_init(&p, NULL);
+    for (int extra = 0; extra <= 1; extra++) {
+        hm_http_resp_begin(&p, false);
+        int rc = HM_HTTP_NEED_MORE;
+        for (int i = 0; i < HM_HTTP_MAX_INTERIM + extra && rc == HM_HTTP_NEED_MORE; i++)
+            rc = hm_http_resp_feed(&p, S(one), &c);
+        if (!extra) {
+            ASSERT_EQ(rc, HM_HTTP_NEED_MORE);
+            ASSERT_EQ(hm_http_resp_feed(&p, S("HTTP/1.1 204 No Content\r\n\r\n"), &c),
+                      HM_HTTP_DONE);
+            ASSERT_EQ(p.status, 204);
+        } else {
+            ASSERT_EQ(rc, -HM_EPROTO_HTTP);
+            ASSERT(strstr(hm_http_resp_error_reason(&p), "informational (1xx)"));
+        }
+    }
+    /* The count is per request, not per connection. */
+    hm_http_resp_begin(&p, false);
+    for (int i = 0; i < HM_HTTP_MAX_INTERIM; i++)
+        ASSERT_EQ(hm_http_resp_feed(&p, S(one), &c), HM_HTTP_NEED_MORE);
+    ASSERT_EQ(hm_http_resp_feed(&p, S("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), &c),
+              HM_HTTP_DONE);
+    hm_http_resp_begin(&p, false);
+    for (int i = 0; i < HM_HTTP_MAX_INTERIM; i++)
+        ASSERT_EQ(hm_http_resp_feed(&p, S(one), &c), HM_HTTP_NEED_MORE);
+    hm_http_resp_free(&p);
 }
 
 static void test_pipelined(void)

@@ -338,7 +338,11 @@ static int cb_message_complete(llhttp_t *h)
         hm_http_resp_parser *p = resp_of(c);
         int st = h->status_code;
         if (st / 100 == 1 && st != 101) {
-            /* Informational: llhttp calls it a message; the caller waits on. */
+            /* Informational: llhttp calls it a message; the caller waits on,
+             * but not forever. */
+            if (++c->interim > HM_HTTP_MAX_INTERIM)
+                return fail(c, -HM_EPROTO_HTTP,
+                            "more than 16 informational (1xx) responses before the answer");
             c->msg_begun = false;
             return 0;
         }
@@ -516,6 +520,7 @@ void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request)
     c->err = 0;
     c->reason = NULL;
     c->msg_begun = false;
+    c->interim = 0;
     core_clear_msg(c);
     resp_clear_results(p);
     p->head_ = head_request;

@@ -44,6 +44,9 @@ enum {
 
 #define HM_HTTP_DEFAULT_MAX_HEADER_BYTES ((size_t)64 << 10)
 #define HM_HTTP_DEFAULT_MAX_BODY_BYTES ((size_t)8 << 20)
+/* Informational (1xx) responses accepted before the final one; one more is
+ * -HM_EPROTO_HTTP, so a server that sends them forever is an error. */
+#define HM_HTTP_MAX_INTERIM 16
 
 /* Size limits of one message. A zero field means the default. The header
  * count is the status text or request target plus every field name and
@@ -93,6 +96,7 @@ typedef struct hm_http_core_ {
     bool name_long;       /* current name outgrew name[] and matches nothing */
     bool in_finish;       /* on_message_complete runs inside llhttp_finish */
     bool done;            /* on_message_complete has run for a final message */
+    uint16_t interim;     /* 1xx responses since hm_http_resp_begin */
     int cur_id;           /* id of the current header, 0 when uninteresting */
     uint32_t cur_name_off, cur_name_len, cur_val_off;
     uint8_t name_len;
@@ -185,9 +189,9 @@ void hm_http_resp_set_callbacks(hm_http_resp_parser *p, hm_http_resp_headers_fn 
 
 /* Feeds len bytes. Returns HM_HTTP_NEED_MORE (*consumed = len), HM_HTTP_DONE
  * (*consumed = bytes of this response; 1xx responses before it are skipped
- * and counted in) or a negative error. A feed after a keep-alive DONE without
- * begin first does begin(p, false); after a DONE that ended the connection
- * (not keep-alive, upgrade) it is -HM_EPROTO_HTTP: call begin first. */
+ * and counted in, up to HM_HTTP_MAX_INTERIM of them) or a negative error. A feed after a keep-alive
+ * DONE without begin first does begin(p, false); after a DONE that ended the connection (not
+ * keep-alive, upgrade) it is -HM_EPROTO_HTTP: call begin first. */
 int hm_http_resp_feed(hm_http_resp_parser *p, const char *data, size_t len, size_t *consumed);
 
 /* The peer closed. Returns HM_HTTP_DONE if that completes a close-delimited

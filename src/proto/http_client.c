@@ -62,6 +62,95 @@ void hm_http_conn_free(hm_http_conn *c)
     c->rbuf = NULL;
 }
 
+/* What a request was doing when it failed, for the words in c->why. */
+typedef enum { PH_SEND, PH_RECEIVE, PH_HEADERS } phase;
+
+/* A request begins: its evidence and byte counts start afresh. */
+static void request_start(hm_http_conn *c)
+{
+    c->fail = HM_FAIL_NONE;
+    c->why[0] = 0;
+    c->head_len = 0;
+    c->resp_bytes = 0;
+    c->body_bytes = 0;
+}
+
+static bool past(int64_t deadline)
+{
+    return deadline > 0 && hm_now_ns() >= deadline;
+}
+
+/* True when the bytes look like an event stream (optionally behind a chunk
+ * size line): "event:", "data:", "id:", "retry:" or a ":" comment. */
+static bool looks_like_sse(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n &&
+           ((p[i] >= '0' && p[i] <= '9') || ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')))
+        i++;
+    if (i > 0 && i + 1 < n && p[i] == '\r' && p[i + 1] == '\n') p += i + 2, n -= i + 2;
+    static const char *const fields[] = {"event:", "data:", "id:", "retry:", ":"};
+    for (size_t f = 0; f < HM_ARRAY_LEN(fields); f++) {
+        size_t fl = strlen(fields[f]);
+        if (n >= fl && memcmp(p, fields[f], fl) == 0) return true;
+    }
+    return false;
+}
+
+/* Classifies a failure into c->fail and says in c->why what happened,
+ * unless c->why says it already. budget_ns: the deadline's span. */
+static int failed(hm_http_conn *c, int rc, phase ph, int64_t budget_ns)
+{
+    c->fail = classify(rc);
+    if (rc == -HM_ESTATUS) c->fail = HM_FAIL_OTHER;
+    if (c->why[0]) return rc;
+    double secs = (double)budget_ns / 1e9;
+    size_t got = c->resp_bytes;
+    const char *parser = hm_http_resp_error_reason(&c->resp);
+    switch (c->fail) {
+    case HM_FAIL_TIMEOUT:
+        if (ph == PH_SEND)
+            snprintf(c->why, sizeof(c->why), "request not sent within %.3g s", secs);
+        else
+            snprintf(c->why, sizeof(c->why),
+                     "no complete response %swithin %.3g s (%zu bytes received)",
+                     ph == PH_HEADERS ? "header section " : "", secs, got);
+        break;
+    case HM_FAIL_RESET:
+        snprintf(c->why, sizeof(c->why), "connection reset %s (%zu response bytes received)",
+                 ph == PH_SEND ? "while sending the request" : "by the server", got);
+        break;
+    case HM_FAIL_CLOSED:
+        if (!got)
+            snprintf(c->why, sizeof(c->why), "connection closed before any response byte");
+        else
+            snprintf(c->why, sizeof(c->why),
+                     "connection closed before the response was complete (%zu bytes received)",
+                     got);
+        break;
+    case HM_FAIL_PROTOCOL:
+        if (looks_like_sse(c->head, c->head_len))
+            snprintf(c->why, sizeof(c->why),
+                     "response starts with SSE data: bytes of another stream");
+        else
+            snprintf(c->why, sizeof(c->why), "%s", parser ? parser : hm_strerror(rc));
+        break;
+    case HM_FAIL_TLS:
+        snprintf(c->why, sizeof(c->why), "%s",
+                 c->tls && hm_tls_last_reason(c->tls)[0] ? hm_tls_last_reason(c->tls)
+                                                         : hm_strerror(rc));
+        break;
+    default:
+        if (rc == -HM_ESTATUS)
+            snprintf(c->why, sizeof(c->why), "answered HTTP %d", c->resp.status);
+        else if (rc == -ECANCELED)
+            snprintf(c->why, sizeof(c->why), "cancelled (the run was interrupted)");
+        else
+            snprintf(c->why, sizeof(c->why), "%s", parser ? parser : hm_strerror(rc));
+    }
+    return rc;
+}
+
 static int ensure_connected(hm_http_conn *c, int64_t deadline)
 {
     c->connect_ns = 0;
@@ -111,12 +200,50 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
     return 0;
 }
 
-/* The transport: plain socket or TLS over it. */
+/* After ensure_connected failed: it set c->fail for connect and TLS
+ * failures; c->resp still holds the previous response, so no parser
+ * reason applies. */
+static int connect_failed(hm_http_conn *c, int rc, int64_t budget_ns)
+{
+    double secs = (double)budget_ns / 1e9;
+    if (rc == -ECANCELED) {
+        c->fail = HM_FAIL_OTHER;
+        snprintf(c->why, sizeof(c->why), "cancelled (the run was interrupted)");
+    } else if (c->fail == HM_FAIL_CONNECT && rc == -ETIMEDOUT) {
+        snprintf(c->why, sizeof(c->why), "connect not done within %.3g s", secs);
+    } else if (c->fail == HM_FAIL_CONNECT) {
+        snprintf(c->why, sizeof(c->why), "connect failed: %s", hm_strerror(rc));
+    } else if (c->fail == HM_FAIL_TIMEOUT) {
+        snprintf(c->why, sizeof(c->why), "TLS handshake not done within %.3g s", secs);
+    } else if (c->fail == HM_FAIL_TLS) {
+        snprintf(c->why, sizeof(c->why), "TLS handshake failed: %s",
+                 c->tls && hm_tls_last_reason(c->tls)[0] ? hm_tls_last_reason(c->tls)
+                                                         : hm_strerror(rc));
+    } else {
+        c->fail = HM_FAIL_OTHER;
+        snprintf(c->why, sizeof(c->why), "cannot open a connection: %s", hm_strerror(rc));
+    }
+    return rc;
+}
+
+/* The transport: plain socket or TLS over it. Keeps the response's first
+ * bytes as evidence and counts every byte. */
 static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
 {
+    /* TLS may serve buffered bytes without touching the socket, so the
+     * deadline is checked here too. */
+    if (past(deadline)) return -ETIMEDOUT;
     ssize_t n = c->tls ? hm_tls_read(c->tls, c->sock, c->rbuf, c->rcap, deadline)
                        : hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
-    if (n > 0) c->bytes_read += (uint64_t)n;
+    if (n <= 0) return n;
+    c->bytes_read += (uint64_t)n;
+    c->resp_bytes += (size_t)n;
+    if (c->head_len < sizeof(c->head)) {
+        size_t k = sizeof(c->head) - c->head_len;
+        if (k > (size_t)n) k = (size_t)n;
+        memcpy(c->head + c->head_len, c->rbuf, k);
+        c->head_len += k;
+    }
     /* A full buffer means more was waiting: read bigger pieces next time.
      * The bytes just read are the caller's to feed, so grow by copying. */
     if (n == (ssize_t)c->rcap && c->rcap < RBUF_MAX) {
@@ -142,20 +269,30 @@ static ssize_t conn_write(hm_http_conn *c, const char *buf, size_t len, int64_t 
 
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err)
 {
+    if (c->why[0]) return c->why;
     if (c->fail == HM_FAIL_TLS && c->tls && hm_tls_last_reason(c->tls)[0])
         return hm_tls_last_reason(c->tls);
     return hm_strerror(err);
 }
 
+static int count_body(void *user, const char *at, size_t len)
+{
+    hm_http_conn *c = user;
+    (void)at;
+    c->body_bytes += len;
+    return 0;
+}
+
 int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o)
 {
     bool retried = false;
-    c->fail = HM_FAIL_NONE;
-    hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
-again:;
+    int64_t budget = o->deadline > 0 ? o->deadline - hm_now_ns() : 0;
+    hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
+again:
+    request_start(c);
     bool reused = c->sock != NULL;
     int rc = ensure_connected(c, o->deadline);
-    if (rc < 0) return rc;
+    if (rc < 0) return connect_failed(c, rc, budget);
     reused = reused && c->sock && c->connect_ns == 0;
     hm_http_resp_begin(&c->resp, o->head);
 
@@ -163,13 +300,12 @@ again:;
     ssize_t w = conn_write(c, req, len, o->deadline, &sent);
     if (w < 0) {
         hm_http_conn_close(c);
-        if (sent == 0 && !retried && w != -ETIMEDOUT) {
+        if (sent == 0 && !retried && w != -ETIMEDOUT && w != -ECANCELED) {
             retried = true;
             c->retries++;
             goto again;
         }
-        c->fail = classify((int)w);
-        return (int)w;
+        return failed(c, (int)w, PH_SEND, budget);
     }
 
     bool got_bytes = false;
@@ -186,27 +322,36 @@ again:;
             }
             /* A reused connection that closed before answering: the server
              * dropped it; only a request safe to repeat goes again. */
-            if (reused && !got_bytes && o->idempotent && !retried && rc != -ETIMEDOUT) {
+            if (reused && !got_bytes && o->idempotent && !retried && rc != -ETIMEDOUT &&
+                rc != -ECANCELED) {
                 retried = true;
                 c->retries++;
                 goto again;
             }
             if (n == 0) rc = -HM_ECLOSED;
-            c->fail = classify(rc);
-            return rc;
+            return failed(c, rc, PH_RECEIVE, budget);
         }
         got_bytes = true;
         size_t consumed = 0;
         rc = hm_http_resp_feed(&c->resp, c->rbuf, (size_t)n, &consumed);
         if (rc < 0) {
             hm_http_conn_close(c);
-            c->fail = classify(rc);
-            return rc;
+            return failed(c, rc, PH_RECEIVE, budget);
         }
         if (rc == HM_HTTP_DONE) {
-            /* We never pipeline, so bytes after the response are the
-             * server's error: do not reuse a connection in that state. */
-            if (consumed < (size_t)n || !c->resp.keep_alive) hm_http_conn_close(c);
+            if (consumed < (size_t)n) {
+                /* We never pipeline, so these bytes answer nothing we sent:
+                 * the connection cannot tell answers apart any more. */
+                size_t extra = (size_t)n - consumed;
+                snprintf(c->why, sizeof(c->why),
+                         "%zu unsolicited bytes after a complete HTTP %d response", extra,
+                         c->resp.status);
+                c->head_len = extra < sizeof(c->head) ? extra : sizeof(c->head);
+                memcpy(c->head, c->rbuf + consumed, c->head_len);
+                hm_http_conn_close(c);
+                return failed(c, -HM_EPROTO_HTTP, PH_RECEIVE, budget);
+            }
+            if (!c->resp.keep_alive) hm_http_conn_close(c);
             break;
         }
     }
@@ -217,19 +362,23 @@ again:;
 int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                         hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user)
 {
-    c->fail = HM_FAIL_NONE;
+    request_start(c);
+    int64_t budget = header_deadline > 0 ? header_deadline - hm_now_ns() : 0;
     int rc = ensure_connected(c, header_deadline);
-    if (rc < 0) return rc;
+    if (rc < 0) return connect_failed(c, rc, budget);
     hm_http_resp_begin(&c->resp, false);
     hm_http_resp_set_callbacks(&c->resp, on_headers, on_body, user);
+    phase ph = PH_SEND;
     ssize_t w = conn_write(c, req, len, header_deadline, NULL);
     if (w < 0) {
         rc = (int)w;
         goto fail;
     }
+    ph = PH_HEADERS;
     for (;;) {
         /* The deadline covers the headers; a live stream may stay silent. */
         int64_t deadline = c->resp.status ? 0 : header_deadline;
+        if (c->resp.status) ph = PH_RECEIVE;
         ssize_t n = conn_read(c, deadline);
         if (n == 0) {
             rc = hm_http_resp_finish(&c->resp);
@@ -254,7 +403,7 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
 fail:
     hm_http_conn_close(c);
     hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
-    if (rc < 0) c->fail = classify(rc);
+    if (rc < 0) failed(c, rc, ph, budget);
     return rc;
 }
 

@@ -56,27 +56,42 @@ typedef struct hm_http_conn {
     /* HTTP bytes read and written (after TLS decryption, as wrk counts)
      * since whoever accounts for them last took them (and zeroed these). */
     uint64_t bytes_read, bytes_written;
+    uint64_t body_bytes; /* body bytes of the last response (also when discarded) */
+    /* The last request's failure, explained: `why` in words (empty after
+     * success); `head` the first bytes of its response (evidence). */
+    char why[160];
+    char head[HM_EVIDENCE_BYTES];
+    size_t head_len;
+    size_t resp_bytes; /* bytes read for the last request */
 } hm_http_conn;
 
 /* Options of one exchange. */
 typedef struct hm_http_xopts {
-    bool idempotent;  /* GET/HEAD: may be re-sent as described above */
-    bool head;        /* HEAD: the response has no body */
-    int64_t deadline; /* absolute; covers connect, write and the response */
+    bool idempotent;   /* GET/HEAD: may be re-sent as described above */
+    bool head;         /* HEAD: the response has no body */
+    bool discard_body; /* count the body's bytes (body_bytes), keep none: c->resp.body
+                        * stays empty and no body size limit applies */
+    int64_t deadline;  /* absolute; covers connect, write and the whole response */
 } hm_http_xopts;
 
 /* Prepares c for target t; allocates nothing until the first request. */
 void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim);
 /* Sends req[0..len) and reads the whole response into c->resp (buffered
- * body). Returns 0, or a negative error with c->fail saying what kind. */
+ * body, or counted only with discard_body). Returns 0, or a negative error
+ * with c->fail saying what kind and c->why in words. The deadline is
+ * checked before every read and write, also when data keeps coming. Bytes
+ * after the response (we never pipeline, so unsolicited) fail it as
+ * protocol: the connection can no longer tell which answer is whose. */
 int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o);
 /* Sends req and streams the response body to on_body until the server ends
  * it, the connection drops, or the coroutine is cancelled (-ECANCELED).
  * header_deadline bounds the wait for the status line and headers only.
- * Returns 0 when the body ended normally. */
+ * Returns 0 when the body ended normally; on failure c->fail and c->why as
+ * for an exchange. */
 int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                         hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
-/* Why the last request failed, in words (TLS: OpenSSL's reason). */
+/* Why the last request failed, in words: c->why, else OpenSSL's reason
+ * (TLS) or hm_strerror(err). */
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err);
 /* Closes the socket (the next request reconnects). */
 void hm_http_conn_close(hm_http_conn *c);

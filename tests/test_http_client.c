@@ -1,0 +1,170 @@
+/* hm_http_conn against scripted servers on the same loop: what an exchange
+ * reports for each misbehaviour (kind, words, evidence), that a discarded
+ * body is counted and never kept, and that a server which never stops
+ * sending (endless 1xx, an endless body) cannot hold a request past its
+ * deadline. */
+#include "engine_test_util.h"
+#include "proto/http_client.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MS 1000000LL
+
+typedef struct script {
+    const char *reply; /* written once after the request arrives (NULL: nothing) */
+    size_t reply_len;
+    const char *repeat; /* then written forever, until the client goes */
+    size_t repeat_len;
+} script;
+
+static hm_sock *listener;
+static const script *current;
+
+static void serve_one(void *arg)
+{
+    hm_sock *s;
+    if (hm_sock_accept(listener, &s, 0) < 0) return;
+    char buf[4096];
+    if (hm_sock_read(s, buf, sizeof(buf), 0) > 0) {
+        const script *sc = current;
+        if (sc->reply && hm_sock_write(s, sc->reply, sc->reply_len, 0, NULL) < 0) sc = NULL;
+        while (sc && sc->repeat && hm_sock_write(s, sc->repeat, sc->repeat_len, 0, NULL) > 0) {
+        }
+    }
+    hm_sock_close(s);
+}
+
+static hm_http_target target;
+
+/* One GET against a server following sc; returns the exchange's result. */
+static int exchange(hm_http_conn *c, const script *sc, bool discard, int64_t timeout_ns)
+{
+    current = sc;
+    ASSERT_EQ(hm_coro_spawn(NULL, serve_one, NULL, NULL), 0);
+    static const char req[] = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+    hm_http_xopts xo = {.discard_body = discard, .deadline = hm_now_ns() + timeout_ns};
+    int rc = hm_http_conn_exchange(c, req, sizeof(req) - 1, &xo);
+    hm_http_conn_close(c);
+    printf("  rc %d, fail %s, why \"%s\"\n", rc, hm_fail_kind_name(c->fail), c->why);
+    return rc;
+}
+
+#define LIT(s) s, sizeof(s) - 1
+/* A literal as .reply and .reply_len. */
+#define LIT2(s) s, .reply_len = sizeof(s) - 1
+
+static void tests(void *arg)
+{
+    struct sockaddr_in a = loopback_addr(0);
+    ASSERT_EQ(hm_sock_listen(&listener, (struct sockaddr *)&a, sizeof(a), 64), 0);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", hm_sock_local_port(listener));
+    ASSERT_EQ(hm_http_target_from_url(url, &target, NULL), 0);
+    hm_http_conn c;
+    hm_http_conn_init(&c, &target, NULL);
+
+    printf("a good answer\n");
+    script good = {.reply = LIT2("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")};
+    ASSERT_EQ(exchange(&c, &good, false, 5000 * MS), 0);
+    ASSERT_EQ(c.resp.status, 200);
+    ASSERT_STREQ(c.why, "");
+    ASSERT_EQ(c.bytes_read, good.reply_len);
+
+    printf("a second, unsolicited response in the same write\n");
+    script two = {.reply = LIT2("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                                "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")};
+    ASSERT_EQ(exchange(&c, &two, false, 5000 * MS), -HM_EPROTO_HTTP);
+    ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
+    ASSERT(strstr(c.why, "unsolicited"));
+    ASSERT(c.head_len > 12 && !memcmp(c.head, "HTTP/1.1 500", 12)); /* the evidence */
+
+    printf("bytes of an event stream where the status line belongs\n");
+    script sse = {
+        .reply =
+            LIT2("6f\r\nevent: datastar-patch-elements\ndata: elements <div id=\"x\"></div>\n\n")};
+    ASSERT_EQ(exchange(&c, &sse, false, 5000 * MS), -HM_EPROTO_HTTP);
+    ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
+    ASSERT_STREQ(c.why, "response starts with SSE data: bytes of another stream");
+    ASSERT(c.head_len > 4 && !memcmp(c.head, "6f\r\n", 4));
+    char shown[400];
+    hm_escape_bytes(c.head, c.head_len, shown, sizeof(shown));
+    ASSERT(!strncmp(shown, "6f\\r\\nevent: datastar-patch-elements\\n", 36));
+
+    printf("closed before any byte\n");
+    script none = {.reply = NULL};
+    ASSERT_EQ(exchange(&c, &none, false, 5000 * MS), -HM_ECLOSED);
+    ASSERT_EQ(c.fail, HM_FAIL_CLOSED);
+    ASSERT_STREQ(c.why, "connection closed before any response byte");
+
+    printf("garbage\n");
+    script garbage = {.reply = LIT2("\x00\xff GARBAGE\r\n\r\n")};
+    ASSERT_EQ(exchange(&c, &garbage, false, 5000 * MS), -HM_EPROTO_HTTP);
+    ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
+    ASSERT(c.why[0]);
+
+    printf("a 1 MiB chunked body, discarded: counted, not kept\n");
+    static char big[(1 << 20) + 64];
+    int n = snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", 1 << 20);
+    memset(big + n, 'b', 1 << 20);
+    script body = {.reply = big, .reply_len = (size_t)n + (1 << 20)};
+    ASSERT_EQ(exchange(&c, &body, true, 5000 * MS), 0);
+    ASSERT_EQ(c.body_bytes, 1 << 20);
+    ASSERT_EQ(c.resp.body_len, 0);
+
+    printf("a body over the buffered limit: refused when kept, fine when discarded\n");
+    hm_http_limits small = {.max_body_bytes = 1000};
+    hm_http_conn lim;
+    hm_http_conn_init(&lim, &target, &small);
+    ASSERT_EQ(exchange(&lim, &body, false, 5000 * MS), -HM_ETOOBIG);
+    ASSERT_EQ(exchange(&lim, &body, true, 5000 * MS), 0);
+    ASSERT_EQ(lim.body_bytes, 1 << 20);
+    hm_http_conn_free(&lim);
+
+    printf("endless 100 Continue: a protocol error, not a hang\n");
+    script cont = {.repeat = "HTTP/1.1 100 Continue\r\n\r\n", .repeat_len = 25};
+    ASSERT_EQ(exchange(&c, &cont, false, 5000 * MS), -HM_EPROTO_HTTP);
+    ASSERT(strstr(c.why, "informational (1xx)"));
+
+    printf("an endless body, discarded: ends at the deadline\n");
+    enum { DATA = 16000 };
+    static char piece[DATA + 16];
+    int hl = snprintf(piece, sizeof(piece), "%x\r\n", (unsigned)DATA);
+    memset(piece + hl, 'e', DATA);
+    memcpy(piece + hl + DATA, "\r\n", 2);
+    script endless = {.reply = LIT2("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+                      .repeat = piece,
+                      .repeat_len = (size_t)hl + DATA + 2};
+    int64_t t0 = hm_now_ns();
+    ASSERT_EQ(exchange(&c, &endless, true, 200 * MS), -ETIMEDOUT);
+    ASSERT_GE(hm_now_ns() - t0, 200 * MS);
+    ASSERT_EQ(c.fail, HM_FAIL_TIMEOUT);
+    ASSERT(strstr(c.why, "no complete response within 0.2 s"));
+    ASSERT_GT(c.body_bytes, 0);
+
+    printf("connection refused\n");
+    hm_http_target closed = target;
+    ((struct sockaddr_in *)&closed.addr)->sin_port = htons(1);
+    hm_http_conn cc;
+    hm_http_conn_init(&cc, &closed, NULL);
+    hm_http_xopts xo = {.deadline = hm_now_ns() + 5000 * MS};
+    ASSERT_EQ(hm_http_conn_exchange(&cc, LIT("GET / HTTP/1.1\r\n\r\n"), &xo), -ECONNREFUSED);
+    ASSERT_EQ(cc.fail, HM_FAIL_CONNECT);
+    ASSERT_STREQ(cc.why, "connect failed: Connection refused");
+    hm_http_conn_free(&cc);
+
+    hm_http_conn_free(&c);
+    hm_sock_close(listener);
+}
+
+int main(int argc, char **argv)
+{
+    hm_loop_options lo = test_loop_options(argc, argv);
+    hm_loop *loop;
+    ASSERT_EQ(hm_loop_create(&loop, &lo), 0);
+    ASSERT_EQ(hm_coro_spawn(loop, tests, NULL, NULL), 0);
+    ASSERT_EQ(hm_loop_run(loop), 0);
+    hm_loop_destroy(loop);
+    printf("ok\n");
+    return 0;
+}
