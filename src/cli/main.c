@@ -1,8 +1,14 @@
 /* hammer's command line: parse and check the options (options.c), reach
  * the target (or start the embedded bench_app, embedded.c), run each pass
  * of the scenario, report, and choose the exit code (options.h): 0 every
- * check held, 1 the run completed with failures, 2 usage error or
- * unreachable target. Every path out of a run goes through finish(). */
+ * check held, 1 the run completed with failures (or was interrupted before
+ * anything ran), 2 usage error or unreachable target. Every path out of a
+ * run goes through finish(), which writes --json whenever the options were
+ * good, however the run ended.
+ *
+ * Ctrl-C (SIGINT, SIGTERM): the first stops new work, ends pauses and
+ * waits, lets requests in flight finish (up to --timeout) and reports what
+ * ran; the second ends everything at once (engine interrupts, engine.h). */
 #include "cli/embedded.h"
 #include "cli/import_har.h"
 #include "cli/matrix.h"
@@ -34,12 +40,55 @@ typedef struct run_state {
     int ran;                                    /* passes that ran */
     int rc;                                     /* the last pass's error, 0 if none */
     int64_t load_started_ns[HM_CLI_MAX_PASSES]; /* wall clock, per pass (shard.started) */
+    bool options_good;                          /* parsed and validated: --json is owed */
+    bool json_written;
+    char fatal[600]; /* why the run ended before a pass reported */
 } run_state;
+
+static _Atomic int signals_seen;
+static _Atomic int64_t first_signal_ns;
+static int64_t started_ns;
 
 static void on_signal(int sig)
 {
     (void)sig;
+    int n = atomic_fetch_add(&signals_seen, 1);
+    if (n == 0) atomic_store(&first_signal_ns, hm_now_ns());
     atomic_store(&hm_stop_requested, true);
+    hm_interrupt_raise(n == 0 ? HM_INTERRUPT_STOP : HM_INTERRUPT_ABORT);
+}
+
+/* Right after the options are good, so a Ctrl-C at any later moment is
+ * reported rather than fatal. */
+static void install_signal_handlers(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (hm_interrupt_init() < 0) return; /* the default action, then */
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static bool interrupted(void)
+{
+    return atomic_load(&hm_stop_requested);
+}
+
+static double interrupted_at_s(void)
+{
+    int64_t at = atomic_load(&first_signal_ns);
+    return at ? (double)(at - started_ns) / 1e9 : 0;
+}
+
+/* The run could not go on before a pass reported: says why on stderr and
+ * keeps it for the JSON. An interruption is not a usage error: nothing ran,
+ * so nothing passed (exit 1). */
+static int early_exit(run_state *rs, const char *why)
+{
+    snprintf(rs->fatal, sizeof(rs->fatal), "%s", why);
+    fprintf(stderr, "hammer: %s\n", why);
+    return interrupted() ? HM_EXIT_FAILED : HM_EXIT_USAGE;
 }
 
 /* "hammer: why" on stderr; the run cannot start (or its set-up failed). */
@@ -55,35 +104,35 @@ static int open_target(run_state *rs)
 {
     hm_options *o = &rs->cli.o;
     char why[512] = "";
-    signal(SIGPIPE, SIG_IGN);
     if (!o->url) {
         int port = hm_embedded_start(o->backend, rs->cli.sc->caps.app_workers, why, sizeof(why));
-        if (port < 0) return usage_error(why);
+        if (port < 0)
+            return early_exit(rs, interrupted() ? "interrupted while the embedded bench_app started"
+                                                : why);
         snprintf(rs->url_buf, sizeof(rs->url_buf), "http://127.0.0.1:%d", port);
         o->url = rs->url_buf;
         o->embedded = true;
     }
+    char msg[1200];
     int rc = hm_http_target_from_url(o->url, &o->target, &o->target_path);
     if (rc < 0) {
-        fprintf(stderr, "hammer: bad --url '%s': %s\n", o->url, hm_strerror(rc));
-        return HM_EXIT_USAGE;
+        snprintf(msg, sizeof(msg), "bad --url '%s': %s", o->url, hm_strerror(rc));
+        return early_exit(rs, msg);
     }
     if (o->target.tls) {
         rc = hm_tls_config_create(&rs->tls_cfg, rs->cli.insecure, rs->cli.cafile, why, sizeof(why));
-        if (rc < 0) return usage_error(why);
+        if (rc < 0) return early_exit(rs, why);
         o->target.tls_cfg = rs->tls_cfg;
     }
     int status;
     const char *probe_path = o->embedded ? "/_health" : (o->target_path ? o->target_path : "/");
     rc = hm_probe_get(o->backend, &o->target, probe_path, o->timeout_ns, &status, why, sizeof(why));
+    if (rc < 0 && interrupted())
+        return early_exit(rs, "interrupted while checking that the target is reachable");
     if (rc < 0) {
-        fprintf(stderr, "hammer: target %s is unreachable: %s\n", o->url, why);
-        return HM_EXIT_USAGE;
+        snprintf(msg, sizeof(msg), "target %s is unreachable: %s", o->url, why);
+        return early_exit(rs, msg);
     }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     return HM_CLI_GO;
 }
 
@@ -155,14 +204,15 @@ static json_t *resolved_options(const run_state *rs)
 static int open_outputs(run_state *rs)
 {
     const hm_cli *cli = &rs->cli;
+    char msg[600];
     if (cli->interval_json && !(rs->ijson = fopen(cli->interval_json, "w"))) {
-        fprintf(stderr, "hammer: cannot write %s: %s\n", cli->interval_json, strerror(errno));
-        return HM_EXIT_USAGE;
+        snprintf(msg, sizeof(msg), "cannot write %s: %s", cli->interval_json, strerror(errno));
+        return early_exit(rs, msg);
     }
     int rc;
     if (cli->hdr_log_path && (rc = hm_hlog_open(&rs->hlog, cli->hdr_log_path)) < 0) {
-        fprintf(stderr, "hammer: cannot write %s: %s\n", cli->hdr_log_path, hm_strerror(rc));
-        return HM_EXIT_USAGE;
+        snprintf(msg, sizeof(msg), "cannot write %s: %s", cli->hdr_log_path, hm_strerror(rc));
+        return early_exit(rs, msg);
     }
     const hm_options *o = &cli->o;
     snprintf(rs->full_target, sizeof(rs->full_target), "%s%s", o->url,
@@ -254,7 +304,9 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
     getrusage(RUSAGE_SELF, &ru1);
     if (rp->wall_seconds > 0)
         rp->client_cpu_pct = 100.0 * cpu_seconds(&ru0, &ru1) / (rp->wall_seconds * cli->o.threads);
-    rp->interrupted = atomic_load(&hm_stop_requested);
+    rp->interrupted = interrupted();
+    rp->interrupted_at_s = interrupted_at_s();
+    rp->interrupted_twice = atomic_load(&signals_seen) > 1;
     memcpy(rp->thresholds, cli->thresholds, sizeof(cli->thresholds));
     /* A shard's share cannot answer for the whole run: hammer merge does. */
     rp->n_thresholds = hm_shard_defers_thresholds(cli) ? 0 : cli->n_thresholds;
@@ -330,7 +382,7 @@ static int report(run_state *rs)
     }
     if (!cli->o.quiet && rs->ran > 1) hm_report_print_passes(stdout, rs->runs, rs->ran);
     write_hgrm(rs);
-    if (cli->o.json_path || cli->html_path) {
+    if ((cli->o.json_path || cli->html_path) && rs->ran > 0) {
         /* The HTML is rendered from the same document the JSON file holds. */
         json_t *doc =
             rs->ran > 1 ? hm_report_passes_json(rs->runs, rs->ran) : hm_report_json(&rs->runs[0]);
@@ -339,6 +391,7 @@ static int report(run_state *rs)
                                             : doc,
                                 "shard", hm_shard_json(cli, rs->load_started_ns[pi]));
         int jrc = cli->o.json_path ? hm_json_write_atomic(cli->o.json_path, doc) : 0;
+        rs->json_written = true;
         if (jrc < 0)
             fprintf(stderr, "hammer: cannot write %s: %s\n", cli->o.json_path, hm_strerror(jrc));
         jrc = cli->html_path ? hm_report_html_write(cli->html_path, doc) : 0;
@@ -354,16 +407,53 @@ static int report(run_state *rs)
         input_fault = input_fault || rs->runs[pi].fatal_usage;
     }
     /* Nothing was sent because of the scenario's set-up, or its input does
-     * not fit the app: a usage-level failure. */
-    if (fatal && (nothing_sent || input_fault)) return usage_error(fatal);
+     * not fit the app: a usage-level failure, unless Ctrl-C cut the set-up
+     * short. */
+    if (fatal && (nothing_sent || input_fault) && !interrupted()) return usage_error(fatal);
     if (rs->rc < 0 && !fatal) fprintf(stderr, "hammer: run failed: %s\n", hm_strerror(rs->rc));
     return all_passed ? HM_EXIT_PASS : HM_EXIT_FAILED;
+}
+
+/* The JSON of a run that ended before any pass reported: what it was
+ * going to do, and why it did not (docs/output.md: written on every exit
+ * once the options are good). */
+static void write_early_json(run_state *rs)
+{
+    hm_results *r = hm_calloc(1, sizeof(*r));
+    if (!r || hm_thread_stats_init(&r->total) < 0) {
+        hm_free(r);
+        return;
+    }
+    describe_pass(rs, r, rs->cli.pass_names[0]);
+    if (!rs->full_target[0])
+        snprintf(rs->full_target, sizeof(rs->full_target), "%s",
+                 rs->cli.o.url ? rs->cli.o.url : "(embedded bench_app)");
+    r->target = rs->full_target;
+    r->fatal = rs->fatal[0]    ? rs->fatal
+               : interrupted() ? "interrupted before the run started"
+                               : "the run ended before it started";
+    r->interrupted = interrupted();
+    r->interrupted_at_s = interrupted_at_s();
+    r->interrupted_twice = atomic_load(&signals_seen) > 1;
+    json_t *doc = hm_report_json(r);
+    json_object_set_new(doc, "shard", hm_shard_json(&rs->cli, 0)); /* the load never began */
+    int jrc = rs->cli.o.json_path ? hm_json_write_atomic(rs->cli.o.json_path, doc) : 0;
+    if (jrc < 0)
+        fprintf(stderr, "hammer: cannot write %s: %s\n", rs->cli.o.json_path, hm_strerror(jrc));
+    jrc = rs->cli.html_path ? hm_report_html_write(rs->cli.html_path, doc) : 0;
+    if (jrc < 0)
+        fprintf(stderr, "hammer: cannot write %s: %s\n", rs->cli.html_path, hm_strerror(jrc));
+    json_decref(doc);
+    hm_thread_stats_destroy(&r->total);
+    hm_free(r);
 }
 
 /* The one way out: whatever the run got to, released. */
 static int finish(run_state *rs, int code)
 {
     close_outputs(rs);
+    if (rs->options_good && (rs->cli.o.json_path || rs->cli.html_path) && !rs->json_written)
+        write_early_json(rs);
     for (int pi = 0; rs->runs && pi < rs->ran; pi++) {
         hm_thread_stats_destroy(&rs->runs[pi].total);
         for (int i = 0; i < rs->runs[pi].n_variants; i++)
@@ -388,10 +478,15 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "import-har")) return hm_import_har_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "report")) return hm_report_main(argc - 1, argv + 1);
     static run_state rs; /* large (thresholds, URLs); one per process */
+    started_ns = hm_now_ns();
     int code = hm_cli_parse(&rs.cli, argc, argv);
     if (code == HM_CLI_GO) code = hm_shard_split(&rs.cli);
     if (code == HM_CLI_GO) code = hm_cli_validate(&rs.cli);
     if (code == HM_CLI_GO) code = hm_shard_identify(&rs.cli);
+    if (code == HM_CLI_GO) {
+        rs.options_good = true;
+        install_signal_handlers();
+    }
     rs.cli.o.gauges = &rs.gauges;
     if (code == HM_CLI_GO) code = open_target(&rs);
     if (code == HM_CLI_GO) code = open_outputs(&rs);

@@ -111,6 +111,8 @@ static int failed(hm_http_conn *c, int rc, phase ph, int64_t budget_ns)
     case HM_FAIL_TIMEOUT:
         if (ph == PH_SEND)
             snprintf(c->why, sizeof(c->why), "request not sent within %.3g s", secs);
+        else if (!got)
+            snprintf(c->why, sizeof(c->why), "no response within %.3g s (not a byte)", secs);
         else
             snprintf(c->why, sizeof(c->why),
                      "no complete response %swithin %.3g s (%zu bytes received)",

@@ -368,8 +368,14 @@ static int send_action(sender *sd, const hm_flow_step *s)
     int64_t t0 = hm_now_ns();
     __atomic_store_n(&in->send_ns[k & (RING - 1)], intended ? intended : t0, __ATOMIC_RELAXED);
     int status;
-    bool stop = hm_request_scheduled(&sd->c, req, len, false, o->timeout_ns, intended, st,
-                                     &run->live, &status);
+    char where[96];
+    snprintf(where, sizeof(where), "action POST %.48s, flow line %d", in->urls[s->slot], s->line);
+    hm_request rq = {.req = req,
+                     .len = len,
+                     .timeout_ns = o->timeout_ns,
+                     .intended_ns = intended,
+                     .where = where};
+    bool stop = hm_request_send(&sd->c, &rq, st, &run->live, &status);
     hm_free(req);
     sd->x.last_status = status ? status : -HM_ECLOSED;
     bool ok = status >= 200 && status < 300;

@@ -14,7 +14,7 @@ typedef struct get_run {
     hm_thread_stats *stats;
     char *req;
     size_t req_len;
-    unsigned flags; /* HM_REQ_* */
+    bool idempotent, head; /* what the method allows and implies */
     _Atomic int64_t next_seq;
     int64_t t_start, t_end;
     hm_liveness live;
@@ -24,6 +24,7 @@ typedef struct get_run {
 typedef struct getter {
     get_run *run;
     int thread;
+    int index; /* connection number over all threads */
 } getter;
 
 static void getter_coro(void *p)
@@ -35,14 +36,25 @@ static void getter_coro(void *p)
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
     hm_gauge_vus(o, 1);
+    char where[96];
+    snprintf(where, sizeof(where), "%s %.60s, connection %d", o->method ? o->method : "GET",
+             o->target_path ? o->target_path : "/", g->index);
+    /* A flood keeps no bodies: it counts their bytes (memory stays flat
+     * whatever the server sends). */
+    hm_request rq = {.req = run->req,
+                     .len = run->req_len,
+                     .idempotent = run->idempotent,
+                     .head = run->head,
+                     .discard_body = true,
+                     .timeout_ns = o->timeout_ns,
+                     .where = where};
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
         if (!hm_budget_allows(o, seq, run->t_start)) break;
         int status;
-        if (hm_request_scheduled(&c, run->req, run->req_len, run->flags, o->timeout_ns,
-                                 hm_intended_ns(o, seq, run->t_start), st, &run->live, &status))
-            break;
+        rq.intended_ns = hm_intended_ns(o, seq, run->t_start);
+        if (hm_request_send(&c, &rq, st, &run->live, &status)) break;
     }
     hm_thread_stats_add_conn(st, &c);
     hm_gauge_vus(o, -1);
@@ -54,10 +66,13 @@ static void getter_coro(void *p)
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     get_run *run = arg;
+    int first = 0;
+    for (int i = 0; i < idx; i++)
+        first += hm_share(run->o->concurrency, run->o->threads, i);
     int mine = hm_share(run->o->concurrency, run->o->threads, idx);
     for (int i = 0; i < mine; i++) {
         getter *g = hm_alloc(sizeof(*g));
-        *g = (getter){run, idx};
+        *g = (getter){run, idx, first + i};
         hm_coro_spawn(loop, getter_coro, g, NULL);
     }
 }
@@ -106,8 +121,8 @@ static int build_request(get_run *run, const hm_options *o)
     /* RFC 9110 9.2.2: these may be repeated without harm. */
     const char *idem[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
     for (size_t i = 0; i < HM_ARRAY_LEN(idem); i++)
-        if (!strcmp(method, idem[i])) run->flags |= HM_REQ_IDEMPOTENT;
-    if (!strcmp(method, "HEAD")) run->flags |= HM_REQ_HEAD;
+        if (!strcmp(method, idem[i])) run->idempotent = true;
+    run->head = !strcmp(method, "HEAD");
     return 0;
 }
 

@@ -167,26 +167,87 @@ void hm_scenario_names(bool (*pick)(const hm_scenario_caps *c), const char *sep,
     }
 }
 
-bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, unsigned flags,
-                        int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status)
+void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, int rc,
+                                  const char *where)
 {
-    return hm_request_scheduled(c, req, len, flags, timeout_ns, 0, st, live, status);
+    char bytes[sizeof(st->sse_first.bytes)];
+    if (rc == 0) {
+        int status = c->resp.status;
+        if (status >= 200 && status < 300) return;
+        int i = 0;
+        while (i < HM_STATUS_EXAMPLES && st->status_first_code[i] &&
+               st->status_first_code[i] != status)
+            i++;
+        if (i == HM_STATUS_EXAMPLES || st->status_first_code[i] == status)
+            return; /* kept, or full */
+        const char *eol = memchr(c->head, '\r', c->head_len);
+        hm_escape_bytes(c->head, eol ? (size_t)(eol - c->head) : c->head_len, bytes, sizeof(bytes));
+        /* php-via says why in the body ("Invalid context"): show its start. */
+        char reason[160], body[100] = "";
+        if (c->resp.body_len) hm_escape_bytes(c->resp.body, c->resp.body_len, body, 64);
+        snprintf(reason, sizeof(reason), "answered HTTP %d%s%s", status, body[0] ? ": " : "", body);
+        hm_thread_stats_status_example(st, status, reason, where, bytes);
+        return;
+    }
+    hm_fail_kind k = c->fail ? c->fail : HM_FAIL_OTHER;
+    if (st->fail_first[k].reason[0]) return;
+    hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
+    hm_thread_stats_fail_example(st, k, hm_http_conn_fail_reason(c, rc), where, bytes);
 }
 
-bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, unsigned flags,
-                          int64_t timeout_ns, int64_t intended_ns, hm_thread_stats *st,
-                          hm_liveness *live, int *status)
+hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, const hm_watch *w,
+                            const char *where)
 {
+    if (rc == -ECANCELED) return HM_SSE_FAIL_NONE;
+    char bytes[sizeof(st->sse_first.bytes)], reason[200];
+    hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
+    hm_sse_fail kind;
+    if (w->error[0]) {
+        kind = HM_SSE_FAIL_PROTOCOL;
+        snprintf(reason, sizeof(reason), "%s", w->error);
+    } else if (rc == -HM_ESTATUS) {
+        kind = HM_SSE_FAIL_STATUS;
+        snprintf(reason, sizeof(reason), "answered HTTP %d", c->resp.status);
+        const char *eol = memchr(c->head, '\r', c->head_len);
+        hm_escape_bytes(c->head, eol ? (size_t)(eol - c->head) : c->head_len, bytes, sizeof(bytes));
+    } else if (rc == 0) {
+        kind = HM_SSE_FAIL_CLOSED;
+        snprintf(reason, sizeof(reason), "the server ended the stream while the run was live");
+    } else {
+        kind = hm_sse_fail_of(c->fail);
+        snprintf(reason, sizeof(reason), "%s", hm_http_conn_fail_reason(c, rc));
+    }
+    hm_thread_stats_sse_fail(st, kind, reason, where, bytes);
+    return kind;
+}
+
+void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where)
+{
+    if (!w->undecodable) return;
+    hm_thread_stats_sse_fail(st, HM_SSE_FAIL_PROTOCOL, w->undecodable_why, where, "");
+    st->sse_fail[HM_SSE_FAIL_PROTOCOL] += w->undecodable - 1;
+}
+
+bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
+                     int *status)
+{
+    int64_t intended_ns = rq->intended_ns;
+    *status = 0;
     if (intended_ns > 0 && hm_now_ns() < intended_ns) hm_coro_sleep_until(intended_ns);
+    if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) && intended_ns > 0)
+        return true; /* the wait was cut short by Ctrl-C: send nothing new */
     int64_t t0 = hm_now_ns();
-    hm_http_xopts xo = {.idempotent = flags & HM_REQ_IDEMPOTENT,
-                        .head = flags & HM_REQ_HEAD,
-                        .deadline = t0 + timeout_ns};
+    hm_http_xopts xo = {.idempotent = rq->idempotent,
+                        .head = rq->head,
+                        .discard_body = rq->discard_body,
+                        .deadline = t0 + rq->timeout_ns};
     hm_thread_stats_in_flight(st, 1);
-    int rc = hm_http_conn_exchange(c, req, len, &xo);
+    int rc = hm_http_conn_exchange(c, rq->req, rq->len, &xo);
     hm_thread_stats_in_flight(st, -1);
     int64_t t1 = hm_now_ns();
     hm_thread_stats_note_conn(st, c);
+    if (rc == -ECANCELED) return true; /* a second Ctrl-C: it never finished */
+    hm_thread_stats_note_outcome(st, c, rc, rq->where);
     if (rc == 0) {
         *status = c->resp.status;
         if (intended_ns > 0)
@@ -194,12 +255,11 @@ bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, unsigned
         else
             hm_thread_stats_record_action(st, (t1 - t0) / 1000);
         hm_thread_stats_count(st, c->resp.status, HM_FAIL_NONE);
-        hm_liveness_report(live, t1, true, HM_FAIL_NONE, timeout_ns);
+        hm_liveness_report(live, t1, true, HM_FAIL_NONE, rq->timeout_ns);
         return false;
     }
-    *status = 0;
     hm_thread_stats_count(st, 0, c->fail);
-    if (hm_liveness_report(live, t1, false, c->fail, timeout_ns)) return true;
+    if (hm_liveness_report(live, t1, false, c->fail, rq->timeout_ns)) return true;
     if (c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
     return false;
 }
@@ -250,7 +310,8 @@ int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_t
 
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg)
 {
-    hm_loop_options lo = {.backend = backend};
+    /* A set-up or tear-down step has nothing worth finishing after Ctrl-C. */
+    hm_loop_options lo = {.backend = backend, .stop_aborts = true};
     hm_loop *loop;
     int rc = hm_loop_create(&loop, &lo);
     if (rc < 0) return rc;
@@ -265,6 +326,7 @@ typedef struct probe {
     const char *path;
     int64_t timeout_ns;
     int status, err;
+    bool answered_badly;
     char why[300];
 } probe;
 
@@ -276,8 +338,18 @@ static void probe_coro(void *p)
     char req[1024];
     ssize_t len = hm_http_write_request(req, sizeof(req), "GET", pr->path, pr->target->host_header,
                                         NULL, 0, NULL, 0);
-    hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + pr->timeout_ns};
+    /* Whatever the body, only the answer matters: count it, keep nothing. */
+    hm_http_xopts xo = {
+        .idempotent = true, .discard_body = true, .deadline = hm_now_ns() + pr->timeout_ns};
     pr->err = len < 0 ? (int)len : hm_http_conn_exchange(&c, req, (size_t)len, &xo);
+    /* Reachable means something answered: a server that answers badly
+     * (endless 1xx, an endless body, garbage) is for the run to report,
+     * with its errors counted and explained, not "unreachable". */
+    if (pr->err < 0 && pr->err != -ECANCELED && c.resp_bytes > 0) {
+        pr->answered_badly = true;
+        snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
+        pr->err = 0;
+    }
     pr->status = pr->err == 0 ? c.resp.status : 0;
     if (pr->err < 0)
         snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
@@ -293,7 +365,7 @@ int hm_probe_get(hm_backend_kind backend, const hm_http_target *target, const ch
         snprintf(why, whylen, "cannot create an event loop: %s", hm_strerror(rc));
         return rc;
     }
-    if (pr.err < 0) snprintf(why, whylen, "%s", pr.why);
+    if (pr.err < 0 || pr.answered_badly) snprintf(why, whylen, "%s", pr.why);
     *status = pr.status;
     return pr.err;
 }

@@ -150,25 +150,47 @@ static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_f
     return atomic_load_explicit(&l->dead, memory_order_relaxed);
 }
 
-/* Flags of hm_request_counted and hm_request_scheduled (true means
- * HM_REQ_IDEMPOTENT). */
-enum {
-    HM_REQ_IDEMPOTENT = 1, /* may be re-sent under http_client.h's retry rule */
-    HM_REQ_HEAD = 2,       /* a HEAD request: the response has no body */
-};
+/* One request as a scenario sends it (hm_request_send). */
+typedef struct hm_request {
+    const char *req; /* the serialized request */
+    size_t len;
+    bool idempotent;     /* GET: may be re-sent (see http_client.h) */
+    bool head;           /* a HEAD request: the response has no body */
+    bool discard_body;   /* count the body's bytes, keep none (get, probes) */
+    int64_t timeout_ns;  /* --timeout: covers the whole exchange */
+    int64_t intended_ns; /* -R: the intended send time; 0 without -R */
+    const char *where;   /* for a failure's first example, e.g.
+                          * "action POST /_action/increment, connection 3" */
+} hm_request;
 
-/* Sends one complete request on c and accounts for it in st: latency when a
- * response came, its status or the failure kind, connect and TLS timings,
- * and liveness; a refused connect is paced (10 ms) so a dead server is
- * reported rather than spun on. *status gets the HTTP status (0 when the
- * request failed). Returns true when the run should stop. */
-bool hm_request_counted(hm_http_conn *c, const char *req, size_t len, unsigned flags,
-                        int64_t timeout_ns, hm_thread_stats *st, hm_liveness *live, int *status);
-/* The same for a request scheduled at intended_ns (-R): sleeps until then
- * if early, and records both corrected and service latency. */
-bool hm_request_scheduled(hm_http_conn *c, const char *req, size_t len, unsigned flags,
-                          int64_t timeout_ns, int64_t intended_ns, hm_thread_stats *st,
-                          hm_liveness *live, int *status);
+/* Sends one request on c and accounts for it in st: latency when a
+ * response came (with -R: sleeps until intended_ns if early, and records
+ * both corrected and service latency), its status or the failure kind with
+ * the first example of each, connect and TLS timings, and liveness; a
+ * refused connect is paced (10 ms) so a dead server is reported rather
+ * than spun on. A request cancelled by an interrupt is not counted.
+ * *status gets the HTTP status (0 when the request failed). Returns true
+ * when the run should stop. */
+bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
+                     int *status);
+
+/* The first example of c's last outcome into st, when it was a failure
+ * (rc < 0: c->fail with c->why and the response's first bytes) or a non-2xx
+ * answer (the status line, and the body's start when kept). where says
+ * which request on which VU or connection. */
+void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, int rc,
+                                  const char *where);
+
+/* How an SSE stream ended, into st (sse.failures and the first example),
+ * unless the run ended it itself (rc -ECANCELED): rc is
+ * hm_http_conn_stream's result on c, w the stream's watch (its own refusal
+ * comes first). A stream the server ended (rc 0) while the run still
+ * wanted it is "closed". Returns the kind counted (NONE when none). */
+hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, const hm_watch *w,
+                            const char *where);
+/* The watch's undecodable events into st as SSE protocol failures (call
+ * once, when the watch is done). */
+void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where);
 
 /* A connection's outcome into the thread's stats: the adapter between
  * proto (hm_http_conn) and stats (hm_thread_stats), so neither includes the
@@ -240,12 +262,15 @@ int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_t
                            void *arg, hm_liveness *live, int64_t *t_start, int64_t *t_end);
 
 /* Runs fn(arg) as the only coroutine of a temporary loop on the calling
- * thread (for set-up and tear-down steps). Returns the loop's error. */
+ * thread (for set-up and tear-down steps; Ctrl-C ends them at once).
+ * Returns the loop's error. */
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg);
 
 /* One GET of path on target from a temporary loop (reachability and health
- * checks). 0 with *status set when a response arrived (whatever its
- * status), else a negative errno with the reason in why. */
+ * checks; the body is counted, not kept). 0 with *status set when a
+ * response arrived, whatever its status, or when the server sent bytes
+ * that were no good response (*status 0, the reason in why); else a
+ * negative errno with the reason in why. */
 int hm_probe_get(hm_backend_kind backend, const hm_http_target *target, const char *path,
                  int64_t timeout_ns, int *status, char *why, size_t whylen);
 

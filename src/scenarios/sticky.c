@@ -140,12 +140,15 @@ static void sticky_vu_coro(void *p)
     hm_free(body);
     if (len < 0) goto out;
     hm_http_conn *c = run->v == V_KEEPALIVE ? &page : &act;
+    char where[96];
+    snprintf(where, sizeof(where), "action POST %.40s, %s variant", pg.action_url,
+             variant_names[run->v]);
+    hm_request rq = {.req = req, .len = (size_t)len, .timeout_ns = o->timeout_ns, .where = where};
     while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead) &&
            atomic_fetch_add(&run->claimed, 1) < o->actions) {
         if (run->v == V_LEGACY) hm_http_conn_close(c); /* a new connection per action */
         int status;
-        bool stop = hm_request_counted(c, req, (size_t)len, false, o->timeout_ns, &t->st,
-                                       &run->live, &status);
+        bool stop = hm_request_send(c, &rq, &t->st, &run->live, &status);
         if (status) count_worker(t, c);
         if (stop) break;
     }

@@ -68,6 +68,7 @@ struct hammer_vu {
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
     bool failed;
     char fail_why[200];
+    char where_sse[40]; /* "SSE GET /_sse, VU N" */
 };
 
 static void on_patch(hm_watch *w, int64_t value, void *user)
@@ -98,6 +99,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     if (p->status != 200) return -HM_ESTATUS;
     v->connected = true;
     v->streaming = true;
+    v->run->stats[v->thread].sse_opened++;
     hm_gauge_sse_open(v->run->o, 1);
     return 0;
 }
@@ -112,14 +114,20 @@ static void sse_coro(void *p)
 {
     vu *v = p;
     const hm_options *o = v->run->o;
+    hm_thread_stats *st = &v->run->stats[v->thread];
     int64_t backoff = 100 * 1000000LL;
     while (!v->done) {
         char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_sse");
         size_t len = 0;
         char *req = cookie ? hm_via_sse_request(&o->target, v->page.ctx, cookie, &len) : NULL;
         hm_free(cookie);
-        if (!req) break;
+        if (!req) {
+            hm_thread_stats_sse_fail(st, HM_SSE_FAIL_OTHER, "cannot build the SSE request",
+                                     v->where_sse, "");
+            break;
+        }
         hm_watch_restart(&v->watch);
+        v->watch.error[0] = 0; /* a new stream: its own refusal, if any */
         int rc = hm_http_conn_stream(&v->sse_conn, req, len, hm_now_ns() + o->timeout_ns,
                                      on_sse_headers, on_sse_body, v);
         hm_free(req);
@@ -128,6 +136,7 @@ static void sse_coro(void *p)
             hm_gauge_sse_open(o, -1);
         }
         if (v->done || rc == -ECANCELED) break;
+        hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, v->where_sse);
         /* The stream ended under a live tab: reconnect with backoff, as
          * Datastar's retry does. */
         v->reconnects++;
@@ -138,10 +147,16 @@ static void sse_coro(void *p)
     v->sse_co = NULL;
 }
 
-static void record_request(vu *v, int rc, int64_t t0, int64_t t1)
+static void record_request(vu *v, const char *what, int rc, int64_t t0, int64_t t1)
 {
     hm_thread_stats *st = &v->run->stats[v->thread];
     hm_thread_stats_note_conn(st, &v->conn);
+    int status = rc == 0 ? v->conn.resp.status : 0;
+    if (status < 200 || status >= 300) {
+        char where[96];
+        snprintf(where, sizeof(where), "%.80s, VU %d", what, v->id);
+        hm_thread_stats_note_outcome(st, &v->conn, rc, where);
+    }
     if (rc == 0) {
         hm_thread_stats_record_action(st, (t1 - t0) / 1000);
         hm_thread_stats_count(st, v->conn.resp.status, HM_FAIL_NONE);
@@ -228,8 +243,18 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
 {
     if (!v->page.ctx) return -HM_ENOTFOUND;
     if (!v->sse_co) hm_coro_spawn(NULL, sse_coro, v, &v->sse_co);
-    return hm_watch_wait_first_state(&v->watch, &v->sse_co,
-                                     hm_now_ns() + (int64_t)timeout_ms * 1000000);
+    int rc = hm_watch_wait_first_state(&v->watch, &v->sse_co,
+                                       hm_now_ns() + (int64_t)timeout_ms * 1000000);
+    if (rc == -ETIMEDOUT && v->streaming && !run_stopping(v->run)) {
+        /* Open, but silent: a stream that shows no state is a failed one. */
+        char why[120];
+        snprintf(why, sizeof(why), "no first state (%s) within %.3g s of opening",
+                 v->run->o->signal && v->run->o->signal[0] ? v->run->o->signal : "signals",
+                 timeout_ms / 1e3);
+        hm_thread_stats_sse_fail(&v->run->stats[v->thread], HM_SSE_FAIL_TIMEOUT, why, v->where_sse,
+                                 "");
+    }
+    return rc;
 }
 
 int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
@@ -270,7 +295,10 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     hm_thread_stats_in_flight(st, -1);
     hm_free(req);
     int64_t t1 = hm_now_ns();
-    record_request(v, rc, t0, t1);
+    if (rc == -ECANCELED) return rc; /* a second Ctrl-C: it never finished */
+    char what[80];
+    snprintf(what, sizeof(what), "action POST %.60s", action_url);
+    record_request(v, what, rc, t0, t1);
     bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
     hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
     v->last_action_ns = ok ? t0 : 0;
@@ -286,6 +314,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
 int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
 {
     if (!v->sse_co) return -ENOTCONN;
+    if (run_stopping(v->run)) return -ECANCELED;
     void *tok;
     int rc = hm_chan_pop(v->patched, &tok, hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == 0 && v->last_action_ns)
@@ -388,7 +417,8 @@ void hm_vu_leave_page(hammer_vu *v)
     if (v->sse_co && v->ok) {
         int64_t until = hm_now_ns() + o->timeout_ns;
         char tmp[8];
-        while (v->sse_co && hm_now_ns() < until && !hm_watch_verdict(&v->watch, v->ok, tmp, 8))
+        while (v->sse_co && hm_now_ns() < until && !hm_watch_verdict(&v->watch, v->ok, tmp, 8) &&
+               hm_interrupt_current() < HM_INTERRUPT_ABORT)
             hm_coro_sleep(5000000);
     }
     v->done = true;
@@ -410,6 +440,7 @@ void hm_vu_leave_page(hammer_vu *v)
                                                                             : v->watch.events;
     v->baseline_sum += v->watch.baseline;
     v->final_sum += v->watch.last;
+    hm_sse_note_events(&v->run->stats[v->thread], &v->watch, v->where_sse);
     hm_watch_free(&v->watch);
     watch_start(v);
     v->ok = 0;
@@ -426,6 +457,7 @@ void hm_vu_new_user(hammer_vu *v)
     st->connects += v->conn.connects;
     st->reconnects += v->conn.reconnects;
     st->retries += v->conn.retries;
+    hm_thread_stats_take_bytes(st, &v->conn);
     hm_http_conn_free(&v->conn);
     hm_http_conn_init(&v->conn, &v->run->o->target, NULL);
 }
@@ -452,7 +484,7 @@ static int builtin_vu_body(hammer_vu *v, void *state)
         /* The next click builds on what the tab shows, so wait for it. */
         if (status >= 200 && status < 300) hammer_vu_wait_patch(v, timeout_ms);
         int64_t t = think_ns(v);
-        if (t > 0) hm_coro_sleep(t);
+        if (t > 0 && !run_stopping(v->run)) hm_coro_sleep(t); /* Ctrl-C ends it, too */
     }
     return 0;
 }
@@ -470,6 +502,7 @@ static void vu_coro(void *p)
     hm_http_conn_init(&v->conn, &o->target, NULL);
     hm_http_conn_init(&v->sse_conn, &o->target, NULL);
     watch_start(v);
+    snprintf(v->where_sse, sizeof(v->where_sse), "SSE GET /_sse, VU %d", v->id);
     hm_chan_create(&v->patched, 1);
     hm_chan_create(&v->woken, 1);
     tot->vus++;
@@ -497,6 +530,7 @@ static void vu_coro(void *p)
     else if (!tot->first_failure[0])
         snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
                  v->fail_why);
+    hm_sse_note_events(st, &v->watch, v->where_sse);
     tot->streams_connected += v->connected;
     tot->reconnects += v->reconnects;
     tot->patches += v->patches;

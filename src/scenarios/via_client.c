@@ -169,16 +169,23 @@ ssize_t hm_via_write_sse(char *buf, size_t cap, const hm_http_target *t, const c
 
 int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, int64_t deadline)
 {
-    char req[1024];
+    /* Sized to the cookie: a fixed buffer dropped the beacon of a session
+     * with many cookies, silently. */
+    size_t cap = (cookie ? strlen(cookie) : 0) + strlen(ctx) + 512;
+    char *req = hm_alloc(cap);
+    if (!req) return -ENOMEM;
     hm_http_header h[2];
     size_t n = 0;
     h[n++] = (hm_http_header){"Content-Type", "text/plain;charset=UTF-8"};
     if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
-    ssize_t len = hm_http_write_request(req, sizeof(req), "POST", "/_session/close",
-                                        c->target->host_header, h, n, ctx, strlen(ctx));
-    if (len < 0) return (int)len;
-    hm_http_xopts xo = {.deadline = deadline};
-    int rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
+    ssize_t len = hm_http_write_request(req, cap, "POST", "/_session/close", c->target->host_header,
+                                        h, n, ctx, strlen(ctx));
+    int rc = (int)len;
+    if (len >= 0) {
+        hm_http_xopts xo = {.deadline = deadline};
+        rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
+    }
+    hm_free(req);
     if (rc < 0) return rc;
     return c->resp.status == 200 ? 0 : -HM_ESTATUS;
 }

@@ -31,8 +31,8 @@ typedef struct counter_run {
     hm_thread_stats *stats; /* one per thread */
     hm_cookie_jar jar;
     hm_via_page page;
-    char cookie[4096];
-    char *body; /* the action body, identical for every action; set before go */
+    char *cookie; /* the session's Cookie header value, sized to the jar */
+    char *body;   /* the action body, identical for every action; set before go */
     char fatal[512];
 
     _Atomic int64_t next_seq;
@@ -57,6 +57,7 @@ struct observer {
     bool connected;
     int64_t matched; /* actions whose patch latency is recorded */
     int status;
+    char where[48]; /* "SSE GET /_sse, observer N" */
 };
 
 /* ---- set-up: page load ---------------------------------------------------- */
@@ -73,6 +74,8 @@ static void setup_coro(void *p)
     if (rc == 0) {
         hm_thread_stats_record(&run->stats[0], HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
         hm_thread_stats_note_conn(&run->stats[0], &c);
+    } else if (hm_interrupt_current() != HM_INTERRUPT_NONE) {
+        snprintf(run->fatal, sizeof(run->fatal), "interrupted during set-up (the page load)");
     }
     run->stats[0].connects += c.connects;
     hm_http_conn_free(&c);
@@ -139,6 +142,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     ob->status = p->status;
     if (p->status != 200) return -HM_ESTATUS;
     ob->connected = true;
+    ob->run->stats[0].sse_opened++;
     hm_gauge_sse_open(ob->run->o, 1);
     return 0;
 }
@@ -149,28 +153,42 @@ static void observer_coro(void *p)
     counter_run *run = ob->run;
     const hm_options *o = run->o;
     const char *ctx = run->page.ctx;
+    hm_thread_stats *st = &run->stats[0];
     hm_http_conn_init(&ob->conn, &o->target, NULL);
     hm_watch_init(&ob->watch, o->workload, o->signal);
     ob->watch.on_patch = on_patch;
     ob->watch.user = ob;
+    snprintf(ob->where, sizeof(ob->where), "SSE GET /_sse, observer %d", ob->index);
     if (ob->index > 0) {
         /* Extra observers are other tabs of the same session: own context. */
         char why[256];
-        if (hm_via_load_page(&ob->conn, &run->jar, o->route, NULL, hm_now_ns() + o->timeout_ns,
-                             &ob->page, why, sizeof(why)) < 0)
+        int rc = hm_via_load_page(&ob->conn, &run->jar, o->route, NULL, hm_now_ns() + o->timeout_ns,
+                                  &ob->page, why, sizeof(why));
+        if (rc < 0) {
+            if (rc != -ECANCELED)
+                hm_thread_stats_sse_fail(st, HM_SSE_FAIL_OTHER, why, ob->where, "");
             goto out;
+        }
         ctx = ob->page.ctx;
     }
-    char req[8192];
-    ssize_t len = hm_via_write_sse(req, sizeof(req), &o->target, ctx, run->cookie);
-    if (len > 0)
-        hm_http_conn_stream(&ob->conn, req, (size_t)len, hm_now_ns() + o->timeout_ns,
-                            on_sse_headers, on_sse_body, ob);
+    size_t len = 0;
+    char *req = hm_via_sse_request(&o->target, ctx, run->cookie, &len);
+    if (req) {
+        int rc = hm_http_conn_stream(&ob->conn, req, len, hm_now_ns() + o->timeout_ns,
+                                     on_sse_headers, on_sse_body, ob);
+        /* The finisher ends the stream (-ECANCELED); anything else was the
+         * server's doing. */
+        hm_sse_note_end(st, &ob->conn, rc, &ob->watch, ob->where);
+        hm_free(req);
+    } else {
+        hm_thread_stats_sse_fail(st, HM_SSE_FAIL_OTHER, "cannot build the SSE request", ob->where,
+                                 "");
+    }
 out:
+    hm_sse_note_events(st, &ob->watch, ob->where);
     if (ob->connected) hm_gauge_sse_open(o, -1);
     if (ob->index == 0) start_senders(run, ob->watch.signals); /* never block the senders */
-    run->stats[0].connects += ob->conn.connects;
-    hm_thread_stats_take_bytes(&run->stats[0], &ob->conn);
+    hm_thread_stats_add_conn(st, &ob->conn);
     hm_http_conn_free(&ob->conn);
     ob->co = NULL;
 }
@@ -196,16 +214,25 @@ static void finisher_coro(void *p)
     observer *main_ob = &run->obs[0];
     /* Senders wait for the baseline; give the stream the request timeout. */
     int64_t give_up = hm_now_ns() + o->timeout_ns;
-    while (!atomic_load(&run->go) && hm_now_ns() < give_up)
+    while (!atomic_load(&run->go) && hm_now_ns() < give_up && !atomic_load(&hm_stop_requested))
         hm_coro_sleep(1000000);
+    if (!atomic_load(&run->go) && main_ob->co && main_ob->connected &&
+        !atomic_load(&hm_stop_requested)) {
+        /* Open, but silent: a stream that shows no state is a failed one. */
+        char why[120];
+        snprintf(why, sizeof(why), "no baseline event (%s) within %.3g s of opening", o->signal,
+                 (double)o->timeout_ns / 1e9);
+        hm_thread_stats_sse_fail(&run->stats[0], HM_SSE_FAIL_TIMEOUT, why, main_ob->where, "");
+    }
     start_senders(run, NULL);
     while (atomic_load(&run->workers_left) > 0)
         hm_coro_sleep(1000000);
-    /* The final patch may trail the last response (php-via polls its patch
-     * queue every 100 ms): wait until the signal shows every OK, or time out. */
+    /* The final patch may trail the last response: wait until the signal
+     * shows every OK, or time out (also after Ctrl-C: the verdict covers
+     * what ran, so it needs the patches of what ran). */
     int64_t until = hm_now_ns() + o->timeout_ns;
-    while (main_ob->co && hm_now_ns() < until && !atomic_load(&hm_stop_requested) &&
-           !atomic_load(&run->live.dead)) {
+    while (main_ob->co && hm_now_ns() < until && !atomic_load(&run->live.dead) &&
+           hm_interrupt_current() < HM_INTERRUPT_ABORT) {
         if (watch_caught_up(&main_ob->watch, atomic_load(&run->ok_total))) break;
         hm_coro_sleep(2000000);
     }
@@ -224,6 +251,7 @@ static void finisher_coro(void *p)
 typedef struct sender {
     counter_run *run;
     int thread;
+    int index; /* connection number over all threads */
 } sender;
 
 static void sender_coro(void *p)
@@ -232,29 +260,32 @@ static void sender_coro(void *p)
     counter_run *run = s->run;
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[s->thread];
-    while (!atomic_load(&run->go))
+    while (!atomic_load(&run->go) && !atomic_load(&hm_stop_requested))
         hm_coro_sleep(1000000);
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
     hm_gauge_vus(o, 1);
     /* Every action is the same request: serialize it once per sender. */
-    size_t cap = 16384 + (run->body ? strlen(run->body) : 0);
-    char *req = run->body ? hm_alloc(cap) : NULL;
-    ssize_t req_len = req ? hm_via_write_action(req, cap, &o->target, run->page.action_url,
-                                                run->cookie, run->body, strlen(run->body),
-                                                o->no_origin ? NULL : o->target.origin)
-                          : -EINVAL;
-    for (; req_len > 0;) {
+    size_t req_len = 0;
+    char *req = run->body ? hm_via_action_request(&o->target, run->page.action_url, run->cookie,
+                                                  run->body, strlen(run->body),
+                                                  o->no_origin ? NULL : o->target.origin, &req_len)
+                          : NULL;
+    char where[96];
+    snprintf(where, sizeof(where), "action POST %.48s, connection %d", run->page.action_url,
+             s->index);
+    hm_request rq = {.req = req, .len = req_len, .timeout_ns = o->timeout_ns, .where = where};
+    while (req) {
         if (atomic_load(&hm_stop_requested)) break;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
         if (!hm_budget_allows(o, seq, run->t_go)) break;
         int64_t intended = hm_intended_ns(o, seq, run->t_go);
-        if (intended > hm_now_ns()) hm_coro_sleep_until(intended);
+        if (intended > hm_now_ns() && hm_coro_sleep_until(intended) == -ECANCELED) break;
         __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], intended ? intended : hm_now_ns(),
                          __ATOMIC_RELAXED);
         int status;
-        bool stop = hm_request_scheduled(&c, req, (size_t)req_len, false, o->timeout_ns, intended,
-                                         st, &run->live, &status);
+        rq.intended_ns = intended;
+        bool stop = hm_request_send(&c, &rq, st, &run->live, &status);
         if (status >= 200 && status < 300) atomic_fetch_add(&run->ok_total, 1);
         if (stop) break;
     }
@@ -275,10 +306,13 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
             hm_coro_spawn(loop, observer_coro, &run->obs[i], &run->obs[i].co);
         hm_coro_spawn(loop, finisher_coro, run, NULL);
     }
+    int first = 0;
+    for (int i = 0; i < idx; i++)
+        first += hm_share(o->concurrency, o->threads, i);
     int mine = hm_share(o->concurrency, o->threads, idx);
     for (int i = 0; i < mine; i++) {
         sender *s = hm_alloc(sizeof(*s));
-        *s = (sender){run, idx};
+        *s = (sender){run, idx, first + i};
         hm_coro_spawn(loop, sender_coro, s, NULL);
     }
 }
@@ -311,7 +345,11 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
         rc = -HM_ENOTFOUND;
         goto out;
     }
-    hm_via_cookie_header(&run.jar, &o->target, "/", run.cookie, sizeof(run.cookie));
+    run.cookie = hm_via_cookie_dup(&run.jar, &o->target, "/");
+    if (!run.cookie) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (int i = 0; i < o->observers; i++)
         run.obs[i] = (observer){.run = &run, .index = i};
     if (o->observers == 0) start_senders(&run, NULL);
@@ -358,6 +396,7 @@ out:
     hm_free(run.send_ns);
     hm_free(run.obs);
     hm_free(run.body);
+    hm_free(run.cookie);
     hm_via_page_free(&run.page);
     hm_cookie_jar_free(&run.jar);
     return rc;

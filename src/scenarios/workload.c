@@ -26,7 +26,15 @@ void hm_watch_restart(hm_watch *w)
 int hm_watch_feed(void *user, const char *at, size_t len)
 {
     hm_watch *w = user;
-    return hm_sse_feed(&w->sse, at, len);
+    int rc = hm_sse_feed(&w->sse, at, len);
+    if (HM_UNLIKELY(rc < 0) && !w->error[0]) {
+        if (rc == -HM_ETOOBIG)
+            snprintf(w->error, sizeof(w->error), "SSE event or line over the %zu KiB limit",
+                     w->sse.max_event >> 10);
+        else
+            snprintf(w->error, sizeof(w->error), "SSE stream refused: %s", hm_strerror(rc));
+    }
+    return rc;
 }
 
 void hm_watch_free(hm_watch *w)
@@ -76,8 +84,15 @@ static int on_event(const hm_sse_event *ev, void *user)
 {
     hm_watch *w = user;
     w->events++;
-    if (hm_datastar_decode(ev, &w->ev) < 0) {
-        note_bad(w, "undecodable datastar event (%lld bytes)%.0lld", (long long)ev->data_len, 0);
+    int rc = hm_datastar_decode(ev, &w->ev);
+    if (rc < 0) {
+        /* The server sent what no client can use: an SSE protocol failure
+         * (the stream goes on; later patches carry whole values). */
+        if (!w->undecodable++)
+            snprintf(w->undecodable_why, sizeof(w->undecodable_why),
+                     "undecodable %.*s event (%zu bytes): %s",
+                     (int)(ev->type_len < 40 ? ev->type_len : 40), ev->type, ev->data_len,
+                     hm_strerror(rc));
         return 0;
     }
     apply_event(w);
@@ -134,7 +149,9 @@ int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, int64_t 
     while (!hm_watch_first_state(w) && *alive && hm_now_ns() < deadline) {
         if (!watched && w->events && !first_event) first_event = hm_now_ns();
         if (first_event && hm_now_ns() - first_event > 200 * 1000000LL) return 0;
-        hm_coro_sleep(1000000); /* a flow times this: keep the step's figure sharp */
+        /* a flow times this: keep the step's figure sharp; Ctrl-C ends it */
+        if (hm_interrupt_current() != HM_INTERRUPT_NONE || hm_coro_sleep(1000000) == -ECANCELED)
+            return -ECANCELED;
     }
     return hm_watch_first_state(w) ? 0 : -ETIMEDOUT;
 }

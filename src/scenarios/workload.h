@@ -47,6 +47,9 @@ typedef struct hm_watch {
     uint64_t events;  /* every SSE event */
     uint64_t bad;     /* patches that broke the workload's promise */
     char bad_example[200];
+    char error[160];      /* why the stream was refused (an event over the limit), or "" */
+    uint64_t undecodable; /* Datastar events that could not be decoded */
+    char undecodable_why[160];
     int64_t last_patch_ns;
     /* Called for each patch after the baseline (value: the watched signal's
      * value, or the patch count for element checks). */
@@ -60,7 +63,8 @@ typedef struct hm_watch {
 void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal);
 /* Starts a new stream (reconnect): parser state reset, values kept. */
 void hm_watch_restart(hm_watch *w);
-/* Feeds SSE body bytes (an hm_http_body_fn). */
+/* Feeds SSE body bytes (an hm_http_body_fn). An error (an event over the
+ * SSE parser's limit) ends the stream, with w->error saying why. */
 int hm_watch_feed(void *user, const char *at, size_t len);
 void hm_watch_free(hm_watch *w);
 
@@ -73,8 +77,8 @@ bool hm_watch_first_state(const hm_watch *w);
 /* Waits (sleeping on the calling coroutine) until w shows its first state,
  * *alive turns false (the stream ended for good) or the absolute deadline.
  * When nothing is watched, a stream that shows events but no signals for
- * 200 ms counts as showing its state (a page without signals). 0, or
- * -ETIMEDOUT. */
+ * 200 ms counts as showing its state (a page without signals). 0,
+ * -ETIMEDOUT, or -ECANCELED once Ctrl-C interrupted the run. */
 int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, int64_t deadline);
 
 /* End-of-run verdict for one context: ok_actions is the HTTP OK count of

@@ -153,6 +153,56 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     dst->retries += src->retries;
     dst->bytes_read += src->bytes_read;
     dst->bytes_written += src->bytes_written;
+    for (int k = 0; k < HM_FAIL__COUNT; k++)
+        if (src->fail_first[k].reason[0] && !dst->fail_first[k].reason[0])
+            dst->fail_first[k] = src->fail_first[k];
+    for (int i = 0; i < HM_STATUS_EXAMPLES && src->status_first_code[i]; i++)
+        hm_thread_stats_status_example(dst, src->status_first_code[i], src->status_first[i].reason,
+                                       src->status_first[i].where, src->status_first[i].bytes);
+    dst->sse_opened += src->sse_opened;
+    for (int k = 0; k < HM_SSE_FAIL__COUNT; k++)
+        dst->sse_fail[k] += src->sse_fail[k];
+    if (src->sse_first.reason[0] && !dst->sse_first.reason[0]) {
+        dst->sse_first = src->sse_first;
+        dst->sse_first_kind = src->sse_first_kind;
+    }
+}
+
+void hm_thread_stats_fail_example(hm_thread_stats *s, hm_fail_kind kind, const char *reason,
+                                  const char *where, const char *bytes)
+{
+    if ((unsigned)kind >= HM_FAIL__COUNT) kind = HM_FAIL_OTHER;
+    hm_fail_example_keep(&s->fail_first[kind], reason, where, bytes);
+}
+
+void hm_thread_stats_status_example(hm_thread_stats *s, int status, const char *reason,
+                                    const char *where, const char *bytes)
+{
+    for (int i = 0; i < HM_STATUS_EXAMPLES; i++) {
+        if (s->status_first_code[i] == status) return;
+        if (!s->status_first_code[i]) {
+            s->status_first_code[i] = status;
+            memset(&s->status_first[i], 0, sizeof(s->status_first[i]));
+            hm_fail_example_keep(&s->status_first[i], reason, where, bytes);
+            return;
+        }
+    }
+}
+
+void hm_thread_stats_sse_fail(hm_thread_stats *s, hm_sse_fail kind, const char *reason,
+                              const char *where, const char *bytes)
+{
+    if ((unsigned)kind >= HM_SSE_FAIL__COUNT || kind == HM_SSE_FAIL_NONE) kind = HM_SSE_FAIL_OTHER;
+    s->sse_fail[kind]++;
+    if (hm_fail_example_keep(&s->sse_first, reason, where, bytes)) s->sse_first_kind = kind;
+}
+
+uint64_t hm_thread_stats_sse_failures(const hm_thread_stats *s)
+{
+    uint64_t n = 0;
+    for (int k = 1; k < HM_SSE_FAIL__COUNT; k++)
+        n += s->sse_fail[k];
+    return n;
 }
 
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
@@ -309,9 +359,10 @@ bool hm_results_passed(const hm_results *r)
 {
     for (int i = 0; i < r->n_thresholds; i++)
         if (!r->thresholds[i].passed) return false;
-    if (r->fatal || r->interrupted) return false;
+    if (r->fatal) return false;
     if (r->total.sent == 0) return false;
     if (r->total.failed > 0 && !r->total_is_informational) return false;
+    if (hm_thread_stats_sse_failures(&r->total) > 0) return false;
     if (r->has_signal && !r->matches_ok) return false;
     if (r->has_check && !r->check_passed) return false;
     return hm_steps_passed(r->steps);
@@ -351,6 +402,14 @@ void hm_format_bytes(char *buf, size_t len, double b)
         u++;
     }
     snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", b, units[u]);
+}
+
+/* One failure's first example: the reason and where on one line, the
+ * bytes that showed it on the next. */
+static void print_example(FILE *f, const char *name, const hm_fail_example *ex)
+{
+    fprintf(f, "  %-15s %s%s%s\n", name, ex->reason, ex->where[0] ? " — " : "", ex->where);
+    if (ex->bytes[0]) fprintf(f, "  %-15s \"%s\"\n", "", ex->bytes);
 }
 
 static void print_variants(FILE *f, const hm_results *r)
@@ -400,7 +459,10 @@ void hm_report_print(FILE *f, const hm_results *r)
             r->mode && !strcmp(r->mode, "browser") ? "virtual users" : "connections",
             r->mode ? ", mode " : "", r->mode ? r->mode : "");
     if (r->fatal) fprintf(f, "FAILED            %s\n", r->fatal);
-    if (r->interrupted) fprintf(f, "Interrupted       yes (results so far)\n");
+    if (r->interrupted)
+        fprintf(f, "Interrupted       after %.1f s (Ctrl-C): the results cover what ran%s\n",
+                r->interrupted_at_s,
+                r->interrupted_twice ? "; a second Ctrl-C abandoned what was in flight" : "");
     const char *unit = r->unit ? r->unit : "requests";
     fprintf(f, "%-17s %llu\n", strcmp(unit, "actions") ? "Requests sent" : "Actions sent",
             (unsigned long long)t->sent);
@@ -415,8 +477,31 @@ void hm_report_print(FILE *f, const hm_results *r)
                 fprintf(f, " %s ×%llu", hm_fail_kind_name((hm_fail_kind)k),
                         (unsigned long long)t->by_fail[k]);
         fputc('\n', f);
+        for (int k = 1; k < HM_FAIL__COUNT; k++)
+            if (t->by_fail[k] && t->fail_first[k].reason[0])
+                print_example(f, hm_fail_kind_name((hm_fail_kind)k), &t->fail_first[k]);
+        for (int i = 0; i < HM_STATUS_EXAMPLES && t->status_first_code[i]; i++) {
+            char name[16];
+            snprintf(name, sizeof(name), "HTTP %d", t->status_first_code[i]);
+            print_example(f, name, &t->status_first[i]);
+        }
     } else {
         fprintf(f, "Errors            none\n");
+    }
+    uint64_t sse_failed = hm_thread_stats_sse_failures(t);
+    if (r->has_patches || t->sse_opened || sse_failed) {
+        fprintf(f, "SSE streams       %llu opened; failures: ", (unsigned long long)t->sse_opened);
+        if (!sse_failed) fprintf(f, "none");
+        const char *sep = "";
+        for (int k = 1; k < HM_SSE_FAIL__COUNT; k++) {
+            if (!t->sse_fail[k]) continue;
+            fprintf(f, "%s%s ×%llu", sep, hm_sse_fail_name((hm_sse_fail)k),
+                    (unsigned long long)t->sse_fail[k]);
+            sep = " ";
+        }
+        fputc('\n', f);
+        if (t->sse_first.reason[0])
+            print_example(f, hm_sse_fail_name(t->sse_first_kind), &t->sse_first);
     }
     if (r->has_patches)
         fprintf(f, "Patches observed  %llu (%.2f%% of OK; %d/%d observers connected)\n",
@@ -559,6 +644,27 @@ static json_t *interval_json(const hm_interval_series *s, const hm_interval_poin
     return o;
 }
 
+/* A JSON string of text that may hold a server's words (JSON needs UTF-8). */
+static json_t *text_json(const char *text)
+{
+    json_t *j = json_string(text);
+    if (j) return j;
+    char esc[4 * HM_EVIDENCE_BYTES + 8];
+    hm_escape_bytes(text, strlen(text), esc, sizeof(esc));
+    return json_string(esc);
+}
+
+/* {"reason", "where", "bytes"} (and "kind" when given) of a first example. */
+static json_t *example_json(const hm_fail_example *ex, const char *kind)
+{
+    json_t *o = json_object();
+    if (kind) json_object_set_new(o, "kind", json_string(kind));
+    json_object_set_new(o, "reason", text_json(ex->reason));
+    json_object_set_new(o, "where", text_json(ex->where));
+    json_object_set_new(o, "bytes", text_json(ex->bytes));
+    return o;
+}
+
 json_t *hm_report_json(const hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
@@ -577,6 +683,8 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "threads", json_integer(r->threads));
     json_object_set_new(root, "concurrency", json_integer(r->concurrency));
     json_object_set_new(root, "interrupted", json_boolean(r->interrupted));
+    json_object_set_new(root, "interrupted_at_s",
+                        r->interrupted ? json_real(r->interrupted_at_s) : json_null());
     json_object_set_new(root, "passed", json_boolean(hm_results_passed(r)));
     json_object_set_new(root, "fatal", r->fatal ? json_string(r->fatal) : json_null());
 
@@ -599,6 +707,31 @@ json_t *hm_report_json(const hm_results *r)
         json_object_set_new(errors, hm_fail_kind_name((hm_fail_kind)k),
                             json_integer((json_int_t)t->by_fail[k]));
     json_object_set_new(root, "errors", errors);
+    json_t *reasons = json_object();
+    for (int k = 1; k < HM_FAIL__COUNT; k++)
+        if (t->by_fail[k] && t->fail_first[k].reason[0])
+            json_object_set_new(reasons, hm_fail_kind_name((hm_fail_kind)k),
+                                example_json(&t->fail_first[k], NULL));
+    json_object_set_new(root, "error_reasons", reasons);
+    json_t *status_ex = json_object();
+    for (int i = 0; i < HM_STATUS_EXAMPLES && t->status_first_code[i]; i++) {
+        char key[8];
+        snprintf(key, sizeof(key), "%d", t->status_first_code[i]);
+        json_object_set_new(status_ex, key, example_json(&t->status_first[i], NULL));
+    }
+    json_object_set_new(root, "status_examples", status_ex);
+    json_t *sse = json_object();
+    json_object_set_new(sse, "opened", json_integer((json_int_t)t->sse_opened));
+    json_t *sse_fail = json_object();
+    for (int k = 1; k < HM_SSE_FAIL__COUNT; k++)
+        json_object_set_new(sse_fail, hm_sse_fail_name((hm_sse_fail)k),
+                            json_integer((json_int_t)t->sse_fail[k]));
+    json_object_set_new(sse, "failures", sse_fail);
+    json_object_set_new(sse, "first_failure",
+                        t->sse_first.reason[0]
+                            ? example_json(&t->sse_first, hm_sse_fail_name(t->sse_first_kind))
+                            : json_null());
+    json_object_set_new(root, "sse", sse);
 
     json_t *patches = json_object();
     json_object_set_new(patches, "observed", json_integer((json_int_t)r->patches_observed));

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #define HM_STATUS_MAX 600
+#define HM_STATUS_EXAMPLES 8
 
 /* What a run times. Each phase has a histogram in hm_thread_stats and
  * fixed live buckets (--metrics-listen); the names are the JSON keys under
@@ -56,6 +57,16 @@ typedef struct hm_thread_stats {
     _Atomic uint64_t by_fail[HM_FAIL__COUNT];
     uint64_t connects, reconnects, retries;
     uint64_t bytes_read, bytes_written; /* on the wire, TLS records included */
+    /* The first example of each failure kind, and of each non-2xx status
+     * (up to HM_STATUS_EXAMPLES distinct ones). */
+    hm_fail_example fail_first[HM_FAIL__COUNT];
+    int status_first_code[HM_STATUS_EXAMPLES];
+    hm_fail_example status_first[HM_STATUS_EXAMPLES];
+    /* SSE streams: opened (200 and headers), failures by kind, the first. */
+    uint64_t sse_opened;
+    uint64_t sse_fail[HM_SSE_FAIL__COUNT];
+    hm_sse_fail sse_first_kind;
+    hm_fail_example sse_first;
     /* The live view the interval reporter reads from another thread: the
      * counters are written only by the owning thread; interval_us is
      * swapped out by the reporter under interval_lock. */
@@ -97,6 +108,18 @@ static inline void hm_thread_stats_in_flight(hm_thread_stats *s, int delta)
 void hm_thread_stats_record_scheduled(hm_thread_stats *s, int64_t corrected_us, int64_t service_us);
 /* Counts one finished request: status (0 when it failed) or the failure kind. */
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail);
+/* Keeps the first example of a failure kind (reason, where, escaped bytes). */
+void hm_thread_stats_fail_example(hm_thread_stats *s, hm_fail_kind kind, const char *reason,
+                                  const char *where, const char *bytes);
+/* Keeps the first example of a non-2xx status, while fewer than
+ * HM_STATUS_EXAMPLES statuses have one. */
+void hm_thread_stats_status_example(hm_thread_stats *s, int status, const char *reason,
+                                    const char *where, const char *bytes);
+/* Counts one SSE stream failure of `kind`, keeping the first example. */
+void hm_thread_stats_sse_fail(hm_thread_stats *s, hm_sse_fail kind, const char *reason,
+                              const char *where, const char *bytes);
+/* Every SSE failure counted. */
+uint64_t hm_thread_stats_sse_failures(const hm_thread_stats *s);
 
 #define HM_MAX_WORKERS 64
 
@@ -170,7 +193,9 @@ typedef struct hm_results {
     int threads, concurrency;
     const char *unit; /* "actions" or "requests" */
     double wall_seconds;
-    bool interrupted; /* stopped by SIGINT/SIGTERM */
+    bool interrupted;        /* stopped by SIGINT/SIGTERM */
+    double interrupted_at_s; /* seconds since hammer started when the first signal came */
+    bool interrupted_twice;  /* a second signal abandoned what was in flight */
     /* The workload's check. */
     bool has_check;
     const char *check_name;
@@ -242,7 +267,8 @@ void hm_threshold_evaluate(hm_threshold *th, const hm_hdr *action, const hm_hdr 
  * the next, printed and as one JSON document {"passes":[...],"changes":[...]}. */
 void hm_report_print_passes(FILE *f, const hm_results *runs, int n);
 struct json_t *hm_report_passes_json(const hm_results *runs, int n);
-/* True when every request succeeded and every check held. */
+/* True when every request succeeded, no SSE stream failed and every check
+ * held, for what ran: an interrupted run passes when what it did passed. */
 bool hm_results_passed(const hm_results *r);
 
 /* ---- the interval reporter --------------------------------------------- */

@@ -19,11 +19,13 @@ last request, tear-down), and stay under a peak RSS bound (ru_maxrss of
 hammer, from wait4). SLACK is generous (5 s) because hammer's own CPU work
 is milliseconds; what it must catch is a run that hangs for 30-60 s.
 
-JSON keys that hammer does not write yet (issue 11, phase 2) are named here:
-  error_reasons.<kind>        first reason seen for each request error kind
+The JSON keys of issue 11 (docs/output.md) that every case checks:
+  error_reasons.<kind>        first example of each request error kind:
+                              {reason, where, bytes}
   sse.opened                  SSE streams that got a 200 and headers
   sse.failures.{status,protocol,closed,timeout,connect,reset,other}
-  sse.first_failure           the first SSE failure in words (or null)
+  sse.first_failure           the first SSE failure, {kind, reason, where,
+                              bytes}, or null
 """
 
 import argparse
@@ -155,7 +157,7 @@ json_complete.label = "JSON complete"
 
 
 def json_new_keys(php_via):
-    """The keys this bench proposes for phase 2 (see the module doc)."""
+    """The keys issue 11 added (see the module doc)."""
     def check(r):
         if r.json is None:
             return False, "no JSON"
@@ -171,7 +173,7 @@ def json_new_keys(php_via):
             if "first_failure" not in (r.j("sse") or {}):
                 missing.append("sse.first_failure")
         return not missing, "missing: %s" % ", ".join(missing) if missing else "present"
-    check.label = "JSON proposed keys"
+    check.label = "JSON issue-11 keys"
     return check
 
 
@@ -204,11 +206,14 @@ errors_none.label = "no errors"
 
 
 def reason_for(kind, pattern):
-    """error_reasons.<kind> says what was wrong, and the summary prints it."""
+    """error_reasons.<kind>.reason says what was wrong, .where names the
+    request, and the summary prints the reason."""
     def check(r):
-        why = r.j("error_reasons." + kind)
+        why = r.j("error_reasons.%s.reason" % kind)
         if not isinstance(why, str) or not why:
-            return False, "error_reasons.%s missing" % kind
+            return False, "error_reasons.%s.reason missing" % kind
+        if not r.j("error_reasons.%s.where" % kind):
+            return False, "error_reasons.%s.where missing" % kind
         if pattern and not re.search(pattern, why, re.I):
             return False, "error_reasons.%s = %r does not match /%s/" % (kind, why, pattern)
         if why not in r.out:
@@ -228,9 +233,9 @@ def sse_failures_at_least(n, *kinds):
 
 def sse_reason(pattern):
     def check(r):
-        why = r.j("sse.first_failure")
+        why = r.j("sse.first_failure.reason")
         if not isinstance(why, str) or not re.search(pattern, why, re.I):
-            return False, "sse.first_failure = %r, want /%s/" % (why, pattern)
+            return False, "sse.first_failure.reason = %r, want /%s/" % (why, pattern)
         if why not in r.out:
             return False, "SSE failure %r not in the summary" % why
         return True, repr(why)
@@ -498,10 +503,42 @@ case("sigint_during_setup", "SIGINT while the page load waits (--timeout 10s)",
      ["-t", "1", "-c", "4", "-n", "200", "--timeout", "10s", "scenario", "counter"],
      srv("never-read", good_conns=1), fault=sigint_at(0.5), phases=0, extra_s=0.5 + 1,
      checks=INTERRUPTED)
+# A healthy run interrupted passes: the verdict covers what ran.
 case("sigint_mid_run", "SIGINT 1.5 s into a 30 s run against a good server",
      ["-t", "1", "-c", "4", "-d", "30s", "--timeout", "2s", "scenario", "counter"],
      srv("good"), fault=sigint_at(1.5), phases=2, extra_s=1.5, use_d=False,
-     checks=[exit_in(1), json_true("interrupted"), json_at_least("actions.ok", 1)])
+     checks=[exit_in(0), json_true("interrupted"), json_at_least("actions.ok", 1),
+             output_matches(r"^Interrupted +after \d+\.\d s"), output_matches(r"^Result +PASS")])
+
+# Ctrl-C ends a think pause at once (here 100 s), and the VUs' verdicts
+# cover what they did.
+case("sigint_think_br", "SIGINT 1.5 s into a browser run whose VUs think 100 s",
+     ["-t", "1", "--mode", "browser", "-c", "4", "-d", "30s", "--timeout", "2s",
+      "--think", "100s", "scenario", "counter"],
+     srv("good"), fault=sigint_at(1.5), phases=1, extra_s=1.5, use_d=False,
+     checks=[exit_in(0), json_true("interrupted"), json_at_least("actions.ok", 4)])
+# The first Ctrl-C lets requests in flight finish, up to --timeout ...
+case("sigint_in_flight_hm", "SIGINT while every action waits on a server that never reads",
+     ["-t", "1", "-c", "4", "-d", "30s", "--timeout", "3s", "scenario", "counter"],
+     srv("never-read", good_conns=3), fault=sigint_at(1.0), phases=2, extra_s=1.0, use_d=False,
+     checks=[exit_in(1), json_true("interrupted"), errors_at_least(4, "timeout"),
+             reason_for("timeout", "3 s")])
+
+
+def sigint_twice(first, second):
+    def fault(ctx):
+        time.sleep(first)
+        ctx["hammer"].send_signal(signal.SIGINT)
+        time.sleep(second - first)
+        ctx["hammer"].send_signal(signal.SIGINT)
+    return fault
+
+
+# ... and a second one ends everything at once, JSON written.
+case("sigint_twice_hm", "two SIGINTs while every action waits (--timeout 30s)",
+     ["-t", "1", "-c", "4", "-d", "30s", "--timeout", "30s", "scenario", "counter"],
+     srv("never-read", good_conns=3), fault=sigint_twice(1.0, 1.5), phases=0, extra_s=1.5,
+     use_d=False, checks=[exit_in(1), json_true("interrupted")])
 
 
 # ---- bench_app faults ---------------------------------------------------------
