@@ -1,8 +1,8 @@
 # Issue 11: hammer against a scripted misbehaving server (tests/misbehave/
 # server.py) and against a bench_app that is killed, stopped and restarted.
-# One test per case (run_case.py --list). They carry the label "misbehave";
-# until issue 11's phase 2 lands most of them fail, so `make check` leaves
-# them out (ctest -LE misbehave) and `make check-misbehave` runs them.
+# One test per case (run_case.py --list), run by `make check` and `make
+# check-asan`; they carry the label "misbehave", so `make check-misbehave`
+# (ctest -L misbehave) runs them alone.
 find_package(Python3 COMPONENTS Interpreter)
 set(HM_MISBEHAVE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/misbehave)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${HM_MISBEHAVE_DIR}/run_case.py)

@@ -2,8 +2,9 @@
  * key listed there is written by some real run (rows marked *reserved* are
  * exempt from the second half: their writer comes later). The runs cover
  * -R and thresholds, the browser model, sticky's variants, --passes, get
- * with its request options, a server that fails requests, https, a plugin
- * with --opt, and a flow with an expectation.
+ * with its request options, a server that fails requests, one whose SSE
+ * stream answers 500, https, a plugin with --opt, and a flow with an
+ * expectation.
  * argv: HAMMER DOCS/OUTPUT.MD MISBEHAVE_SERVER.PY BENCH_APP GEN_TEST_CERT.SH PLUGIN.so */
 #include "run_util.h"
 
@@ -218,6 +219,20 @@ int main(int argc, char **argv)
     kill(srv.pid, SIGTERM);
     proc_wait(&srv, 10);
 
+    /* An SSE stream that answers 500: SSE failures and their first example. */
+    char *sse_srv_argv[] = {"/usr/bin/python3", argv[3], "--mode", "all-500",
+                            "--where",          "sse",   NULL};
+    proc_start(&srv, sse_srv_argv);
+    for (int i = 0; i < 100 && !strchr(srv.out, '\n'); i++)
+        proc_read(&srv, 50);
+    ASSERT_GT((port = atoi(srv.out)), 0);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    char *sse_failing[] = {hammer,  "-q", "-n",     "20", "-c",       "2",       "--timeout", "2s",
+                           "--url", url,  "--json", json, "scenario", "counter", NULL};
+    run_doc(sse_failing, json, 1);
+    kill(srv.pid, SIGTERM);
+    proc_wait(&srv, 10);
+
     char *plugin[] = {hammer, "-q", "--plugin", argv[6], "--opt",    "k=v",          "-n", "20",
                       "-c",   "2",  "--json",   json,    "scenario", "double-click", NULL};
     run_doc(plugin, json, -1);
@@ -274,7 +289,7 @@ int main(int argc, char **argv)
             unused++;
         }
     }
-    printf("%d keys documented, %d distinct paths emitted over 9 runs; %d undocumented, "
+    printf("%d keys documented, %d distinct paths emitted over 10 runs; %d undocumented, "
            "%d never written\n",
            documented.n, emitted.n, missing, unused);
     ASSERT_EQ(missing, 0);
