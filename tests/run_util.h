@@ -6,11 +6,13 @@
 #include "hm_test.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <jansson.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,6 +80,46 @@ static inline int proc_wait(proc *p, int timeout_s)
     proc_read(p, 0);
     close(p->out_fd);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Reads the child's output until it holds `text`, or the child closes its
+ * output (it exited). No time bound of its own: how long a server takes to
+ * start on a busy machine is not what a test checks, and a child that
+ * hangs is caught by the test's ctest TIMEOUT. Returns whether text came. */
+static inline bool proc_wait_output(proc *p, const char *text)
+{
+    struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
+    while (!strstr(p->out, text)) {
+        if (p->out_len + 1 >= sizeof(p->out)) return false;
+        if (poll(&pfd, 1, -1) < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        ssize_t n = read(p->out_fd, p->out + p->out_len, sizeof(p->out) - 1 - p->out_len);
+        if (n <= 0) return false;
+        p->out_len += (size_t)n;
+        p->out[p->out_len] = 0;
+    }
+    return true;
+}
+
+/* Waits until a TCP connect to 127.0.0.1:port succeeds, or process pid
+ * exits (it is not reaped). No time bound of its own, as above. Returns
+ * whether the port answered. */
+static inline bool wait_port(int port, pid_t pid)
+{
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        close(fd);
+        if (ok) return true;
+        siginfo_t si = {0};
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+            return false;
+        usleep(20000);
+    }
 }
 
 /* Runs argv to completion; returns the exit code, output in p->out. */

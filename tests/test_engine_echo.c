@@ -142,9 +142,9 @@ static void deadline_and_cancel(void *p)
     char buf[8];
     int64_t t0 = hm_now_ns();
     ASSERT_EQ(hm_sock_read(s, buf, sizeof(buf), t0 + 50 * 1000000), -ETIMEDOUT);
-    int64_t waited = hm_now_ns() - t0;
-    ASSERT_GE(waited, 50 * 1000000);
-    ASSERT_LT(waited, 2000 * 1000000LL);
+    /* Not before the deadline; how long after is the machine's business (a
+     * deadline that never fired would hang the read: ctest's TIMEOUT). */
+    ASSERT_GE(hm_now_ns() - t0, 50 * 1000000);
     /* The socket still works after a timed-out read. */
     ASSERT_EQ(hm_sock_write(s, "ping", 4, 0, NULL), 4);
     ASSERT_EQ(hm_sock_read(s, buf, sizeof(buf), hm_now_ns() + 5000000000LL), 4);

@@ -20,7 +20,7 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$hammer" -d 3s -c 50 --interval 1s --hdr-log "$tmp/run.hlog" --json "$tmp/run.json" \
+"$hammer" -d 3s -c 50 --timeout 60s --interval 1s --hdr-log "$tmp/run.hlog" --json "$tmp/run.json" \
     scenario counter >"$tmp/out" 2>&1 || { cat "$tmp/out"; echo "FAIL: hammer exited $?"; exit 1; }
 NODE_PATH="$tools/node_modules" node "$here/tools/hlog_sum.js" "$tmp/run.hlog" "$tmp/run.json" ||
     { echo "FAIL: hdr-histogram-js disagrees with the summary"; exit 1; }

@@ -16,9 +16,7 @@ static void start_app(proc *app, int port)
     snprintf(port_s, sizeof(port_s), "%d", port);
     char *argv[] = {(char *)bench_app, "--port", port_s, NULL};
     proc_start(app, argv);
-    for (int i = 0; i < 100 && !strstr(app->out, "listening"); i++)
-        proc_read(app, 50);
-    ASSERT(strstr(app->out, "listening"));
+    ASSERT(proc_wait_output(app, "listening"));
 }
 
 static void run_and_check(char **argv, long long ok, long long established_at_least)

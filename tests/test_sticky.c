@@ -48,6 +48,8 @@ static json_t *sticky(int *exit_code, const char *url, bool no_cookies, const ch
     argv[n++] = (char *)vus;
     argv[n++] = "-n";
     argv[n++] = "2000";
+    argv[n++] = "--timeout"; /* results, not speed: well above a busy machine's */
+    argv[n++] = "60s";
     argv[n++] = "--json";
     argv[n++] = json_path;
     if (url) {
@@ -102,16 +104,8 @@ static pid_t start_app_ready(int port, int ready_port, const char *extra[], proc
     proc_start(app, argv);
     track(app->pid);
     /* Ready when the last port answers a TCP connect. */
-    for (int i = 0; i < 200; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)ready_port)};
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-        close(fd);
-        if (ok) return app->pid;
-        usleep(20000);
-    }
-    HM_FAIL_("bench_app on port %d did not start", ready_port);
+    if (wait_port(ready_port, app->pid)) return app->pid;
+    HM_FAIL_("bench_app for port %d exited before it listened", ready_port);
 }
 
 static pid_t start_app(int port, const char *extra[], proc *app)
@@ -261,15 +255,7 @@ static const char *through_balancer(const char *name)
     }
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", lb);
-    for (int i = 0; i < 100; i++) { /* wait for the balancer to listen */
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)lb)};
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        int ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-        close(fd);
-        if (ok) break;
-        usleep(50000);
-    }
+    if (!wait_port(lb, bal.pid)) HM_FAIL_("%s exited before it listened:\n%s", name, bal.out);
     int rc;
     json_t *j = sticky(&rc, url, false, NULL, NULL);
     ASSERT_EQ(rc, 0);

@@ -55,9 +55,7 @@ int main(int argc, char **argv)
                             "--tls-cert",      cert,     "--tls-key", key,        NULL};
         proc app;
         proc_start(&app, app_argv);
-        for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++)
-            proc_read(&app, 50);
-        ASSERT(strstr(app.out, "listening"));
+        ASSERT(proc_wait_output(&app, "listening"));
 
         proc p;
         char *noverify[] = {(char *)hammer, "--engine", (char *)eng, "--url",   url,
@@ -80,6 +78,8 @@ int main(int argc, char **argv)
                          "50",
                          "-n",
                          "1000",
+                         "--timeout",
+                         "60s",
                          "--json",
                          json_path,
                          "scenario",
@@ -93,9 +93,10 @@ int main(int argc, char **argv)
         }
         printf("%s: every php-via scenario over verified TLS: ok\n", eng);
 
-        char *k[] = {(char *)hammer, "--engine", (char *)eng, "-k",      "--mode", "browser",
-                     "--url",        url,        "-c",        "20",      "-n",     "200",
-                     "--json",       json_path,  "scenario",  "counter", NULL};
+        char *k[] = {(char *)hammer, "--engine", (char *)eng, "-k",  "--mode",
+                     "browser",      "--url",    url,         "-c",  "20",
+                     "-n",           "200",      "--timeout", "60s", "--json",
+                     json_path,      "scenario", "counter",   NULL};
         json_t *j = run(0, k, &p);
         ASSERT_EQ(json_int_at(j, "tls.verified"), 0);
         ASSERT(strstr(p.out, "NOT verified (-k)"));
@@ -103,10 +104,10 @@ int main(int argc, char **argv)
         printf("%s: -k, browser mode: ok, and the summary says verification was off\n", eng);
 
         /* sticky's legacy variant reconnects for every action: resumption. */
-        char *res[] = {
-            (char *)hammer, "--engine", (char *)eng, "--cacert", ca,       "--url",   url,
-            "-c",           "10",       "-n",        "300",      "--json", json_path, "scenario",
-            "sticky",       NULL};
+        char *res[] = {(char *)hammer, "--engine",  (char *)eng, "--cacert", ca,
+                       "--url",        url,         "-c",        "10",       "-n",
+                       "300",          "--timeout", "60s",       "--json",   json_path,
+                       "scenario",     "sticky",    NULL};
         j = run(0, res, &p);
         ASSERT_GT(json_int_at(j, "tls.resumed_handshakes"), 100);
         json_decref(j);
