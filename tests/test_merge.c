@@ -414,6 +414,52 @@ static void check_generic(void)
     hm_hdr_destroy(&both);
 }
 
+/* Failure examples and interrupts: counts add up, but a first example is
+ * one shard's, whole (reason, where and bytes belong together), and the
+ * first Ctrl-C is the earliest. */
+static void check_examples(void)
+{
+    fake_run f[2];
+    for (int i = 0; i < 2; i++) {
+        make_shard(&f[i], i, NULL);
+        hm_thread_stats *t = &f[i].r.total;
+        hm_thread_stats_count(t, 0, HM_FAIL_PROTOCOL);
+        hm_thread_stats_fail_example(t, HM_FAIL_PROTOCOL,
+                                     i ? "Chunk size overflow" : "Expected HTTP/",
+                                     i ? "GET /, connection 1" : "GET /, connection 0",
+                                     i ? "HTTP/1.1 200 OK" : "\\x00GARBAGE");
+        hm_thread_stats_sse_fail(t, HM_SSE_FAIL_STATUS, "answered HTTP 500", "SSE GET /_sse, VU 0",
+                                 "HTTP/1.1 500 Internal Server Error");
+        t->bytes_read = 1000 * (uint64_t)(i + 1);
+        f[i].r.interrupted = true;
+        f[i].r.interrupted_at_s = 3.5 - i;
+        json_decref(f[i].doc);
+        f[i].doc = hm_report_json(&f[i].r);
+        json_object_set_new(f[i].doc, "shard",
+                            shard_record(i, 2, "run-e", 20, 1000.0 + 0.01 * i, NULL));
+    }
+    char why[512];
+    json_t *m = merge_of(f, 2, why, sizeof(why));
+    if (!m) HM_FAIL_("merge refused: %s", why);
+    json_t *proto = json_object_get(json_object_get(m, "error_reasons"), "protocol");
+    ASSERT_STREQ(json_string_value(json_object_get(proto, "reason")), "Expected HTTP/");
+    ASSERT_STREQ(json_string_value(json_object_get(proto, "where")), "GET /, connection 0");
+    ASSERT_STREQ(json_string_value(json_object_get(proto, "bytes")), "\\x00GARBAGE");
+    ASSERT_EQ(int_at(json_object_get(m, "errors"), "protocol", NULL), 2);
+    json_t *sse = json_object_get(m, "sse");
+    ASSERT_EQ(int_at(json_object_get(sse, "failures"), "status", NULL), 2);
+    ASSERT_STREQ(json_string_value(json_object_get(json_object_get(sse, "first_failure"), "kind")),
+                 "status");
+    ASSERT_EQ(int_at(json_object_get(m, "bytes"), "read", NULL), 3000);
+    ASSERT(json_is_true(json_object_get(m, "interrupted")));
+    ASSERT_DBL_NEAR(json_real_value(json_object_get(m, "interrupted_at_s")), 2.5, 1e-12);
+    printf("examples: error_reasons and sse.first_failure are the first shard's, whole; counts "
+           "and bytes summed; interrupted_at_s the earliest\n");
+    json_decref(m);
+    for (int i = 0; i < 2; i++)
+        free_shard(&f[i]);
+}
+
 static void check_passes(void)
 {
     fake_run f[2][2]; /* [shard][pass] */
@@ -471,7 +517,9 @@ int main(int argc, char **argv)
         check_generic();
     else if (!strcmp(what, "passes"))
         check_passes();
+    else if (!strcmp(what, "examples"))
+        check_examples();
     else
-        HM_FAIL_("usage: test_merge exact|self|refuse|generic|passes");
+        HM_FAIL_("usage: test_merge exact|self|refuse|generic|passes|examples");
     return 0;
 }

@@ -99,6 +99,11 @@ static rule rule_of(const char *key, level lv)
     if (lv == LV_OPTIONS)
         return one_of(key, options_sum, HM_ARRAY_LEN(options_sum)) ? R_SUM : R_FIRST;
     if (!strcmp(key, "interrupted")) return R_ANY;
+    if (!strcmp(key, "interrupted_at_s")) return R_MIN;
+    /* A first example (error_reasons, status_examples, sse.first_failure)
+     * stays one input's: its reason, where and bytes belong together. */
+    static const char *const example[] = {"reason", "where", "bytes", "kind"};
+    if (lv == LV_INNER && one_of(key, example, HM_ARRAY_LEN(example))) return R_FIRST;
     /* A time series' points: when the shards' points end and how long they
      * last (they run side by side, so these agree but for the skew). */
     if (!strcmp(key, "t") || !strcmp(key, "dt")) return R_MEAN;
