@@ -472,6 +472,18 @@ static int64_t think_ns(vu *v)
     return o->think_min_ns + (int64_t)((uint64_t)rand_r(&v->rng) * 1000003u % span);
 }
 
+/* When a think pause of ns ends: never past the end of -d, and now when
+ * -n is spent already (the last action's pause would only delay the end). */
+static int64_t think_until(const browser_run *run, int64_t ns)
+{
+    const hm_options *o = run->o;
+    int64_t now = hm_now_ns(), until = now + ns;
+    if (o->actions && atomic_load(&run->claimed) >= o->actions) return now;
+    if (o->duration_ns && until > run->t_start + o->duration_ns)
+        until = run->t_start + o->duration_ns;
+    return until;
+}
+
 static int builtin_vu_body(hammer_vu *v, void *state)
 {
     int timeout_ms = (int)(v->run->o->timeout_ns / 1000000);
@@ -484,7 +496,8 @@ static int builtin_vu_body(hammer_vu *v, void *state)
         /* The next click builds on what the tab shows, so wait for it. */
         if (status >= 200 && status < 300) hammer_vu_wait_patch(v, timeout_ms);
         int64_t t = think_ns(v);
-        if (t > 0 && !run_stopping(v->run)) hm_coro_sleep(t); /* Ctrl-C ends it, too */
+        if (t > 0 && !run_stopping(v->run))
+            hm_coro_sleep_until(think_until(v->run, t)); /* Ctrl-C ends it, too */
     }
     return 0;
 }

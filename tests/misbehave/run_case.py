@@ -517,6 +517,11 @@ case("sigint_think_br", "SIGINT 1.5 s into a browser run whose VUs think 100 s",
       "--think", "100s", "scenario", "counter"],
      srv("good"), fault=sigint_at(1.5), phases=1, extra_s=1.5, use_d=False,
      checks=[exit_in(0), json_true("interrupted"), json_at_least("actions.ok", 4)])
+# -d ends a think pause too: a run does not outlast its duration thinking.
+case("think_past_d_br", "browser VUs that think 100 s, in a 2 s run",
+     ["-t", "1", "--mode", "browser", "-c", "4", "-d", "2s", "--timeout", "1s", "--think",
+      "100s", "scenario", "counter"],
+     srv("good"), phases=4, checks=[exit_in(0), errors_none, json_at_least("actions.ok", 4)])
 # The first Ctrl-C lets requests in flight finish, up to --timeout ...
 case("sigint_in_flight_hm", "SIGINT while every action waits on a server that never reads",
      ["-t", "1", "-c", "4", "-d", "30s", "--timeout", "3s", "scenario", "counter"],
