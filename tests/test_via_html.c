@@ -192,6 +192,15 @@ static void test_action_misses(void)
                      "increment");
     expect_no_action("<script>x='<b data-on:click=\"@post(\\'/_action/increment\\')\">'</script>",
                      "increment");
+    /* URLs no request line can carry: a NUL (which would also cut the copy
+     * short of the action), a space, a tab from an entity. */
+    static const char nul_page[] = "<b data-on:click=\"@post('/x\0/_action/increment')\">";
+    char *url = NULL;
+    ASSERT_EQ(hm_via_find_action(nul_page, sizeof(nul_page) - 1, "increment", &url),
+              -HM_ENOTFOUND);
+    ASSERT(url == NULL);
+    expect_no_action("<b data-on:click=\"@post('/a b/_action/increment')\">", "increment");
+    expect_no_action("<b data-on:click=\"@post('/a&#9;/_action/increment')\">", "increment");
     /* Unclosed quotes, empty names, empty documents. */
     expect_no_action("<button data-on:click=\"@post('/_action/increment)\">", "increment");
     expect_no_action("<button data-on:click=\"@post('/_action/increment')", "increment");

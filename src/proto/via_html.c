@@ -296,6 +296,15 @@ static int classify_url(const char *u, size_t ul, const char *name, size_t nl)
     return ACTION_NONE;
 }
 
+/* A URL hammer can put in a request line: no space and no control byte (a
+ * NUL would also cut the copy short of the action it names). */
+static bool usable_url(const char *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)u[i] <= 0x20 || u[i] == 0x7f) return false;
+    return true;
+}
+
 /* Looks at every @post('<url>') in one decoded attribute value. */
 static int scan_posts(struct action_find *a, const char *v, size_t n)
 {
@@ -308,6 +317,7 @@ static int scan_posts(struct action_find *a, const char *v, size_t n)
         const char *u = p + 1, *close = memchr(u, *p, (size_t)(end - u));
         if (!close) return 0;
         p = close + 1;
+        if (!usable_url(u, (size_t)(close - u))) continue;
         int kind = classify_url(u, (size_t)(close - u), a->name, a->nl);
         if (kind == ACTION_NONE || (kind == ACTION_HASHED && a->hashed)) continue;
         char *copy = hm_strndup(u, (size_t)(close - u));

@@ -23,8 +23,9 @@ int hm_via_extract_ctx(const char *html, size_t len, char **ctx_out);
 /* Finds the URL of action name in any data-on:<event> or data-on-<event>
  * attribute holding @post('<prefix>/_action/<name>') (any quote style),
  * or the pre-0.12 @post('<prefix>/_action/<name>-<hex>'); the hashless
- * form wins when both occur. Stores the URL as written (base path
- * included) in *url_out. Returns 0, -HM_ENOTFOUND or -ENOMEM. */
+ * form wins when both occur; a URL with a space or a control byte, which
+ * no request line can carry, is skipped. Stores the URL as written (base
+ * path included) in *url_out. Returns 0, -HM_ENOTFOUND or -ENOMEM. */
 int hm_via_find_action(const char *html, size_t len, const char *name, char **url_out);
 
 /* Writes the names of every action the page posts to (the ids after
