@@ -3,7 +3,9 @@
 #include "hm_test.h"
 
 #include "base/hm_base.h"
+#include "engine/engine.h"
 #include "proto/datastar.h"
+#include "proto/json_limit.h"
 #include "proto/sse.h"
 
 typedef struct {
@@ -202,13 +204,104 @@ static void test_malformed_signals(void)
         hm_sse_event ev = make_event("datastar-patch-signals", bad[i]);
         ASSERT_EQ(hm_datastar_decode(&ev, &out), -HM_EPARSE);
         ASSERT(out.signals == NULL);
+        ASSERT(out.error != NULL);
     }
     /* The struct is still usable after a failure. */
     hm_sse_event ok = make_event("datastar-patch-signals", "signals {\"x\":1}");
     ASSERT_EQ(hm_datastar_decode(&ok, &out), 0);
+    ASSERT(out.error == NULL);
     int64_t v = 0;
     ASSERT_EQ(hm_signals_find_int(out.signals, "x", &v), 0);
     ASSERT_EQ(v, 1);
+    hm_datastar_event_clear(&out);
+}
+
+/* "signals " and an object whose key "x" holds `depth` - 1 more levels of
+ * objects ({"a":...}), or of arrays; hm_alloc'd. */
+static char *nested_signals(int depth, bool objects)
+{
+    char *p = hm_alloc((size_t)depth * 6 + 32);
+    ASSERT(p != NULL);
+    int n = sprintf(p, "signals {\"x\":");
+    for (int i = 1; i < depth; i++)
+        n += sprintf(p + n, "%s", objects ? "{\"a\":" : "[");
+    p[n++] = '1';
+    for (int i = 1; i < depth; i++)
+        p[n++] = objects ? '}' : ']';
+    strcpy(p + n, "}");
+    return p;
+}
+
+typedef struct {
+    int depth, rc;
+    bool refused_with_reason;
+} deep_case;
+
+static void decode_deep(void *arg)
+{
+    deep_case *d = arg;
+    char *data = nested_signals(d->depth, true);
+    hm_sse_event ev = make_event("datastar-patch-signals", data);
+    hm_datastar_event out = {0};
+    d->rc = hm_datastar_decode(&ev, &out);
+    d->refused_with_reason = out.signals == NULL && out.error != NULL;
+    hm_datastar_event_clear(&out);
+    hm_free(data);
+}
+
+static void test_signals_bounds(void)
+{
+    /* Issue 11's event (~1000 levels) on a virtual user's 64 KiB stack:
+     * refused, where jansson's recursion used to overflow it. */
+    hm_loop *loop;
+    hm_loop_options o = {.backend = HM_BACKEND_EPOLL};
+    ASSERT_EQ(hm_loop_create(&loop, &o), 0);
+    deep_case d = {.depth = 1000};
+    ASSERT_EQ(hm_coro_spawn(loop, decode_deep, &d, NULL), 0);
+    ASSERT_EQ(hm_loop_run(loop), 0);
+    hm_loop_destroy(loop);
+    ASSERT_EQ(d.rc, -HM_ETOOBIG);
+    ASSERT(d.refused_with_reason);
+
+    hm_datastar_event out = {0};
+    for (int objects = 0; objects < 2; objects++) {
+        /* HM_JSON_MAX_DEPTH levels decode; one more does not. */
+        char *data = nested_signals(HM_JSON_MAX_DEPTH, objects);
+        hm_sse_event ev = make_event("datastar-patch-signals", data);
+        ASSERT_EQ(hm_datastar_decode(&ev, &out), 0);
+        ASSERT(json_object_get(out.signals, "x") != NULL);
+        hm_free(data);
+        data = nested_signals(HM_JSON_MAX_DEPTH + 1, objects);
+        ev = make_event("datastar-patch-signals", data);
+        ASSERT_EQ(hm_datastar_decode(&ev, &out), -HM_ETOOBIG);
+        ASSERT(out.signals == NULL);
+        ASSERT(strstr(out.error, "deeper than 64 levels") != NULL);
+        hm_free(data);
+    }
+    /* Nesting split over several signals lines is still nesting. */
+    hm_sse_event split =
+        make_event("datastar-patch-signals", "signals {\"a\":\nsignals [[[[[[[[[[[["
+                                             "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                                             "[[[[[[[[[[[[[[[[[[[[]");
+    ASSERT_EQ(hm_datastar_decode(&split, &out), -HM_ETOOBIG);
+    /* Brackets in strings do not count. */
+    char text[256];
+    snprintf(text, sizeof(text), "signals {\"x\":\"%0100d\"}", 0);
+    memset(strchr(text, '0'), '{', 100);
+    hm_sse_event str = make_event("datastar-patch-signals", text);
+    ASSERT_EQ(hm_datastar_decode(&str, &out), 0);
+    ASSERT_EQ(strlen(json_string_value(json_object_get(out.signals, "x"))), 100);
+    /* Over HM_DATASTAR_MAX_SIGNALS_BYTES: refused before jansson sees it. */
+    size_t big = HM_DATASTAR_MAX_SIGNALS_BYTES;
+    char *huge = hm_alloc(big + 32);
+    ASSERT(huge != NULL);
+    int n = sprintf(huge, "signals {\"x\":\"");
+    memset(huge + n, 'x', big);
+    strcpy(huge + n + big, "\"}");
+    hm_sse_event h = make_event("datastar-patch-signals", huge);
+    ASSERT_EQ(hm_datastar_decode(&h, &out), -HM_ETOOBIG);
+    ASSERT(strstr(out.error, "256 KiB") != NULL);
+    hm_free(huge);
     hm_datastar_event_clear(&out);
 }
 
@@ -367,6 +460,7 @@ int main(void)
     test_patch_elements();
     test_other_events();
     test_malformed_signals();
+    test_signals_bounds();
     test_name_matching();
     test_find_int();
     test_many_events_one_struct();

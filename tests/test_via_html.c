@@ -2,7 +2,9 @@
  * from data-on attributes, on real-shaped pages and on the variants other
  * versions and hand-written pages produce. */
 #include "base/hm_base.h"
+#include "engine/engine.h"
 #include "hm_test.h"
+#include "proto/json_limit.h"
 #include "proto/via_html.h"
 
 /* The page php-via 0.12 serves for bench_app's counter route. */
@@ -30,9 +32,11 @@ static const char shell[] =
     "</body>\n"
     "</html>\n";
 
+static const char *last_why;
+
 static int ctx_of(const char *html, char **out)
 {
-    return hm_via_extract_ctx(html, strlen(html), out);
+    return hm_via_extract_ctx(html, strlen(html), out, &last_why);
 }
 
 static int action_of(const char *html, const char *name, char **out)
@@ -55,6 +59,7 @@ static void expect_ctx_err(const char *html, int err)
     int rc = ctx_of(html, &ctx);
     if (rc != err) HM_FAIL_("ctx of %s: %d, want %d", html, rc, err);
     ASSERT(ctx == NULL);
+    ASSERT(last_why != NULL);
 }
 
 static void expect_action(const char *html, const char *name, const char *want)
@@ -83,7 +88,7 @@ static void test_shell(void)
     /* Only len bytes are read: cut before the meta tag, nothing is found. */
     char *ctx = NULL;
     const char *meta = strstr(shell, "<meta data-signals");
-    ASSERT_EQ(hm_via_extract_ctx(shell, (size_t)(meta - shell) + 20, &ctx), -HM_ENOTFOUND);
+    ASSERT_EQ(hm_via_extract_ctx(shell, (size_t)(meta - shell) + 20, &ctx, NULL), -HM_ENOTFOUND);
     ASSERT_EQ(
         hm_via_find_action(shell, (size_t)(strstr(shell, "<button") - shell), "increment", &ctx),
         -HM_ENOTFOUND);
@@ -133,6 +138,80 @@ static void test_ctx_errors(void)
     expect_ctx_err("<meta data-signals>", -HM_EPARSE);
     expect_ctx_err("<meta data-signals='[\"via_ctx\"]'>", -HM_EPARSE);
     expect_ctx_err("<meta data-signals='{\"via_ctx\":42}'>", -HM_EPARSE);
+}
+
+/* A page whose data-signals JSON nests `depth` levels (arrays, or objects
+ * {"a":...}) inside the object holding via_ctx "d"; hm_alloc'd. */
+static char *nested_page(int depth, bool objects)
+{
+    char *p = hm_alloc((size_t)depth * 6 + 64);
+    ASSERT(p != NULL);
+    int n = sprintf(p, "<meta data-signals='{\"via_ctx\":\"d\",\"x\":");
+    for (int i = 1; i < depth; i++)
+        n += sprintf(p + n, "%s", objects ? "{\"a\":" : "[");
+    p[n++] = '1';
+    for (int i = 1; i < depth; i++)
+        p[n++] = objects ? '}' : ']';
+    strcpy(p + n, "}'>");
+    return p;
+}
+
+typedef struct {
+    int depth, rc;
+    const char *why;
+} deep_case;
+
+static void extract_deep(void *arg)
+{
+    deep_case *d = arg;
+    char *page = nested_page(d->depth, true), *ctx = NULL;
+    d->rc = hm_via_extract_ctx(page, strlen(page), &ctx, &d->why);
+    hm_free(ctx);
+    hm_free(page);
+}
+
+static void test_ctx_bounds(void)
+{
+    /* Issue 11's page (~1000 levels of objects) on a virtual user's 64 KiB
+     * stack: refused, where jansson's recursion used to overflow it. */
+    hm_loop *loop;
+    hm_loop_options o = {.backend = HM_BACKEND_EPOLL};
+    ASSERT_EQ(hm_loop_create(&loop, &o), 0);
+    deep_case d = {.depth = 1000};
+    ASSERT_EQ(hm_coro_spawn(loop, extract_deep, &d, NULL), 0);
+    ASSERT_EQ(hm_loop_run(loop), 0);
+    hm_loop_destroy(loop);
+    ASSERT_EQ(d.rc, -HM_ETOOBIG);
+    ASSERT(d.why != NULL);
+    /* Up to HM_JSON_MAX_DEPTH levels are fine, one more is refused. */
+    char *page = nested_page(HM_JSON_MAX_DEPTH, false);
+    expect_ctx(page, "d");
+    hm_free(page);
+    page = nested_page(HM_JSON_MAX_DEPTH, true);
+    expect_ctx(page, "d");
+    hm_free(page);
+    page = nested_page(HM_JSON_MAX_DEPTH + 1, false);
+    expect_ctx_err(page, -HM_ETOOBIG);
+    ASSERT(strstr(last_why, "deeper than 64 levels") != NULL);
+    hm_free(page);
+    /* Brackets inside strings are text, not nesting. */
+    char text[512];
+    snprintf(text, sizeof(text), "<meta data-signals='{\"via_ctx\":\"%0200d\"}'>", 0);
+    memset(strstr(text, "\"0") + 1, '[', 200);
+    char want[201];
+    memset(want, '[', 200);
+    want[200] = '\0';
+    expect_ctx(text, want);
+    /* A value over 64 KiB is refused before it is decoded. */
+    size_t big = HM_VIA_MAX_SIGNALS_BYTES + 1;
+    char *huge = hm_alloc(big + 64);
+    ASSERT(huge != NULL);
+    int n = sprintf(huge, "<meta data-signals='{\"via_ctx\":\"h\",\"pad\":\"");
+    memset(huge + n, 'x', big);
+    strcpy(huge + n + big, "\"}'>");
+    expect_ctx_err(huge, -HM_ETOOBIG);
+    ASSERT(strstr(last_why, "64 KiB") != NULL);
+    hm_free(huge);
 }
 
 static void test_action_forms(void)
@@ -196,8 +275,7 @@ static void test_action_misses(void)
      * short of the action), a space, a tab from an entity. */
     static const char nul_page[] = "<b data-on:click=\"@post('/x\0/_action/increment')\">";
     char *url = NULL;
-    ASSERT_EQ(hm_via_find_action(nul_page, sizeof(nul_page) - 1, "increment", &url),
-              -HM_ENOTFOUND);
+    ASSERT_EQ(hm_via_find_action(nul_page, sizeof(nul_page) - 1, "increment", &url), -HM_ENOTFOUND);
     ASSERT(url == NULL);
     expect_no_action("<b data-on:click=\"@post('/a b/_action/increment')\">", "increment");
     expect_no_action("<b data-on:click=\"@post('/a&#9;/_action/increment')\">", "increment");
@@ -213,6 +291,7 @@ int main(void)
     test_shell();
     test_ctx_variants();
     test_ctx_errors();
+    test_ctx_bounds();
     test_action_forms();
     test_action_misses();
     puts("via_html: ok");

@@ -2,8 +2,13 @@
 #include "proto/datastar.h"
 
 #include "base/hm_base.h"
+#include "proto/json_limit.h"
 
 #include <string.h>
+
+/* The reasons below name these bounds. */
+_Static_assert(HM_JSON_MAX_DEPTH == 64, "update the depth in the error text");
+_Static_assert(HM_DATASTAR_MAX_SIGNALS_BYTES == 256 << 10, "update the size in the error text");
 
 /* The data-line keys Datastar's client reads; one slot each while decoding. */
 enum {
@@ -158,9 +163,18 @@ int hm_datastar_decode(const hm_sse_event *ev, hm_datastar_event *out)
             out->signals = json_object();
             return out->signals ? 0 : -ENOMEM;
         }
-        json_error_t jerr;
-        json_t *j = json_loadb(v[K_SIGNALS], slots[K_SIGNALS].len, JSON_ALLOW_NUL, &jerr);
-        if (!j || !json_is_object(j)) {
+        if (slots[K_SIGNALS].len > HM_DATASTAR_MAX_SIGNALS_BYTES) {
+            out->error = "signals JSON over 256 KiB";
+            return -HM_ETOOBIG;
+        }
+        json_t *j;
+        int rc = hm_json_load_bounded(v[K_SIGNALS], slots[K_SIGNALS].len, JSON_ALLOW_NUL, &j, NULL);
+        if (rc == -HM_ETOOBIG) {
+            out->error = "signals JSON nests deeper than 64 levels";
+            return rc;
+        }
+        if (rc < 0 || !json_is_object(j)) {
+            out->error = rc < 0 ? "signals JSON is malformed" : "signals JSON is not an object";
             json_decref(j);
             return -HM_EPARSE;
         }

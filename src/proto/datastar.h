@@ -18,6 +18,12 @@
  *   GLOBAL   global_count             (and global_<x>_count)
  * hm_signal_name_matches() recognises all of these for the plain name.
  *
+ * Bounds: the signals JSON is refused (-HM_ETOOBIG, with a reason in
+ * error) past HM_DATASTAR_MAX_SIGNALS_BYTES or HM_JSON_MAX_DEPTH levels of
+ * nesting (src/proto/json_limit.h), so a server cannot make the decoder
+ * recurse off a coroutine stack or allocate without bound; everything else
+ * is bounded by the SSE parser's max_event.
+ *
  * Memory: a hm_datastar_event must start zeroed (= {0}). It owns its signals
  * object (a jansson reference) and one scratch buffer (hm_alloc) that holds
  * the element strings; decoding into the same struct again releases the old
@@ -32,6 +38,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Longest signals JSON (all signals lines joined) decoded. */
+#define HM_DATASTAR_MAX_SIGNALS_BYTES ((size_t)256 << 10)
 
 typedef enum hm_datastar_kind {
     HM_DATASTAR_OTHER = 0,      /* any other event type; nothing decoded */
@@ -56,13 +65,17 @@ typedef struct hm_datastar_event {
     const char *wrap;         /* namespace tag, e.g. "svg"; NULL if absent */
     bool use_view_transition; /* useViewTransition true */
 
+    const char *error; /* static: why the last decode failed; NULL after success */
+
     char *buf_; /* private scratch storage, reused across decodes */
     size_t cap_;
 } hm_datastar_event;
 
 /* Decodes ev into out (zeroed or previously decoded). Returns 0 (kind OTHER
  * for event types other than the two above), -HM_EPARSE when the signals JSON
- * is malformed or not an object (out->signals is then NULL), or -ENOMEM. */
+ * is malformed or not an object, -HM_ETOOBIG when it is over the size or
+ * depth bound (out->signals is then NULL and out->error says which), or
+ * -ENOMEM. */
 int hm_datastar_decode(const hm_sse_event *ev, hm_datastar_event *out);
 
 /* Frees what out owns and zeroes it; safe on a zeroed struct. */

@@ -1,6 +1,7 @@
 #include "proto/via_html.h"
 
 #include "base/hm_base.h"
+#include "proto/json_limit.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -235,28 +236,48 @@ static int meta_visit(const char *tag, size_t tl, const char *name, size_t nl, c
     return 1;
 }
 
-int hm_via_extract_ctx(const char *html, size_t len, char **ctx_out)
+_Static_assert(HM_VIA_MAX_SIGNALS_BYTES == 64 << 10, "update the size in the error text");
+_Static_assert(HM_JSON_MAX_DEPTH == 64, "update the depth in the error text");
+
+int hm_via_extract_ctx(const char *html, size_t len, char **ctx_out, const char **why)
 {
+    const char *unused;
+    if (!why) why = &unused;
     *ctx_out = NULL;
+    *why = NULL;
     struct meta_find m = {0};
-    if (!scan_tags(html, len, meta_visit, &m)) return -HM_ENOTFOUND;
+    if (!scan_tags(html, len, meta_visit, &m)) {
+        *why = "no <meta data-signals> tag";
+        return -HM_ENOTFOUND;
+    }
+    /* Entity decoding never lengthens the text, so this bounds it too. */
+    if (m.vl > HM_VIA_MAX_SIGNALS_BYTES) {
+        *why = "<meta data-signals> value over 64 KiB";
+        return -HM_ETOOBIG;
+    }
 
     size_t n;
     char *text = decode_attr(m.val, m.vl, &n);
     if (!text) return -ENOMEM;
-    json_error_t jerr;
-    json_t *root = json_loadb(text, n, 0, &jerr);
+    json_t *root;
+    int rc = hm_json_load_bounded(text, n, 0, &root, NULL);
     hm_free(text);
-    if (!root) return -HM_EPARSE;
+    if (rc < 0) {
+        *why = rc == -HM_ETOOBIG ? "<meta data-signals> JSON nests deeper than 64 levels"
+                                 : "<meta data-signals> value is not a JSON object";
+        return rc;
+    }
 
-    int rc;
     json_t *ctx = json_is_object(root) ? json_object_get(root, "via_ctx") : NULL;
     if (!json_is_object(root)) {
         rc = -HM_EPARSE;
+        *why = "<meta data-signals> value is not a JSON object";
     } else if (!ctx) {
         rc = -HM_ENOTFOUND;
+        *why = "<meta data-signals> has no via_ctx";
     } else if (!json_is_string(ctx)) {
         rc = -HM_EPARSE;
+        *why = "via_ctx in <meta data-signals> is not a string";
     } else {
         *ctx_out = hm_strndup(json_string_value(ctx), json_string_length(ctx));
         rc = *ctx_out ? 0 : -ENOMEM;

@@ -14,11 +14,17 @@
 
 #include <stddef.h>
 
+/* Longest data-signals value decoded (php-via's holds two short keys). */
+#define HM_VIA_MAX_SIGNALS_BYTES ((size_t)64 << 10)
+
 /* Finds the first <meta> carrying data-signals, decodes its JSON and stores
  * a copy of the via_ctx string in *ctx_out. Returns 0, -HM_ENOTFOUND (no
  * such tag, or no via_ctx key), -HM_EPARSE (value is not a JSON object, or
- * via_ctx is not a string) or -ENOMEM. */
-int hm_via_extract_ctx(const char *html, size_t len, char **ctx_out);
+ * via_ctx is not a string), -HM_ETOOBIG (the value is over
+ * HM_VIA_MAX_SIGNALS_BYTES or nests deeper than HM_JSON_MAX_DEPTH, see
+ * src/proto/json_limit.h) or -ENOMEM. On failure *why (may be NULL) gets a
+ * static sentence saying what was wrong. */
+int hm_via_extract_ctx(const char *html, size_t len, char **ctx_out, const char **why);
 
 /* Finds the URL of action name in any data-on:<event> or data-on-<event>
  * attribute holding @post('<prefix>/_action/<name>') (any quote style),

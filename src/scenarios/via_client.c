@@ -65,10 +65,11 @@ int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, con
         snprintf(why, whylen, "page load GET %s answered HTTP %d", route, c->resp.status);
         return -HM_ESTATUS;
     }
-    rc = hm_via_extract_ctx(c->resp.body, c->resp.body_len, &out->ctx);
+    const char *bad;
+    rc = hm_via_extract_ctx(c->resp.body, c->resp.body_len, &out->ctx, &bad);
     if (rc < 0) {
         snprintf(why, whylen, "page %s has no usable <meta data-signals> tag with via_ctx (%s)",
-                 route, hm_strerror(rc));
+                 route, bad ? bad : hm_strerror(rc));
         return rc;
     }
     if (action) {
