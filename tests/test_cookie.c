@@ -368,6 +368,141 @@ static void test_put(void)
     hm_cookie_jar_free(&jar);
 }
 
+/* Issue 11: more Set-Cookies than fit in a 4 KiB buffer used to leave the
+ * Cookie header empty (via_session_id included) without a word. */
+static void test_many_cookies_all_sent(void)
+{
+    hm_cookie_jar jar;
+    hm_cookie_jar_init(&jar);
+    ASSERT_EQ(
+        hm_cookie_jar_put(&jar, "via_session_id", "0123456789abcdef0123456789abcdef", "127.0.0.1"),
+        0);
+    char sc[128];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(sc, sizeof(sc), "c%03d=%020d; Path=/", i, i);
+        ASSERT_EQ(set(&jar, sc, "127.0.0.1", "/", false, NOW), 0);
+        ASSERT(jar.error == NULL);
+    }
+    ASSERT_EQ(jar.len, 1001);
+    char *h = hm_cookie_jar_header_dup(&jar, "127.0.0.1", "/bench/counter", false, NOW);
+    ASSERT(h != NULL);
+    ASSERT(strlen(h) > 4096);
+    ASSERT_EQ(strncmp(h, "via_session_id=0123456789abcdef0123456789abcdef; c000=", 54), 0);
+    ASSERT(strstr(h, "; c999=00000000000000000999") != NULL);
+    /* A buffer of HM_COOKIE_HEADER_MAX always fits; a small one says so. */
+    char *buf = hm_alloc(HM_COOKIE_HEADER_MAX);
+    ASSERT(buf != NULL);
+    ASSERT_EQ(hm_cookie_jar_header(&jar, "127.0.0.1", "/", false, NOW, buf, HM_COOKIE_HEADER_MAX),
+              (int)strlen(h));
+    ASSERT_STREQ(buf, h);
+    char small[4096];
+    ASSERT_EQ(hm_cookie_jar_header(&jar, "127.0.0.1", "/", false, NOW, small, sizeof(small)),
+              -ENOSPC);
+    hm_free(buf);
+    hm_free(h);
+    h = hm_cookie_jar_header_dup(&jar, "localhost", "/", false, NOW);
+    ASSERT_STREQ(h, "");
+    hm_free(h);
+    hm_cookie_jar_free(&jar);
+}
+
+static void test_bounds(void)
+{
+    hm_cookie_jar jar;
+    hm_cookie_jar_init(&jar);
+    ASSERT_EQ(hm_cookie_jar_put(&jar, "via_session_id", "s", "h"), 0);
+    /* Fill with 1 KiB values until the jar refuses, naming its limit. */
+    char sc[1200], value[1001];
+    memset(value, 'v', 1000);
+    value[1000] = '\0';
+    int i, rc = 0;
+    for (i = 0; i < 1000 && rc == 0; i++) {
+        snprintf(sc, sizeof(sc), "big%d=%s", i, value);
+        rc = set(&jar, sc, "h", "/", false, NOW);
+    }
+    ASSERT_EQ(rc, -HM_ETOOBIG);
+    ASSERT(strstr(jar.error, "64 KiB") != NULL);
+    ASSERT(jar.bytes <= HM_COOKIE_JAR_MAX_BYTES);
+    size_t len = jar.len;
+    ASSERT(len > 50 && len < 70);
+    /* Nothing was evicted, and the refused cookie is not there. */
+    ASSERT_STREQ(hm_cookie_jar_get(&jar, "via_session_id"), "s");
+    snprintf(sc, sizeof(sc), "big%d", i - 1);
+    ASSERT(hm_cookie_jar_get(&jar, sc) == NULL);
+    /* Replacing in place at the same size still works; growing does not. */
+    snprintf(sc, sizeof(sc), "big0=%s", value);
+    sc[6] = 'w';
+    ASSERT_EQ(set(&jar, sc, "h", "/", false, NOW), 0);
+    ASSERT(jar.error == NULL);
+    ASSERT_EQ(hm_cookie_jar_get(&jar, "big0")[1], 'w');
+    /* Deleting makes room again. */
+    ASSERT_EQ(set(&jar, "big0=; Max-Age=0", "h", "/", false, NOW), 0);
+    ASSERT_EQ(jar.len, len - 1);
+    snprintf(sc, sizeof(sc), "again=%s", value);
+    ASSERT_EQ(set(&jar, sc, "h", "/", false, NOW), 0);
+    ASSERT_EQ(hm_cookie_jar_put(&jar, "more", value, "h"), -HM_ETOOBIG);
+    ASSERT(strstr(jar.error, "64 KiB") != NULL);
+    hm_cookie_jar_free(&jar);
+    ASSERT_EQ(jar.bytes, 0);
+
+    /* The count bound: 3000 cookies, then a clear refusal. */
+    hm_cookie_jar_init(&jar);
+    for (i = 0; i < HM_COOKIE_JAR_MAX_COOKIES; i++) {
+        snprintf(sc, sizeof(sc), "%d=", i);
+        ASSERT_EQ(set(&jar, sc, "h", "/", false, NOW), 0);
+    }
+    ASSERT_EQ(set(&jar, "one-more=1", "h", "/", false, NOW), -HM_ETOOBIG);
+    ASSERT(strstr(jar.error, "3000 cookies") != NULL);
+    ASSERT_EQ(jar.len, HM_COOKIE_JAR_MAX_COOKIES);
+    ASSERT_EQ(set(&jar, "0=replaced", "h", "/", false, NOW), 0); /* replacing adds none */
+    char *h = hm_cookie_jar_header_dup(&jar, "h", "/", false, NOW);
+    ASSERT(h != NULL && strlen(h) < HM_COOKIE_HEADER_MAX);
+    ASSERT_EQ(strncmp(h, "0=replaced; 1=; 2=", 18), 0);
+    hm_free(h);
+    hm_cookie_jar_free(&jar);
+
+    /* One cookie's name and value: 4096 bytes at most (RFC 6265bis). */
+    hm_cookie_jar_init(&jar);
+    static char huge[4200];
+    memset(huge, 'x', sizeof(huge) - 1);
+    huge[0] = 'n';
+    huge[1] = '=';
+    huge[4097] = '\0'; /* "n=" + 4095 bytes: 4096 in all */
+    ASSERT_EQ(set(&jar, huge, "h", "/", false, NOW), 0);
+    huge[4097] = 'x';
+    huge[4098] = '\0';
+    ASSERT_EQ(set(&jar, huge, "h", "/", false, NOW), -HM_ETOOBIG);
+    ASSERT(strstr(jar.error, "4096") != NULL);
+    ASSERT_EQ(strlen(hm_cookie_jar_get(&jar, "n")), 4095);
+    /* An attribute value over 1024 bytes is ignored, not the cookie. */
+    char path_attr[1100] = "p=1; Path=/";
+    memset(path_attr + strlen(path_attr), 'a', 1020);
+    ASSERT_EQ(set(&jar, path_attr, "h", "/x/y", false, NOW), 0);
+    ASSERT_EQ(strlen(find(&jar, "p")->path), 1021);
+    strcat(path_attr, "aaaa");
+    path_attr[0] = 'q';
+    ASSERT_EQ(set(&jar, path_attr, "h", "/x/y", false, NOW), 0);
+    ASSERT_EQ(jar.len, 3);
+    ASSERT_STREQ(find(&jar, "q")->path, "/x"); /* the default path */
+    hm_cookie_jar_free(&jar);
+}
+
+static void test_error_reasons(void)
+{
+    hm_cookie_jar jar;
+    hm_cookie_jar_init(&jar);
+    ASSERT(jar.error == NULL);
+    ASSERT_EQ(set(&jar, "novalue", "h", "/", false, NOW), -HM_EPARSE);
+    ASSERT(strstr(jar.error, "name=value") != NULL);
+    ASSERT_EQ(set(&jar, "a=1; Domain=other.org", "h.example.com", "/", false, NOW), -EPERM);
+    ASSERT(strstr(jar.error, "Domain") != NULL);
+    ASSERT_EQ(set(&jar, "a=1; Secure", "h", "/", false, NOW), -EPERM);
+    ASSERT(strstr(jar.error, "Secure") != NULL);
+    ASSERT_EQ(set(&jar, "a=1", "h", "/", false, NOW), 0);
+    ASSERT(jar.error == NULL);
+    hm_cookie_jar_free(&jar);
+}
+
 int main(void)
 {
     test_openswoole_session_cookie();
@@ -380,6 +515,9 @@ int main(void)
     test_replacement_and_order();
     test_parsing();
     test_put();
+    test_many_cookies_all_sent();
+    test_bounds();
+    test_error_reasons();
     puts("cookie: ok");
     return 0;
 }

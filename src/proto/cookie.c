@@ -197,8 +197,15 @@ void hm_cookie_jar_free(hm_cookie_jar *jar)
     memset(jar, 0, sizeof(*jar));
 }
 
+/* Bytes of one cookie's string block (see cookie_strings). */
+static size_t cookie_bytes(const hm_cookie *c)
+{
+    return (size_t)(c->path + strlen(c->path) + 1 - c->name);
+}
+
 static void remove_at(hm_cookie_jar *jar, size_t i)
 {
+    jar->bytes -= cookie_bytes(&jar->items[i]);
     hm_free(jar->items[i].name);
     memmove(&jar->items[i], &jar->items[i + 1], (jar->len - i - 1) * sizeof(hm_cookie));
     jar->len--;
@@ -216,9 +223,28 @@ static bool sorts_before(const hm_cookie *a, const hm_cookie *b)
     return al > bl || (al == bl && a->created < b->created);
 }
 
+_Static_assert(HM_COOKIE_JAR_MAX_COOKIES == 3000 && HM_COOKIE_JAR_MAX_BYTES == 64 << 10,
+               "update the limits in the error texts");
+
+/* Refuses c (freeing its strings) when it would take the jar past its
+ * bounds; old_bytes is what c replaces. */
+static int over_bounds(hm_cookie_jar *jar, hm_cookie *c, size_t old_bytes, bool adds_one)
+{
+    if (adds_one && jar->len >= HM_COOKIE_JAR_MAX_COOKIES) {
+        jar->error = "cookie jar full: 3000 cookies (HM_COOKIE_JAR_MAX_COOKIES)";
+    } else if (jar->bytes - old_bytes + cookie_bytes(c) > HM_COOKIE_JAR_MAX_BYTES) {
+        jar->error = "cookie jar full: 64 KiB of cookies (HM_COOKIE_JAR_MAX_BYTES)";
+    } else {
+        return 0;
+    }
+    hm_free(c->name);
+    return -HM_ETOOBIG;
+}
+
 /* Takes ownership of c's strings: replaces the cookie with the same name,
  * domain and path (keeping its creation order, §5.3 step 11) or inserts c in
- * header order. An expired c only deletes. */
+ * header order. An expired c only deletes. A cookie past the jar's bounds
+ * is refused and the jar left as it was. */
 static int store(hm_cookie_jar *jar, hm_cookie *c, int64_t now_s)
 {
     for (size_t i = 0; i < jar->len; i++) {
@@ -231,21 +257,26 @@ static int store(hm_cookie_jar *jar, hm_cookie *c, int64_t now_s)
             remove_at(jar, i);
             return 0;
         }
+        size_t old_bytes = cookie_bytes(old);
+        if (over_bounds(jar, c, old_bytes, false) < 0) return -HM_ETOOBIG;
         /* Same path, same creation order: the sorted position still holds. */
         c->created = old->created;
         hm_free(old->name);
         *old = *c;
+        jar->bytes += cookie_bytes(c) - old_bytes;
         return 0;
     }
     if (c->expires_s <= now_s) {
         hm_free(c->name);
         return 0;
     }
+    if (over_bounds(jar, c, 0, true) < 0) return -HM_ETOOBIG;
     if (jar->len == jar->cap) {
         size_t ncap = jar->cap ? jar->cap * 2 : 8;
         hm_cookie *n = hm_realloc(jar->items, ncap * sizeof(*n));
         if (!n) {
             hm_free(c->name);
+            jar->error = "out of memory";
             return -ENOMEM;
         }
         jar->items = n;
@@ -258,22 +289,35 @@ static int store(hm_cookie_jar *jar, hm_cookie *c, int64_t now_s)
     memmove(&jar->items[at + 1], &jar->items[at], (jar->len - at) * sizeof(hm_cookie));
     jar->items[at] = *c;
     jar->len++;
+    jar->bytes += cookie_bytes(c);
     return 0;
+}
+
+_Static_assert(HM_COOKIE_MAX_NAME_VALUE == 4096, "update the limit in the error text");
+
+static int refuse(hm_cookie_jar *jar, int rc, const char *why)
+{
+    jar->error = why;
+    return rc;
 }
 
 int hm_cookie_jar_set(hm_cookie_jar *jar, const char *v, size_t len, const char *request_host,
                       const char *request_path, bool secure_channel, int64_t now_s)
 {
-    if (!v || len == 0) return -HM_EPARSE;
+    if (!v || len == 0) return refuse(jar, -HM_EPARSE, "empty Set-Cookie");
     const char *end = v + len;
     const char *semi = memchr(v, ';', len);
     const char *nv_end = semi ? semi : end;
     const char *eq = memchr(v, '=', (size_t)(nv_end - v));
-    if (!eq) return -HM_EPARSE;
+    if (!eq) return refuse(jar, -HM_EPARSE, "Set-Cookie without name=value");
     const char *name = v, *name_end = eq, *value = eq + 1, *value_end = nv_end;
     trim(&name, &name_end);
     trim(&value, &value_end);
-    if (name == name_end || has_ctl(name, name_end) || has_ctl(value, value_end)) return -HM_EPARSE;
+    if (name == name_end) return refuse(jar, -HM_EPARSE, "Set-Cookie with an empty name");
+    if (has_ctl(name, name_end) || has_ctl(value, value_end))
+        return refuse(jar, -HM_EPARSE, "Set-Cookie with a control character");
+    if ((size_t)(name_end - name) + (size_t)(value_end - value) > HM_COOKIE_MAX_NAME_VALUE)
+        return refuse(jar, -HM_ETOOBIG, "cookie name and value over 4096 bytes");
 
     bool has_max_age = false, has_expires = false;
     int64_t max_age_exp = 0, expires = 0;
@@ -294,6 +338,7 @@ int hm_cookie_jar_set(hm_cookie_jar *jar, const char *v, size_t len, const char 
             k_end = a_end;
         trim(&k, &k_end);
         trim(&val, &val_end);
+        if ((size_t)(val_end - val) > HM_COOKIE_MAX_ATTR_VALUE) continue; /* 6265bis §5.6 */
 
         if (token_is(k, k_end, "expires")) {
             if (parse_cookie_date(val, val_end, &expires)) has_expires = true;
@@ -329,13 +374,15 @@ int hm_cookie_jar_set(hm_cookie_jar *jar, const char *v, size_t len, const char 
     char dombuf[256];
     if (dom && dom < dom_end) {
         dl = (size_t)(dom_end - dom);
-        if (dl >= sizeof(dombuf)) return -EPERM;
+        if (dl >= sizeof(dombuf))
+            return refuse(jar, -EPERM, "cookie Domain does not cover the request host");
         for (size_t i = 0; i < dl; i++) {
             char ch = dom[i];
             dombuf[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
         }
         dombuf[dl] = '\0';
-        if (!domain_match(host, dombuf)) return -EPERM;
+        if (!domain_match(host, dombuf))
+            return refuse(jar, -EPERM, "cookie Domain does not cover the request host");
         dom = dombuf;
     } else {
         c.host_only = true;
@@ -356,15 +403,18 @@ int hm_cookie_jar_set(hm_cookie_jar *jar, const char *v, size_t len, const char 
     /* RFC 6265bis §5.6 steps 14 and 20: Secure needs a secure origin, and
      * the name prefixes promise attributes the server must have sent. */
     size_t nl = (size_t)(name_end - name);
-    if (c.secure && !secure_channel) return -EPERM;
-    if (starts_with_ci(name, nl, "__Secure-") && !c.secure) return -EPERM;
+    if (c.secure && !secure_channel)
+        return refuse(jar, -EPERM, "Secure cookie over an insecure connection");
+    if (starts_with_ci(name, nl, "__Secure-") && !c.secure)
+        return refuse(jar, -EPERM, "__Secure- cookie without Secure");
     if (starts_with_ci(name, nl, "__Host-") &&
         (!c.secure || !c.host_only || pl != 1 || path[0] != '/'))
-        return -EPERM;
+        return refuse(jar, -EPERM, "__Host- cookie without Secure, Path=/ or host-only");
 
     int rc = cookie_strings(&c, name, nl, value, (size_t)(value_end - value), dom, dl, path, pl);
-    if (rc < 0) return rc;
+    if (rc < 0) return refuse(jar, rc, "out of memory");
     sweep_expired(jar, now_s);
+    jar->error = NULL;
     return store(jar, &c, now_s);
 }
 
@@ -405,6 +455,24 @@ int hm_cookie_jar_header(const hm_cookie_jar *jar, const char *host, const char 
     return (int)o;
 }
 
+char *hm_cookie_jar_header_dup(const hm_cookie_jar *jar, const char *host, const char *path,
+                               bool secure_channel, int64_t now_s)
+{
+    /* The whole jar's text bounds any one header: size for it, then trim. */
+    size_t cap = 1;
+    for (size_t i = 0; i < jar->len; i++)
+        cap += strlen(jar->items[i].name) + strlen(jar->items[i].value) + 3;
+    char *buf = hm_alloc(cap);
+    if (!buf) return NULL;
+    int n = hm_cookie_jar_header(jar, host, path, secure_channel, now_s, buf, cap);
+    if (n < 0) { /* cannot happen: cap covers every cookie */
+        hm_free(buf);
+        return NULL;
+    }
+    char *exact = hm_realloc(buf, (size_t)n + 1);
+    return exact ? exact : buf;
+}
+
 const char *hm_cookie_jar_get(const hm_cookie_jar *jar, const char *name)
 {
     for (size_t i = 0; i < jar->len; i++)
@@ -417,12 +485,15 @@ int hm_cookie_jar_put(hm_cookie_jar *jar, const char *name, const char *value, c
     size_t nl = strlen(name), vl = strlen(value);
     if (nl == 0 || !host || !host[0] || strpbrk(name, ";=") || strchr(value, ';') ||
         has_ctl(name, name + nl) || has_ctl(value, value + vl))
-        return -HM_EPARSE;
+        return refuse(jar, -HM_EPARSE, "cookie name or value not usable");
+    if (nl + vl > HM_COOKIE_MAX_NAME_VALUE)
+        return refuse(jar, -HM_ETOOBIG, "cookie name and value over 4096 bytes");
     hm_cookie c = {0};
     c.expires_s = HM_COOKIE_SESSION;
     c.host_only = true;
     c.secure = starts_with_ci(name, nl, "__Secure-") || starts_with_ci(name, nl, "__Host-");
     int rc = cookie_strings(&c, name, nl, value, vl, host, strlen(host), "/", 1);
-    if (rc < 0) return rc;
+    if (rc < 0) return refuse(jar, rc, "out of memory");
+    jar->error = NULL;
     return store(jar, &c, 0); /* a session cookie is never expired */
 }

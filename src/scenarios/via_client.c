@@ -93,14 +93,8 @@ void hm_via_page_free(hm_via_page *p)
 
 char *hm_via_cookie_dup(const hm_cookie_jar *jar, const hm_http_target *t, const char *path)
 {
-    char small[512];
-    int n = hm_via_cookie_header(jar, t, path, small, sizeof(small));
-    if (n >= 0) return hm_strndup(small, (size_t)n);
-    /* Rare: a jar whose header outgrows the small buffer. */
-    size_t cap = 8192;
-    char *big = hm_alloc(cap);
-    if (big && hm_via_cookie_header(jar, t, path, big, cap) < 0) big[0] = 0;
-    return big;
+    /* Sized to the jar: a header that outgrew a fixed buffer went out empty. */
+    return hm_cookie_jar_header_dup(jar, t->host, path, t->tls, now_s());
 }
 
 char *hm_via_action_request(const hm_http_target *t, const char *action_url, const char *cookie,
