@@ -2,6 +2,8 @@
 # set-up commands: each installs missing Debian packages first.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
@@ -10,7 +12,7 @@ CMAKE_FLAGS ?=
 CTEST_EXCLUDE ?=
 
 .PHONY: all deps configure build run check check-asan check-misbehave check-loaded bench format \
-	format-check check-layers report-screenshots clean
+	format-check check-layers report-screenshots fuzz-build fuzz fuzz-smoke clean
 
 all: build
 
@@ -81,9 +83,23 @@ check-layers:
 report-screenshots: build
 	python3 tests/tools/report_screenshots.py $(BUILD)/bin/hammer $(BUILD)/bin/bench_app docs/img
 
+# libFuzzer harnesses (fuzz/), clang with ASan and UBSan, in their own build
+# directory. `make fuzz` runs each for FUZZ_SECONDS (FUZZ_JOBS at a time);
+# `make fuzz-smoke` for 20 s each, as CI does. Any finding fails the target.
+fuzz-build: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DHAMMER_FUZZ=ON \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) --target fuzz_all -j $(JOBS)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh $(FUZZ_BUILD)
+
+fuzz-smoke: fuzz-build
+	FUZZ_SECONDS=20 bash scripts/fuzz.sh $(FUZZ_BUILD)
+
 bench: build
 	HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh
 	bash bench/run_all.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

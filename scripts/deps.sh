@@ -10,6 +10,9 @@ libyaml-dev python3 python3-yaml clang-format"
 # and a real scrape of --metrics-listen) and Chromium (the HTML reports in a
 # real browser, make report-screenshots): their tests skip, with the reason,
 # when these cannot be installed.
+# The fuzz harnesses (make fuzz, make fuzz-smoke in CI): clang and its
+# libFuzzer / sanitizer runtimes.
+REQUIRED="$REQUIRED clang libclang-rt-14-dev"
 OPTIONAL="caddy haproxy prometheus chromium"
 # Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
