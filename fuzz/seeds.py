@@ -248,6 +248,22 @@ seed("hdr_log", "log", b"#[Logged with hammer 0.1.0, values in microseconds]\n"
      b"0.000,1.000,1.000," + REF_B64 + b"\r\n"
      b"Tag=sse,1.000,1.000,1.000," + REF_B64 + b"\n")
 
+# ---- php_compat -------------------------------------------------------------
+# The first line is the key (form field, cookie name); flags 1: the data's
+# first 8 bytes are also a double.
+
+seed("php_compat", "action_body", b"datastar\n"
+     b'{"via_ctx":"\\/bench\\/counter_\\/ab759c80d89ecc78",'
+     b'"count__bench_counter__ab759c80d89ecc78":5,"_disconnected":false}')
+seed("php_compat", "form", b"datastar\nvia_ctx=x&datastar=%7B%22count%22%3A1.5e3%2C%22s%22%3A"
+     b"%22caf%C3%A9%22%7D&datastar=%7B%7D+&x")
+seed("php_compat", "cookie", b"via_session_id\n via_session_id=\"0123456789abcdef0123456789abcdef\";"
+     b" lb=s1; via_session_id=%41%2")
+seed("php_compat", "casts", b"k\n[1,-0.0,1e308,4.9e-324,0.1,65451,\"12abc\",\"1e3\",\" 7\",true,"
+     b"null,{},[0],{\"a\":\"\\ud83d\\ude00\\u0000/\"},12345678901234567890]")
+seed("php_compat", "floats", b"k\n-1.0E+25", flags=1)
+seed("php_compat", "bytes", b"k\n\x00\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc3\xff\xed\xa0\x80/\"\\")
+
 
 def main():
     for target, seeds in SEEDS.items():
