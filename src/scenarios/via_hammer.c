@@ -347,6 +347,7 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     }
     run.cookie = hm_via_cookie_dup(&run.jar, &o->target, "/");
     if (!run.cookie) {
+        r->fatal = "out of memory";
         rc = -ENOMEM;
         goto out;
     }
