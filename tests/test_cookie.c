@@ -309,6 +309,16 @@ static void test_parsing(void)
     ASSERT_EQ(set(&jar, "  =v; Path=/", "h", "/", false, NOW), -HM_EPARSE);
     ASSERT_EQ(set(&jar, "", "h", "/", false, NOW), -HM_EPARSE);
     ASSERT_EQ(set(&jar, "a=b\x01", "h", "/", false, NOW), -HM_EPARSE);
+    /* A control byte in an attribute drops the whole cookie too (a NUL in
+     * Domain used to be stored, cutting the domain short). */
+    static const char nul_domain[] = "ip=1; Domain=127.0.0.1\0.evil";
+    ASSERT_EQ(
+        hm_cookie_jar_set(&jar, nul_domain, sizeof(nul_domain) - 1, "127.0.0.1", "/", false, NOW),
+        -HM_EPARSE);
+    ASSERT_EQ(set(&jar, "p=1; Path=/a\x1f", "h", "/", false, NOW), -HM_EPARSE);
+    ASSERT_EQ(set(&jar, "t=1;\tPath=/t", "h", "/", false, NOW), 0); /* HTAB is allowed */
+    ASSERT_STREQ(find(&jar, "t")->path, "/t");
+    ASSERT_EQ(set(&jar, "t=; Max-Age=0; Path=/t", "h", "/", false, NOW), 0);
     ASSERT_EQ(jar.len, 0);
 
     /* Whitespace trimmed around name, value and attributes; '=' in values kept. */

@@ -29,8 +29,8 @@ static bool token_is(const char *p, const char *end, const char *lit)
     return (size_t)(end - p) == n && strncasecmp(p, lit, n) == 0;
 }
 
-/* RFC 6265bis §5.6 step 3: browsers drop cookies with control characters;
- * NUL in particular could not be stored in a C string. */
+/* RFC 6265bis §5.6: browsers drop cookies with control characters (HTAB
+ * aside); NUL in particular could not be stored in a C string. */
 static bool has_ctl(const char *p, const char *end)
 {
     for (; p < end; p++) {
@@ -314,8 +314,9 @@ int hm_cookie_jar_set(hm_cookie_jar *jar, const char *v, size_t len, const char 
     trim(&name, &name_end);
     trim(&value, &value_end);
     if (name == name_end) return refuse(jar, -HM_EPARSE, "Set-Cookie with an empty name");
-    if (has_ctl(name, name_end) || has_ctl(value, value_end))
-        return refuse(jar, -HM_EPARSE, "Set-Cookie with a control character");
+    /* 6265bis §5.6: a control character anywhere drops the whole line (a NUL
+     * in Domain or Path would also cut the stored string short). */
+    if (has_ctl(v, end)) return refuse(jar, -HM_EPARSE, "Set-Cookie with a control character");
     if ((size_t)(name_end - name) + (size_t)(value_end - value) > HM_COOKIE_MAX_NAME_VALUE)
         return refuse(jar, -HM_ETOOBIG, "cookie name and value over 4096 bytes");
 

@@ -80,8 +80,9 @@ void hm_cookie_jar_free(hm_cookie_jar *jar);
 /* Applies one Set-Cookie header value (len bytes, no "Set-Cookie:" prefix)
  * received for request_host / request_path (query ignored) at now_s (Unix
  * seconds). Stores, replaces (same name, domain and path) or, when it is
- * already expired, deletes. Returns 0, -HM_EPARSE (no '=' or empty name, the
- * cookie is ignored as RFC 6265 says), -EPERM (refused: Domain does not
+ * already expired, deletes. Returns 0, -HM_EPARSE (no '=', an empty name or
+ * a control character anywhere: the cookie is ignored as RFC 6265bis
+ * says), -EPERM (refused: Domain does not
  * cover the host, Secure or a __Secure-/__Host- name without a secure
  * channel or without its required attributes), -HM_ETOOBIG (past one of the
  * bounds above) or -ENOMEM; on failure jar->error says which. */
