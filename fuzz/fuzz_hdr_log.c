@@ -1,4 +1,5 @@
-/* fuzz_hdr_log.c — the HdrHistogram interval-log reader and the V2
+/* fuzz_hdr_log.c — the HdrHistogram interval-log reader (its StartTime and
+ * its intervals) and the V2
  * compressed-histogram decoder (src/stats/hdr_log.h): base64, zlib,
  * varints and the histogram's own header all come from the file.
  *
@@ -61,6 +62,10 @@ static void body(void *arg)
     }
     FILE *f = fmemopen(in->len ? in->data : (uint8_t *)"", in->len ? in->len : 1, "r");
     HM_FUZZ_CHECK(f);
+    double start = 0;
+    int src = hm_hlog_start_time(f, &start);
+    HM_FUZZ_CHECK(src == 0 || src == -EINVAL);
+    HM_FUZZ_CHECK(ftell(f) == 0); /* rewound for the intervals */
     for (int i = 0; i < 1000; i++) {
         hm_hlog_entry e;
         int rc = hm_hlog_read(f, &e);

@@ -1,9 +1,10 @@
 /* fuzz_via_html.c — the php-via page scan (src/proto/via_html.h): the
- * context id from <meta data-signals='…'> (entity-decoded, then JSON) and
- * action URLs from data-on:* attributes, on a coroutine-sized stack.
+ * context id from <meta data-signals='…'> (entity-decoded, then JSON),
+ * action URLs from data-on:* attributes and the list of every action (for
+ * error messages), on a coroutine-sized stack.
  *
  * The payload is a page body. A found action URL must name the action it
- * was asked for.
+ * was asked for; the list stays inside its buffer at every size.
  *
  * Flags (byte 0):
  *   bit 0  the action name is the payload's first line (the rest is the
@@ -57,6 +58,13 @@ static void body(void *arg)
         HM_FUZZ_CHECK(strstr(url, want) != NULL);
     }
     hm_free(url);
+
+    char list[256], tiny[8];
+    memset(tiny, 'x', sizeof(tiny));
+    int n = hm_via_list_actions(page, len, list, sizeof(list));
+    HM_FUZZ_CHECK(n >= 0 && memchr(list, '\0', sizeof(list)) != NULL);
+    int m = hm_via_list_actions(page, len, tiny, sizeof(tiny));
+    HM_FUZZ_CHECK(m >= 0 && m <= n && memchr(tiny, '\0', sizeof(tiny)) != NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
