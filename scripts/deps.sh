@@ -6,13 +6,15 @@ set -eu
 REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev openssl \
 libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev libinih-dev libbrotli-dev \
 libyaml-dev python3 python3-yaml clang-format"
+# Required too, for the fuzz harnesses (make fuzz, make fuzz-smoke in CI):
+# clang and its libFuzzer / sanitizer runtimes. Kept apart from REQUIRED
+# because nothing built from them is linked into hammer (the image's
+# runtime packages are derived from REQUIRED's -dev packages).
+REQUIRED_TOOLS="clang libclang-rt-14-dev"
 # The real load balancers of the sticky-routing tests, Prometheus (promtool
 # and a real scrape of --metrics-listen) and Chromium (the HTML reports in a
 # real browser, make report-screenshots): their tests skip, with the reason,
 # when these cannot be installed.
-# The fuzz harnesses (make fuzz, make fuzz-smoke in CI): clang and its
-# libFuzzer / sanitizer runtimes.
-REQUIRED="$REQUIRED clang libclang-rt-14-dev"
 OPTIONAL="caddy haproxy prometheus chromium"
 # Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
@@ -30,7 +32,7 @@ missing_of() {
 }
 
 # shellcheck disable=SC2086
-need=$(missing_of $REQUIRED)
+need=$(missing_of $REQUIRED $REQUIRED_TOOLS)
 # shellcheck disable=SC2086
 want=$(missing_of $OPTIONAL)
 [ -z "$need$want" ] && exit 0
