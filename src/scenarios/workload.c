@@ -92,7 +92,7 @@ static int on_event(const hm_sse_event *ev, void *user)
             snprintf(w->undecodable_why, sizeof(w->undecodable_why),
                      "undecodable %.*s event (%zu bytes): %s",
                      (int)(ev->type_len < 40 ? ev->type_len : 40), ev->type, ev->data_len,
-                     hm_strerror(rc));
+                     w->ev.error ? w->ev.error : hm_strerror(rc));
         return 0;
     }
     apply_event(w);
