@@ -268,6 +268,9 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
             return -HM_ENOTFOUND;
     }
     const char *action_url = url ? url : v->page.action_url;
+    /* Named now: url is freed before the response is recorded. */
+    char what[80];
+    snprintf(what, sizeof(what), "action POST %.60s", action_url ? action_url : "(none)");
     char *body = NULL;
     int rc = hm_workload_body(o->workload, v->page.ctx, extra_json ? extra_json : o->signals_json,
                               v->watch.signals, true, &body);
@@ -296,8 +299,6 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     hm_free(req);
     int64_t t1 = hm_now_ns();
     if (rc == -ECANCELED) return rc; /* a second Ctrl-C: it never finished */
-    char what[80];
-    snprintf(what, sizeof(what), "action POST %.60s", action_url);
     record_request(v, what, rc, t0, t1);
     bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
     hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
