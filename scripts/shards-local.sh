@@ -18,7 +18,7 @@
 #           Without --netns every process shares loopback.
 # --out     where the files go (default: a new directory under /tmp):
 #           shard-I.json, shard-I.hlog, shard-I.log, merged.json,
-#           merged.md, merged.hlog, bench_app.log
+#           merged.md, merged.html, merged.hlog, bench_app.log
 # --lead    seconds from now to the shared start (default 3): long enough
 #           for every shard to start and set up
 #
@@ -170,7 +170,7 @@ for ((i = 0; i < shards; i++)); do
 done
 [ ${#inputs[@]} -gt 0 ] || { echo "shards-local: no shard wrote results" >&2; exit 2; }
 rc=0
-"$hammer" merge --json "$out/merged.json" --markdown "$out/merged.md" \
+"$hammer" merge --json "$out/merged.json" --markdown "$out/merged.md" --html "$out/merged.html" \
     --hdr-log "$out/merged.hlog" "${inputs[@]}" || rc=$?
 echo "shards-local: results in $out"
 [ "$rc" -eq 0 ] && [ "$failed" -ne 0 ] && rc=1

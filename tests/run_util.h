@@ -137,6 +137,23 @@ static inline json_t *load_json(const char *path)
     return j;
 }
 
+/* The whole file, NUL-terminated; the caller frees it. Fails the test
+ * when the file cannot be read. */
+static inline char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) HM_FAIL_("cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    ASSERT(s);
+    ASSERT_EQ(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
 /* Integer at a dotted path like "actions.ok" (-1 when missing). */
 static inline long long json_int_at(json_t *root, const char *dotted)
 {

@@ -11,20 +11,6 @@
 static const char *hammer;
 static char dir[] = "/tmp/hm_reports_XXXXXX";
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) HM_FAIL_("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ASSERT_EQ(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* The document embedded in an HTML report. */
 static json_t *embedded(const char *html)
 {

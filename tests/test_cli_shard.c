@@ -360,12 +360,14 @@ static void check_merge(void)
     path_of(out, sizeof(out), "merged.json");
     path_of(md, sizeof(md), "merged.md");
     path_of(mlog, sizeof(mlog), "merged.hlog");
+    char html[256];
+    path_of(html, sizeof(html), "merged.html");
     char log0[128], log1[128];
     snprintf(log0, sizeof(log0), "%s/m0.hlog", dir);
     snprintf(log1, sizeof(log1), "%s/m1.hlog", dir);
     proc p;
-    int rc = run_merge(&p, (const char *[]){"--json", out, "--markdown", md, "--hdr-log", mlog,
-                                            in[0], log0, in[1], log1, NULL});
+    int rc = run_merge(&p, (const char *[]){"--json", out, "--markdown", md, "--html", html,
+                                            "--hdr-log", mlog, in[0], log0, in[1], log1, NULL});
     if (rc != 0) HM_FAIL_("merge: exit %d\n%s", rc, p.out);
     ASSERT(strstr(p.out, "Actions sent      601"));
     ASSERT(strstr(p.out, "Result            PASS"));
@@ -387,6 +389,14 @@ static void check_merge(void)
     struct stat st;
     ASSERT_EQ(stat(md, &st), 0);
     ASSERT_GT(st.st_size, 100);
+    /* The HTML report renders the merged document: its sent count and the
+     * document itself, embedded. */
+    char *page = slurp(html);
+    ASSERT(page != NULL);
+    ASSERT(strstr(page, "<!DOCTYPE html>") || strstr(page, "<!doctype html>"));
+    ASSERT(strstr(page, "601"));
+    ASSERT(strstr(page, "merge-test"));
+    free(page);
 
     int lines;
     double first, last, f0, l0, f1, l1;

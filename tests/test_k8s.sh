@@ -140,7 +140,7 @@ merged = json.load(open(f"{results}/t1/merged.json"))
 check(merged["actions"]["sent"] == 600 and merged["actions"]["ok"] == 600, "merged 600 OK")
 check(merged["latency_us"]["action"]["count"] == 600, "merged latency count 600")
 check(merged["thresholds"][0]["threshold"] == "p99<10s" and merged["passed"], "merged passed")
-for f in ("merged.md", "merged.hlog"):
+for f in ("merged.md", "merged.html", "merged.hlog"):
     check(os.path.getsize(f"{results}/t1/{f}") > 0, f"{f} written")
 print("pod scripts: 2 shards from JOB_COMPLETION_INDEX, merged to 600 OK; the summary is the "
       "merge pod's log")

@@ -10,21 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) HM_FAIL_("cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    ASSERT(s);
-    ASSERT_EQ(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* The JSON embedded in the HTML report parses and is the matrix document. */
 /* The HTML report of a matrix whose profiles include a and b. */
 static void check_html(const char *path, const char *a, const char *b)

@@ -15,21 +15,6 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) HM_FAIL_("cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    ASSERT(s);
-    ASSERT_EQ(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* A command of exactly len characters that starts bench_app on {port}:
  * env(1) with a long variable in front. */
 static char *long_command(size_t len)

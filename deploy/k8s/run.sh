@@ -10,7 +10,7 @@
 # now shared by every shard, the run name, the image, the target), applies
 # the results volume and the shards' Job, waits until every shard has
 # finished, runs the merge Job, prints its summary and copies the run's
-# files (shard-*.json, merged.json, merged.md, merged.hlog) to
+# files (shard-*.json, merged.json, merged.md, merged.html, merged.hlog) to
 # ./hammer-results-RUN. Exits with hammer merge's code (0 passed, 1 failed,
 # 2 refused) or 2 when something on the way failed.
 #

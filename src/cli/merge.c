@@ -9,6 +9,7 @@
 
 #include "base/hm_base.h"
 #include "cli/options.h"
+#include "cli/report.h"
 #include "stats/hdr_log.h"
 #include "stats/merge.h"
 #include "stats/results.h"
@@ -27,6 +28,7 @@ static void usage(FILE *f)
                "options:\n"
                "      --json OUT       write the merged document (docs/output.md)\n"
                "      --markdown OUT   write the merged report as Markdown\n"
+               "      --html OUT       write the merged report as one HTML page (docs/reports.md)\n"
                "      --hdr-log OUT    merge the interval-log inputs into one log\n"
                "  -q, --quiet          no summary on stdout\n"
                "  -h, --help           this help\n"
@@ -36,19 +38,20 @@ static void usage(FILE *f)
 }
 
 typedef struct merge_args {
-    const char *json_out, *markdown_out, *hlog_out;
+    const char *json_out, *markdown_out, *html_out, *hlog_out;
     bool quiet;
     char **inputs;
     int n_inputs;
 } merge_args;
 
-enum { OPT_JSON = 1000, OPT_MARKDOWN, OPT_HDR_LOG };
+enum { OPT_JSON = 1000, OPT_MARKDOWN, OPT_HTML, OPT_HDR_LOG };
 
 static int parse_args(merge_args *a, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"json", required_argument, 0, OPT_JSON},
         {"markdown", required_argument, 0, OPT_MARKDOWN},
+        {"html", required_argument, 0, OPT_HTML},
         {"hdr-log", required_argument, 0, OPT_HDR_LOG},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
@@ -64,6 +67,9 @@ static int parse_args(merge_args *a, int argc, char **argv)
             break;
         case OPT_MARKDOWN:
             a->markdown_out = optarg;
+            break;
+        case OPT_HTML:
+            a->html_out = optarg;
             break;
         case OPT_HDR_LOG:
             a->hlog_out = optarg;
@@ -252,6 +258,12 @@ static int merge_documents(const merge_args *a, char **paths, int n)
         fprintf(stderr, "hammer merge: cannot write %s: %s\n", a->markdown_out, hm_strerror(rc));
         code = HM_EXIT_FAILED;
     }
+    /* The same renderer as a single run's --html: the merged document has
+     * a single run's shape (docs/distributed.md). */
+    if (a->html_out && (rc = hm_report_html_write(a->html_out, doc)) < 0) {
+        fprintf(stderr, "hammer merge: cannot write %s: %s\n", a->html_out, hm_strerror(rc));
+        code = HM_EXIT_FAILED;
+    }
     json_decref(doc);
 out:
     for (int i = 0; i < n; i++)
@@ -291,8 +303,9 @@ int hm_merge_main(int argc, char **argv)
         fprintf(stderr, "hammer merge: --hdr-log given but no input is an interval log\n");
         code = HM_EXIT_USAGE;
     }
-    if (code == HM_CLI_GO && !n_docs && (a.json_out || a.markdown_out)) {
-        fprintf(stderr, "hammer merge: --json and --markdown need the shards' --json files\n");
+    if (code == HM_CLI_GO && !n_docs && (a.json_out || a.markdown_out || a.html_out)) {
+        fprintf(stderr,
+                "hammer merge: --json, --markdown and --html need the shards' --json files\n");
         code = HM_EXIT_USAGE;
     }
     if (code == HM_CLI_GO && n_logs && merge_logs(a.hlog_out, logs, n_logs) < 0)
