@@ -2,10 +2,11 @@
  * docs/flows.md): the parsed file, the values and conditions its steps
  * use, and what both load models share to run it.
  *
- * flow_parse.c reads the file with libyaml into a hm_flow_file and checks
- * it (every error names file:line:column, the flow, the step and what was
- * expected); flow.c evaluates values and conditions, walks the steps and
- * reports; flow_browser.c runs it in the browser model (each VU runs flow
+ * flow_parse.c (with flow_steps.c for the steps) reads the file with
+ * libyaml into a hm_flow_file and checks it (every error names
+ * file:line:column, the flow, the step and what was expected); flow.c
+ * evaluates values and conditions, walks the steps and reports;
+ * flow_browser.c runs it in the browser model (each VU runs flow
  * instances), flow_hammer.c in the hammer model (one context per flow, the
  * actions in flight).
  *
