@@ -13,8 +13,10 @@ Where the bytes come from:
   - the rest mirrors inputs of the unit tests (tests/test_*.c).
 Seeds stay small: libFuzzer's -max_len follows the largest one."""
 
+import gzip
 import os
 import shutil
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
@@ -263,6 +265,31 @@ seed("php_compat", "casts", b"k\n[1,-0.0,1e308,4.9e-324,0.1,65451,\"12abc\",\"1e
      b"null,{},[0],{\"a\":\"\\ud83d\\ude00\\u0000/\"},12345678901234567890]")
 seed("php_compat", "floats", b"k\n-1.0E+25", flags=1)
 seed("php_compat", "bytes", b"k\n\x00\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc3\xff\xed\xa0\x80/\"\\")
+
+# ---- content_coding -----------------------------------------------------------
+# Flags bits 0-1: 0 br, 1 gzip, 2 deflate. "captured": bench_app --brotli's
+# counter page (quality 4, window 22, as php-via's withBrotli), read off the
+# socket; gzip and deflate from Python's zlib over the SSE stream's bytes.
+
+BR_PAGE = bytes.fromhex(
+    "0b4d0100649ba9fb2f13510a7ed70e29cbec2683fcc645f810296df216386db30d9f8fa6a39d3ff55b5c4261"
+    "e92b96265c1885d93a9716c3824e058bff2af20830b658b61e424fd518ba2326a16c00ebbd6d1d0463a301da"
+    "21687acb68ea3415aefb414b1c5ec8f4dadda9aef098b125a162bc88d1bff01170ebf217cc61d5d913bbe3aa"
+    "93aae8294adb55877ad31e8dddde8d0eb3be9ff4a1095b1fe427c85df2303fe045e85f6b20013bddc56460db"
+    "dd04ae3ece98c82d60f57f3ff0b2ddfaf78439446ef746d2be10fac09581bb87a1efa8a727f55251aee9ce56"
+    "8474b91a19389861887dbc80694dd30e7cf2ce97885e37558d3e72a98c55bfca6b0b42ecdf085d643d632412"
+    "22778a52b0baa9b4659064cbae2e17eabf5c802d964238f08ccadf3732708dfefd42341b733a1e334ac61463"
+    "19fb29ce3536ce2376ca45ce189852898cc0e5066c71360193e239758167e0e516c55208e81e7740f70faec4"
+    "5997601bbdd3a45554b9981dab03")
+seed("content_coding", "br_page", BR_PAGE)
+seed("content_coding", "br_page_split", BR_PAGE, flags=4, splits=SPLITS)
+SSE_TEXT = (b"event: datastar-patch-signals\ndata: signals {\"count\":1}\n\n"
+            b"event: datastar-patch-elements\ndata: elements <div id=\"count\">1</div>\n\n")
+seed("content_coding", "gzip_sse", gzip.compress(SSE_TEXT, mtime=0), flags=1, splits=SPLITS)
+seed("content_coding", "deflate_zlib", zlib.compress(SSE_TEXT), flags=2)
+_raw = zlib.compressobj(6, zlib.DEFLATED, -15)
+seed("content_coding", "deflate_raw", _raw.compress(SSE_TEXT) + _raw.flush(), flags=2 | 4,
+     splits=SPLITS)
 
 
 def main():

@@ -124,6 +124,9 @@ static int open_target(run_state *rs)
         if (rc < 0) return early_exit(rs, why);
         o->target.tls_cfg = rs->tls_cfg;
     }
+    /* A browser asks for compression; the other models only when told. */
+    if (rs->cli.compressed > 0 || (rs->cli.compressed < 0 && o->browser))
+        o->target.accept_encoding = HM_ACCEPT_ENCODING;
     int status;
     const char *probe_path = o->embedded ? "/_health" : (o->target_path ? o->target_path : "/");
     rc = hm_probe_get(o->backend, &o->target, probe_path, o->timeout_ns, &status, why, sizeof(why));
@@ -186,6 +189,7 @@ static json_t *resolved_options(const run_state *rs)
     json_object_set_new(j, "workload", str_or_null(cli->workload_name));
     json_object_set_new(j, "no_origin", json_boolean(o->no_origin));
     json_object_set_new(j, "no_cookies", json_boolean(o->no_cookies));
+    json_object_set_new(j, "compressed", json_boolean(o->target.accept_encoding != NULL));
     json_object_set_new(j, "insecure", json_boolean(cli->insecure));
     json_object_set_new(j, "cacert", str_or_null(cli->cafile));
     json_object_set_new(j, "method", str_or_null(o->method));

@@ -50,6 +50,9 @@ static void usage(FILE *f)
             "      --timeout T       per-request timeout (5s)\n"
             "                        (durations other than -d need a unit: us, ms, s, m, h)\n"
             "      --engine E        auto | io_uring | epoll (auto)\n"
+            "      --compressed      send Accept-Encoding: gzip, deflate, br and decode the\n"
+            "                        answers (default in browser mode)\n"
+            "      --no-compressed   ask for no compression (default in the other modes)\n"
             "  -k, --insecure        https: do not verify the server's certificate\n"
             "      --cacert FILE     https: trust these CA certificates (default: system)\n"
             "      --json FILE       write the results as JSON (see docs/output.md)\n"
@@ -69,6 +72,9 @@ static void usage(FILE *f)
             "                        microseconds; one histogram per interval)\n"
             "      --metrics-listen HOST:PORT  serve OpenMetrics for Prometheus while the run\n"
             "                        goes (e.g. 127.0.0.1:9464; /metrics)\n"
+            "      --watch-grace T   after the run, wait up to T (10s) for the server's\n"
+            "                        /_health counts to come back to where they were\n"
+            "      --no-server-watch do not sample the target's /_health\n"
             "      --hgrm FILE       write the latency distribution in HdrHistogram's .hgrm\n"
             "                        layout (milliseconds), for its plotters\n"
             "      --passes A,B      run the scenario once per name, back to back against\n"
@@ -118,6 +124,8 @@ static void set_defaults(hm_cli *cli)
     cli->o.threads = cpus > 0 ? (int)cpus : 1;
     cli->pass_names[0] = "run";
     cli->n_passes = 1;
+    cli->compressed = -1;
+    cli->watch_grace_ns = 10000000000LL;
 }
 
 enum {
@@ -150,6 +158,10 @@ enum {
     OPT_HTML,
     OPT_METRICS_LISTEN,
     OPT_BODY,
+    OPT_COMPRESSED,
+    OPT_NO_COMPRESSED,
+    OPT_WATCH_GRACE,
+    OPT_NO_SERVER_WATCH,
 };
 
 static const struct option longopts[] = {
@@ -190,6 +202,10 @@ static const struct option longopts[] = {
     {"method", required_argument, 0, 'm'},
     {"header", required_argument, 0, 'H'},
     {"body", required_argument, 0, OPT_BODY},
+    {"compressed", no_argument, 0, OPT_COMPRESSED},
+    {"no-compressed", no_argument, 0, OPT_NO_COMPRESSED},
+    {"watch-grace", required_argument, 0, OPT_WATCH_GRACE},
+    {"no-server-watch", no_argument, 0, OPT_NO_SERVER_WATCH},
     {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -430,6 +446,15 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_HTML:
         cli->html_path = arg;
+        return HM_CLI_GO;
+    case OPT_COMPRESSED:
+    case OPT_NO_COMPRESSED:
+        cli->compressed = ch == OPT_COMPRESSED;
+        return HM_CLI_GO;
+    case OPT_WATCH_GRACE:
+        return parse_duration_opt(ch, arg, &cli->watch_grace_ns, true);
+    case OPT_NO_SERVER_WATCH:
+        cli->no_server_watch = true;
         return HM_CLI_GO;
     case OPT_METRICS_LISTEN:
         cli->metrics_listen = arg;

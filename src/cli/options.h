@@ -39,6 +39,9 @@ typedef struct hm_cli {
     const char *hgrm_path;                     /* --hgrm */
     const char *html_path;                     /* --html */
     const char *metrics_listen;                /* --metrics-listen HOST:PORT */
+    int compressed;                            /* --compressed 1, --no-compressed 0, else -1 */
+    bool no_server_watch;                      /* --no-server-watch */
+    int64_t watch_grace_ns;                    /* --watch-grace (10 s) */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
     int n_passes;
     char passes_buf[256]; /* storage pass_names point into */

@@ -32,6 +32,7 @@ enum {
     HID_DATASTAR_REQUEST,
     HID_ACCEPT,
     HID_UPGRADE,
+    HID_CONTENT_ENCODING,
 };
 
 enum { FOR_RESP = 1, FOR_REQ = 2 };
@@ -54,6 +55,7 @@ static const struct {
     {"Datastar-Request", 16, HID_DATASTAR_REQUEST, FOR_REQ},
     {"Accept", 6, HID_ACCEPT, FOR_REQ},
     {"Upgrade", 7, HID_UPGRADE, FOR_REQ},
+    {"Content-Encoding", 16, HID_CONTENT_ENCODING, FOR_RESP},
 };
 
 /* Comparing the length first rejects almost every name without touching it. */
@@ -313,10 +315,10 @@ static int cb_headers_complete(llhttp_t *h)
     return req_headers_complete(req_of(c), h);
 }
 
-static int cb_body(llhttp_t *h, const char *at, size_t len)
+/* Body bytes (decoded, when a coding applies) into the callback or the buffer. */
+static int body_sink(hm_http_core_ *c, const char *at, size_t len)
 {
-    hm_http_core_ *c = core_of(h);
-    if (h->type == HTTP_RESPONSE) {
+    if (c->llh.type == HTTP_RESPONSE) {
         hm_http_resp_parser *p = resp_of(c);
         if (p->on_body_) {
             int rc = p->on_body_(p->user_, at, len);
@@ -324,10 +326,40 @@ static int cb_body(llhttp_t *h, const char *at, size_t len)
         }
     }
     if (HM_UNLIKELY(len > c->lim.max_body_bytes - c->body.len))
-        return fail(c, -HM_ETOOBIG, "body over the size limit");
+        return fail(c, -HM_ETOOBIG,
+                    c->llh.type == HTTP_RESPONSE && resp_of(c)->coding
+                        ? "decoded body over the size limit"
+                        : "body over the size limit");
     if (HM_UNLIKELY(hm_buf_append(&c->body, at, len) != 0))
         return fail(c, -ENOMEM, "out of memory");
     return 0;
+}
+
+/* The decoder's output: body_sink's HPE_USER becomes an error it passes back. */
+static int decoded_sink(void *user, const char *at, size_t len)
+{
+    hm_http_core_ *c = user;
+    return body_sink(c, at, len) ? (c->err ? c->err : -HM_EPROTO_HTTP) : 0;
+}
+
+static int cb_body(llhttp_t *h, const char *at, size_t len)
+{
+    hm_http_core_ *c = core_of(h);
+    if (h->type == HTTP_RESPONSE) {
+        hm_http_resp_parser *p = resp_of(c);
+        if (p->coding) {
+            uint64_t out0 = p->dec_.out_bytes;
+            /* Buffered, the body limit bounds the total; streamed, what
+             * one feed may expand to. */
+            size_t max_out = p->on_body_ ? c->lim.max_body_bytes : 0;
+            int rc = hm_content_decoder_feed(&p->dec_, at, len, max_out, decoded_sink, c);
+            p->coded_in += len;
+            p->decoded_out += p->dec_.out_bytes - out0;
+            if (rc < 0) return c->err ? HPE_USER : fail(c, rc, p->dec_.why);
+            return 0;
+        }
+    }
+    return body_sink(c, at, len);
 }
 
 static int cb_message_complete(llhttp_t *h)
@@ -345,6 +377,11 @@ static int cb_message_complete(llhttp_t *h)
                             "more than 16 informational (1xx) responses before the answer");
             c->msg_begun = false;
             return 0;
+        }
+        if (p->coding) {
+            int rc = hm_content_decoder_end(&p->dec_);
+            hm_content_decoder_free(&p->dec_);
+            if (rc < 0) return fail(c, rc, p->dec_.why);
         }
         p->keep_alive = llhttp_should_keep_alive(h) && !c->in_finish;
         p->upgrade = h->upgrade;
@@ -427,6 +464,8 @@ static void resp_clear_results(hm_http_resp_parser *p)
     p->n_set_cookie = 0;
     p->body = "";
     p->body_len = 0;
+    p->coding = HM_CODING_IDENTITY;
+    hm_content_decoder_free(&p->dec_);
 }
 
 static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
@@ -479,6 +518,9 @@ static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
         case HID_CONNECTION:
             slot = &p->hdr.connection;
             break;
+        case HID_CONTENT_ENCODING:
+            slot = &p->hdr.content_encoding;
+            break;
         default:
             continue;
         }
@@ -491,6 +533,15 @@ static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
     if (p->on_headers_) {
         int rc = p->on_headers_(p->user_, p);
         if (rc < 0) return fail(c, rc, "headers callback failed");
+    }
+    if (!no_body && p->decode_ && p->hdr.content_encoding.ptr) {
+        hm_coding coding;
+        if (hm_coding_parse(p->hdr.content_encoding.ptr, p->hdr.content_encoding.len, &coding) < 0)
+            return fail(c, -HM_EPROTO_HTTP,
+                        "Content-Encoding names a coding hammer does not decode");
+        if (coding && hm_content_decoder_start(&p->dec_, coding) < 0)
+            return fail(c, -ENOMEM, "out of memory");
+        p->coding = coding;
     }
     if (!no_body && !p->on_body_ && p->has_content_length) {
         if (p->content_length > c->lim.max_body_bytes)
@@ -524,6 +575,11 @@ void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request)
     core_clear_msg(c);
     resp_clear_results(p);
     p->head_ = head_request;
+}
+
+void hm_http_resp_set_decoding(hm_http_resp_parser *p, bool on)
+{
+    p->decode_ = on;
 }
 
 void hm_http_resp_set_callbacks(hm_http_resp_parser *p, hm_http_resp_headers_fn on_headers,
@@ -586,6 +642,7 @@ const char *hm_http_resp_error_reason(const hm_http_resp_parser *p)
 void hm_http_resp_free(hm_http_resp_parser *p)
 {
     core_free(&p->c_);
+    hm_content_decoder_free(&p->dec_);
     hm_free(p->sc_);
     p->sc_ = NULL;
     p->sc_cap_ = 0;

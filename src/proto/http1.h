@@ -28,6 +28,7 @@
 #define HM_PROTO_HTTP1_H
 
 #include "base/hm_buf.h"
+#include "proto/content_coding.h"
 
 #include <llhttp.h>
 
@@ -128,14 +129,20 @@ typedef struct hm_http_resp_parser {
     bool has_content_length; /* a Content-Length header was present */
     uint64_t content_length; /* its value (also for HEAD, where no body follows) */
     struct {                 /* first occurrence of each; ptr NULL if absent */
-        hm_http_str content_type, location, x_via_worker, connection;
+        hm_http_str content_type, location, x_via_worker, connection, content_encoding;
     } hdr;
     const hm_http_str *set_cookie; /* every Set-Cookie value, in order */
     size_t n_set_cookie;
     const char *body; /* buffered mode: the whole body, NUL-terminated ("" if none) */
     size_t body_len;
+    hm_coding coding; /* the body's Content-Encoding, when decoding is on (else identity) */
+    /* Body bytes of coded (compressed) responses as they arrived and as
+     * they decoded, added up until whoever accounts for them zeroes them. */
+    uint64_t coded_in, decoded_out;
 
     hm_http_core_ c_;
+    hm_content_decoder dec_;
+    bool decode_;     /* hm_http_resp_set_decoding */
     hm_http_str *sc_; /* storage behind set_cookie */
     size_t sc_cap_;
     hm_http_resp_headers_fn on_headers_;
@@ -186,6 +193,15 @@ void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request);
  * (unlimited; p->body stays empty). Either callback may be NULL. */
 void hm_http_resp_set_callbacks(hm_http_resp_parser *p, hm_http_resp_headers_fn on_headers,
                                 hm_http_body_fn on_body, void *user);
+
+/* Decoding on: a body with a Content-Encoding of gzip, deflate or br is
+ * decoded as it arrives (content_coding.h), and the buffer or the body
+ * callback gets the decoded bytes; the body limit applies to them, and so
+ * does it to what one feed decodes to in streaming mode (a decompression
+ * bomb fails with -HM_ETOOBIG). A coding hammer does not decode, a corrupt
+ * or truncated coded body: -HM_EPROTO_HTTP with the reason. Off (the
+ * default): bodies pass as they came. Stays until changed. */
+void hm_http_resp_set_decoding(hm_http_resp_parser *p, bool on);
 
 /* Feeds len bytes. Returns HM_HTTP_NEED_MORE (*consumed = len), HM_HTTP_DONE
  * (*consumed = bytes of this response; 1xx responses before it are skipped

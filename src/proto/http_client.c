@@ -41,6 +41,7 @@ void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_l
     memset(c, 0, sizeof(*c));
     c->target = t;
     hm_http_resp_init(&c->resp, lim);
+    hm_http_resp_set_decoding(&c->resp, t->accept_encoding != NULL);
 }
 
 void hm_http_conn_close(hm_http_conn *c)

@@ -34,6 +34,10 @@ typedef struct hm_http_target {
     char origin[320];       /* Origin a browser would send for this target */
     bool tls;               /* https: every connection runs a TLS handshake */
     hm_tls_config *tls_cfg; /* set by the caller for https targets */
+    /* Accept-Encoding every request to it carries (HM_ACCEPT_ENCODING), or
+     * NULL for none; when set, connections decode what comes back coded
+     * (hm_http_resp_set_decoding). Static or outliving the target. */
+    const char *accept_encoding;
 } hm_http_target;
 
 /* hm_fail_kind (why a request failed) and its names: base/hm_fail.h. */

@@ -229,10 +229,14 @@ static int prologue_get(instance *in, const hm_flow_step *s)
     char *cookie = path ? hm_via_cookie_dup(&in->jar, &o->target, path) : NULL;
     size_t cap = (path ? strlen(path) : 0) + (cookie ? strlen(cookie) : 0) + 512;
     char *req = cookie ? hm_alloc(cap) : NULL;
-    hm_http_header h[1] = {{"Cookie", cookie}};
-    ssize_t len = req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h,
-                                              cookie[0] ? 1 : 0, NULL, 0)
-                      : -ENOMEM;
+    hm_http_header h[2];
+    size_t nh = 0;
+    if (o->target.accept_encoding)
+        h[nh++] = (hm_http_header){"Accept-Encoding", o->target.accept_encoding};
+    if (cookie && cookie[0]) h[nh++] = (hm_http_header){"Cookie", cookie};
+    ssize_t len =
+        req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h, nh, NULL, 0)
+            : -ENOMEM;
     int64_t t0 = hm_now_ns();
     int rc = (int)len;
     if (len > 0) {
@@ -397,10 +401,14 @@ static int send_get(sender *sd, const hm_flow_step *s)
     char *path = hm_flow_expand(&sd->x, s->path);
     size_t cap = (path ? strlen(path) : 0) + strlen(sd->in->cookie) + 512;
     char *req = path ? hm_alloc(cap) : NULL;
-    hm_http_header h[1] = {{"Cookie", sd->in->cookie}};
-    ssize_t len = req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h,
-                                              sd->in->cookie[0] ? 1 : 0, NULL, 0)
-                      : -ENOMEM;
+    hm_http_header h[2];
+    size_t nh = 0;
+    if (o->target.accept_encoding)
+        h[nh++] = (hm_http_header){"Accept-Encoding", o->target.accept_encoding};
+    if (sd->in->cookie[0]) h[nh++] = (hm_http_header){"Cookie", sd->in->cookie};
+    ssize_t len =
+        req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h, nh, NULL, 0)
+            : -ENOMEM;
     int64_t t0 = hm_now_ns();
     int rc = (int)len;
     if (len > 0) {

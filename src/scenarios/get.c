@@ -89,9 +89,9 @@ static bool header_is(const char *h, const char *name)
 static int build_request(get_run *run, const hm_options *o)
 {
     const char *method = o->method ? o->method : "GET";
-    hm_http_header h[HM_MAX_REQUEST_HEADERS + 1];
+    hm_http_header h[HM_MAX_REQUEST_HEADERS + 2];
     size_t n = 0;
-    bool accept = false, host = false;
+    bool accept = false, host = false, coding = false;
     for (int i = 0; i < o->n_headers && n < HM_MAX_REQUEST_HEADERS; i++) {
         const char *line = o->headers[i], *colon = strchr(line, ':');
         if (!colon) return -EINVAL;
@@ -103,8 +103,11 @@ static int build_request(get_run *run, const hm_options *o)
         h[n++] = (hm_http_header){name, value};
         accept = accept || header_is(line, "Accept");
         host = host || header_is(line, "Host");
+        coding = coding || header_is(line, "Accept-Encoding");
     }
     if (!accept) h[n++] = (hm_http_header){hm_strdup("Accept"), "*/*"};
+    if (!coding && o->target.accept_encoding)
+        h[n++] = (hm_http_header){hm_strdup("Accept-Encoding"), o->target.accept_encoding};
     size_t cap = 8192 + o->body_len;
     for (size_t i = 0; i < n; i++)
         cap += strlen(h[i].name) + strlen(h[i].value) + 4;

@@ -199,12 +199,15 @@ void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *wher
  * after every request. */
 void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c);
 
-/* Moves the bytes c read and wrote since the last call into st. */
+/* Moves the bytes c read and wrote (and its coded body bytes, as received
+ * and decoded) since the last call into st. */
 static inline void hm_thread_stats_take_bytes(hm_thread_stats *st, hm_http_conn *c)
 {
     if (c->bytes_read || c->bytes_written)
         hm_thread_stats_add_bytes(st, c->bytes_read, c->bytes_written);
     c->bytes_read = c->bytes_written = 0;
+    if (c->resp.coded_in) hm_thread_stats_add_coded(st, c->resp.coded_in, c->resp.decoded_out);
+    c->resp.coded_in = c->resp.decoded_out = 0;
 }
 
 /* Moves the run's live-line gauges (nothing when the run keeps none). */

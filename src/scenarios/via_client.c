@@ -42,6 +42,8 @@ int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, con
     hm_http_header h[3];
     size_t nh = 0;
     h[nh++] = (hm_http_header){"Accept", "text/html"};
+    if (c->target->accept_encoding)
+        h[nh++] = (hm_http_header){"Accept-Encoding", c->target->accept_encoding};
     if (cookie[0]) h[nh++] = (hm_http_header){"Cookie", cookie};
     ssize_t len =
         hm_http_write_request(req, cap, "GET", route, c->target->host_header, h, nh, NULL, 0);
@@ -130,9 +132,10 @@ ssize_t hm_via_write_action(char *buf, size_t cap, const hm_http_target *t, cons
                             const char *cookie, const char *body, size_t body_len,
                             const char *origin)
 {
-    hm_http_header h[5];
+    hm_http_header h[6];
     size_t n = 0;
     h[n++] = (hm_http_header){"Accept", "text/event-stream, text/html, application/json"};
+    if (t->accept_encoding) h[n++] = (hm_http_header){"Accept-Encoding", t->accept_encoding};
     h[n++] = (hm_http_header){"Content-Type", "application/json"};
     h[n++] = (hm_http_header){"Datastar-Request", "true"};
     if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
@@ -154,9 +157,10 @@ ssize_t hm_via_write_sse(char *buf, size_t cap, const hm_http_target *t, const c
     free(js);
     if (elen < 0) return elen;
     snprintf(target, sizeof(target), "/_sse?datastar=%s", enc);
-    hm_http_header h[3];
+    hm_http_header h[4];
     size_t n = 0;
     h[n++] = (hm_http_header){"Accept", "text/event-stream"};
+    if (t->accept_encoding) h[n++] = (hm_http_header){"Accept-Encoding", t->accept_encoding};
     h[n++] = (hm_http_header){"Datastar-Request", "true"};
     if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
     return hm_http_write_request(buf, cap, "GET", target, t->host_header, h, n, NULL, 0);
@@ -169,9 +173,11 @@ int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, i
     size_t cap = (cookie ? strlen(cookie) : 0) + strlen(ctx) + 512;
     char *req = hm_alloc(cap);
     if (!req) return -ENOMEM;
-    hm_http_header h[2];
+    hm_http_header h[3];
     size_t n = 0;
     h[n++] = (hm_http_header){"Content-Type", "text/plain;charset=UTF-8"};
+    if (c->target->accept_encoding)
+        h[n++] = (hm_http_header){"Accept-Encoding", c->target->accept_encoding};
     if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
     ssize_t len = hm_http_write_request(req, cap, "POST", "/_session/close", c->target->host_header,
                                         h, n, ctx, strlen(ctx));

@@ -153,6 +153,8 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     dst->retries += src->retries;
     dst->bytes_read += src->bytes_read;
     dst->bytes_written += src->bytes_written;
+    dst->coded_wire += src->coded_wire;
+    dst->coded_decoded += src->coded_decoded;
     for (int k = 0; k < HM_FAIL__COUNT; k++)
         if (src->fail_first[k].reason[0] && !dst->fail_first[k].reason[0])
             dst->fail_first[k] = src->fail_first[k];
@@ -564,6 +566,13 @@ void hm_report_print(FILE *f, const hm_results *r)
         hm_format_bytes(wr, sizeof(wr), (double)t->bytes_written);
         fprintf(f, "Transfer          %s read (%s/s), %s written\n", rd, rps, wr);
     }
+    if (t->coded_wire) {
+        char w[32], d[32];
+        hm_format_bytes(w, sizeof(w), (double)t->coded_wire);
+        hm_format_bytes(d, sizeof(d), (double)t->coded_decoded);
+        fprintf(f, "Compression       %s of compressed bodies decoded to %s (%.1fx)\n", w, d,
+                (double)t->coded_decoded / (double)t->coded_wire);
+    }
     fprintf(f, "Latency         %10s%10s%10s%10s%10s%10s %9s\n", "p50", "p90", "p99", "p99.9",
             "max", "mean", "count");
     if (r->rate_target > 0) {
@@ -832,9 +841,10 @@ json_t *hm_report_json(const hm_results *r)
                         json_real(r->wall_seconds > 0 ? (double)t->sent / r->wall_seconds : 0));
     json_object_set_new(
         root, "bytes",
-        json_pack("{s:I, s:I, s:f}", "read", (json_int_t)t->bytes_read, "written",
+        json_pack("{s:I, s:I, s:f, s:I, s:I}", "read", (json_int_t)t->bytes_read, "written",
                   (json_int_t)t->bytes_written, "read_per_s",
-                  r->wall_seconds > 0 ? (double)t->bytes_read / r->wall_seconds : 0.0));
+                  r->wall_seconds > 0 ? (double)t->bytes_read / r->wall_seconds : 0.0, "compressed",
+                  (json_int_t)t->coded_wire, "decompressed", (json_int_t)t->coded_decoded));
     json_t *lat = json_object();
     for (int p = 0; p < HM_PHASE__COUNT; p++) {
         /* Service latency differs from the action's only with -R. */

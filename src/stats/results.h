@@ -57,6 +57,9 @@ typedef struct hm_thread_stats {
     _Atomic uint64_t by_fail[HM_FAIL__COUNT];
     uint64_t connects, reconnects, retries;
     uint64_t bytes_read, bytes_written; /* on the wire, TLS records included */
+    /* Bodies that came with a Content-Encoding hammer decoded: their bytes
+     * as received, and what they decoded to. */
+    uint64_t coded_wire, coded_decoded;
     /* The first example of each failure kind, and of each non-2xx status
      * (up to HM_STATUS_EXAMPLES distinct ones). */
     hm_fail_example fail_first[HM_FAIL__COUNT];
@@ -96,6 +99,12 @@ hm_hdr *hm_thread_stats_hist(hm_thread_stats *s, hm_phase p);
 const hm_hdr *hm_thread_stats_hist_c(const hm_thread_stats *s, hm_phase p);
 /* Adds wire bytes (read, written) to the run's counts. */
 void hm_thread_stats_add_bytes(hm_thread_stats *s, uint64_t read, uint64_t written);
+/* Adds coded body bytes as received (wire) and as decoded. */
+static inline void hm_thread_stats_add_coded(hm_thread_stats *s, uint64_t wire, uint64_t decoded)
+{
+    s->coded_wire += wire;
+    s->coded_decoded += decoded;
+}
 /* A request went out (+1) or came back or failed (-1): the in-flight gauge. */
 static inline void hm_thread_stats_in_flight(hm_thread_stats *s, int delta)
 {
