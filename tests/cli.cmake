@@ -48,3 +48,6 @@ endif()
 # The progress line's done/total and ETA; the summary's units.
 hm_test(cli_progress SOURCES test_cli_progress.c LIBS hm_base PkgConfig::JANSSON
         ARGS $<TARGET_FILE:hammer> TIMEOUT 300)
+# Compressed runs against bench_app --brotli: wire and decoded bytes (issue 12).
+hm_test(compressed_run SOURCES test_compressed_run.c LIBS hm_base PkgConfig::JANSSON
+        ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)
