@@ -48,6 +48,9 @@ endif()
 # The progress line's done/total and ETA; the summary's units.
 hm_test(cli_progress SOURCES test_cli_progress.c LIBS hm_base PkgConfig::JANSSON
         ARGS $<TARGET_FILE:hammer> TIMEOUT 300)
+# The server watch: /_health before, during and after a run (issue 12).
+hm_test(server_watch SOURCES test_server_watch.c LIBS hm_base PkgConfig::JANSSON m
+        ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)
 # Compressed runs against bench_app --brotli: wire and decoded bytes (issue 12).
 hm_test(compressed_run SOURCES test_compressed_run.c LIBS hm_base PkgConfig::JANSSON
         ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)

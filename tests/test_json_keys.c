@@ -187,8 +187,9 @@ int main(int argc, char **argv)
                     "-c",     "10", "--threshold", "p99<10s", "--threshold", "ok>=0%",
                     "--json", json, "scenario",    "counter", NULL};
     run_doc(rate, json, 0);
-    char *browser[] = {hammer, "-q",     "--mode", "browser",  "-n",      "60", "-c",
-                       "4",    "--json", json,     "scenario", "counter", NULL};
+    /* --watch-grace: the server watch's end check writes server_watch.end */
+    char *browser[] = {hammer,          "-q", "--mode", "browser", "-n",       "60",      "-c", "4",
+                       "--watch-grace", "1s", "--json", json,      "scenario", "counter", NULL};
     run_doc(browser, json, 0);
     char *sticky[] = {hammer,   "-q", "-n",       "60",     "-c", "4",
                       "--json", json, "scenario", "sticky", NULL};

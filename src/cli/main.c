@@ -16,6 +16,7 @@
 #include "cli/metrics.h"
 #include "cli/options.h"
 #include "cli/report.h"
+#include "cli/server_watch.h"
 #include "stats/hdr_log.h"
 #include "stats/steps.h"
 
@@ -42,6 +43,7 @@ typedef struct run_state {
     int64_t load_started_ns[HM_CLI_MAX_PASSES]; /* wall clock, per pass (shard.started) */
     bool options_good;                          /* parsed and validated: --json is owed */
     bool json_written;
+    bool watch_off;  /* /_health failed once: the server watch is not tried again */
     char fatal[600]; /* why the run ended before a pass reported */
 } run_state;
 
@@ -190,6 +192,8 @@ static json_t *resolved_options(const run_state *rs)
     json_object_set_new(j, "no_origin", json_boolean(o->no_origin));
     json_object_set_new(j, "no_cookies", json_boolean(o->no_cookies));
     json_object_set_new(j, "compressed", json_boolean(o->target.accept_encoding != NULL));
+    json_object_set_new(j, "server_watch", json_boolean(!cli->no_server_watch));
+    json_object_set_new(j, "watch_grace_s", json_real((double)cli->watch_grace_ns / 1e9));
     json_object_set_new(j, "insecure", json_boolean(cli->insecure));
     json_object_set_new(j, "cacert", str_or_null(cli->cafile));
     json_object_set_new(j, "method", str_or_null(o->method));
@@ -299,12 +303,29 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
     const hm_cli *cli = &rs->cli;
     if (hm_thread_stats_init(&rp->total) < 0) return false;
     describe_pass(rs, rp, pass);
+    /* The baseline goes first, so the first interval already shows it. */
+    bool watching = false;
+    if (!cli->no_server_watch && !rs->watch_off) {
+        hm_server_watch_options wo = {
+            .target = &cli->o.target,
+            .interval_ns = cli->interval_ns ? cli->interval_ns : 1000000000LL,
+            .timeout_ns = cli->o.timeout_ns,
+            .gauges = &rs->gauges,
+        };
+        watching = hm_server_watch_begin(&wo, &rp->server) == 0;
+        rs->watch_off = !watching;
+    }
     start_progress(rs, rp);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     clock_gettime(CLOCK_REALTIME, &rp->started);
     rs->rc = hm_scenario_run(cli->sc, &cli->o, rp);
     hm_progress_stop(&rp->intervals);
+    /* The VUs closed their sessions: a soak (or --watch-grace) waits to see
+     * the server let go of what they held. */
+    if (watching)
+        hm_server_watch_end(&rp->server, cli->o.duration_ns > 0 || cli->watch_grace_given,
+                            cli->watch_grace_ns);
     getrusage(RUSAGE_SELF, &ru1);
     if (rp->wall_seconds > 0)
         rp->client_cpu_pct = 100.0 * cpu_seconds(&ru0, &ru1) / (rp->wall_seconds * cli->o.threads);

@@ -452,6 +452,7 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         cli->compressed = ch == OPT_COMPRESSED;
         return HM_CLI_GO;
     case OPT_WATCH_GRACE:
+        cli->watch_grace_given = true;
         return parse_duration_opt(ch, arg, &cli->watch_grace_ns, true);
     case OPT_NO_SERVER_WATCH:
         cli->no_server_watch = true;

@@ -42,6 +42,7 @@ typedef struct hm_cli {
     int compressed;                            /* --compressed 1, --no-compressed 0, else -1 */
     bool no_server_watch;                      /* --no-server-watch */
     int64_t watch_grace_ns;                    /* --watch-grace (10 s) */
+    bool watch_grace_given;                    /* --watch-grace: check after -n runs too */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
     int n_passes;
     char passes_buf[256]; /* storage pass_names point into */

@@ -98,6 +98,9 @@ static rule rule_of(const char *key, level lv)
     if (lv == LV_PASSES && one_of(key, passes_skip, HM_ARRAY_LEN(passes_skip))) return R_SKIP;
     if (lv == LV_OPTIONS)
         return one_of(key, options_sum, HM_ARRAY_LEN(options_sum)) ? R_SUM : R_FIRST;
+    /* Every shard watches the same server: its /_health figures are that
+     * one server's, not parts of a sum. */
+    if (!strcmp(key, "server_watch") || (lv == LV_INNER && !strcmp(key, "server"))) return R_FIRST;
     if (!strcmp(key, "interrupted")) return R_ANY;
     if (!strcmp(key, "interrupted_at_s")) return R_MIN;
     /* A first example (error_reasons, status_examples, sse.first_failure)
@@ -407,8 +410,8 @@ static json_t *merge_value(merge_ctx *m, const char *path, rule r, level lv, src
             return fail(m, "%s is a different kind of value in %s than in %s", path,
                         name_of(m, vals[i].src), name_of(m, vals[0].src));
     }
-    if (json_is_object(first)) return merge_object(m, path, lv, vals, nn);
     if (r == R_FIRST) return json_deep_copy(first);
+    if (json_is_object(first)) return merge_object(m, path, lv, vals, nn);
     if (json_is_array(first)) return merge_array(m, path, vals, nn);
     if (json_is_number(first)) return merge_numbers(m, path, r, vals, nn);
     if (json_is_string(first)) return merge_strings(m, path, r, vals, nn);

@@ -263,18 +263,31 @@ static void tick(reporter_state *st, int64_t now, bool last)
     long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
     long long rec = opts.gauges ? (long long)atomic_load(&opts.gauges->reconnects) : 0;
     long long vus = opts.gauges ? (long long)atomic_load(&opts.gauges->vus) : 0;
-    char p99s[24], done[96] = "";
+    char p99s[24], done[96] = "", srv[96] = "";
     hm_format_us(p99s, sizeof(p99s), p99, 8);
     if (!last) done_text(done, sizeof(done), cur->sent, at);
+    /* The server watch's latest sample: what the server holds for clients. */
+    char sn[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
+    double sv[HM_SERVER_FIELDS];
+    int ns = opts.gauges ? hm_server_watch_read(opts.gauges, sn, sv) : 0;
+    double s_ctx = hm_server_leaf_max(ns, sn, sv, "contexts");
+    double s_sse = hm_server_leaf_max(ns, sn, sv, "sse");
+    if (!isnan(s_ctx) || !isnan(s_sse)) {
+        size_t k = (size_t)snprintf(srv, sizeof(srv), "  /_health");
+        if (!isnan(s_ctx)) k += (size_t)snprintf(srv + k, sizeof(srv) - k, " contexts %.0f", s_ctx);
+        if (!isnan(s_sse) && k < sizeof(srv))
+            snprintf(srv + k, sizeof(srv) - k, " sse %.0f", s_sse);
+    }
     if (opts.quiet) {
         /* lines off (-q); the JSON lines and the log still go out */
     } else if (opts.live_line) {
-        printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s\033[K",
-               at, rate, opts.unit, okp, p99s, sse, rec, done);
+        printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s"
+               "\033[K",
+               at, rate, opts.unit, okp, p99s, sse, rec, srv, done);
         if (last) printf("\n");
     } else if (opts.lines) {
-        printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s\n", at,
-               rate, opts.unit, okp, p99s, sse, rec, done);
+        printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s\n", at,
+               rate, opts.unit, okp, p99s, sse, rec, srv, done);
     }
     if (!opts.quiet) fflush(stdout);
     if (opts.hlog && (count || !last))
@@ -284,11 +297,18 @@ static void tick(reporter_state *st, int64_t now, bool last)
                 "{\"t\":%.3f,\"dt\":%.3f,\"%s\":%llu,\"ok\":%llu,\"failed\":%llu,\"rate\":%.1f,"
                 "\"ok_pct\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"sse_open\":%lld,"
                 "\"reconnects\":%lld,\"in_flight\":%lld,\"vus\":%lld,\"bytes_read\":%llu,"
-                "\"total\":%llu}\n",
+                "\"total\":%llu",
                 at, dt, opts.unit, (unsigned long long)d_sent, (unsigned long long)d_ok,
                 (unsigned long long)(d_sent - d_ok), rate, okp, p50, p99, sse, rec,
                 (long long)cur->in_flight, vus, (unsigned long long)d_read,
                 (unsigned long long)cur->sent);
+        if (ns > 0) {
+            fprintf(opts.json, ",\"server\":{");
+            for (int i = 0; i < ns; i++)
+                fprintf(opts.json, "%s\"%s\":%.17g", i ? "," : "", sn[i], sv[i]);
+            fputc('}', opts.json);
+        }
+        fputs("}\n", opts.json);
         fflush(opts.json);
     }
     /* Into the series point being built. */

@@ -250,6 +250,115 @@ int hm_server_watch_read(hm_live_gauges *g, char names[][HM_SERVER_NAME_MAX], do
     return n;
 }
 
+double hm_server_leaf_max(int n, const char names[][HM_SERVER_NAME_MAX], const double values[],
+                          const char *leaf)
+{
+    double m = NAN;
+    size_t ll = strlen(leaf);
+    for (int i = 0; i < n; i++) {
+        size_t nl = strlen(names[i]);
+        bool match = nl >= ll && !strcmp(names[i] + nl - ll, leaf) &&
+                     (nl == ll || names[i][nl - ll - 1] == '_');
+        if (match && !isnan(values[i]) && (isnan(m) || values[i] > m)) m = values[i];
+    }
+    return m;
+}
+
+/* The distinct last name parts of the held fields, in order ("contexts", "sse"). */
+static int held_leaves(const hm_server_report *w, const char *leaves[])
+{
+    int n = 0;
+    for (int i = 0; i < w->n; i++) {
+        if (!w->held[i]) continue;
+        const char *us = strrchr(w->names[i], '_');
+        const char *leaf = us ? us + 1 : w->names[i];
+        bool seen = false;
+        for (int k = 0; k < n; k++)
+            seen = seen || !strcmp(leaves[k], leaf);
+        if (!seen) leaves[n++] = leaf;
+    }
+    return n;
+}
+
+static void print_server_watch(FILE *f, const hm_server_report *w)
+{
+    if (!w->sampled) return;
+    if (w->stopped[0] && !w->checked) {
+        fprintf(f, "Server watch      stopped: %s\n", w->stopped);
+        return;
+    }
+    if (!w->checked) return; /* sampled every interval only: see the JSON */
+    const char *leaves[HM_SERVER_FIELDS];
+    int nl = held_leaves(w, leaves);
+    char list[400] = "", more[400] = "";
+    size_t used = 0, mused = 0;
+    for (int k = 0; k < nl; k++) {
+        double b = hm_server_leaf_max(w->n, w->names, w->before, leaves[k]);
+        double a = hm_server_leaf_max(w->n, w->names, w->after, leaves[k]);
+        if (isnan(a))
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s %.0f -> ?",
+                                     k ? ", " : "", leaves[k], b);
+        else
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s %.0f -> %.0f",
+                                     k ? ", " : "", leaves[k], b, a);
+        if (used >= sizeof(list)) used = sizeof(list) - 1;
+        if (!isnan(a) && a > b) {
+            mused += (size_t)snprintf(more + mused, sizeof(more) - mused, "%s%.0f %s",
+                                      mused ? " and " : "", a - b, leaves[k]);
+            if (mused >= sizeof(more)) mused = sizeof(more) - 1;
+        }
+    }
+    if (w->came_back) {
+        fprintf(f, "Server watch      /_health back to its baseline %.1f s after the run: %s\n",
+                w->waited_s, list);
+        return;
+    }
+    fprintf(f, "Server watch      /_health after a %.1f s grace: %s%s%s\n", w->grace_s, list,
+            w->stopped[0] ? "; " : "", w->stopped);
+    if (more[0])
+        fprintf(f,
+                "WARNING           the server still holds %s more than before the run, %.1f s "
+                "after it ended (php-via notices a vanished SSE client only at its next write; "
+                "docs/php-via.md)\n",
+                more, w->waited_s);
+}
+
+static json_t *server_values(const hm_server_report *w, const double *v)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < w->n; i++)
+        if (!isnan(v[i])) json_object_set_new(o, w->names[i], json_real(v[i]));
+    return o;
+}
+
+/* "server_watch": the fields the series carries, and the end check. */
+static json_t *server_watch_json(const hm_results *r)
+{
+    const hm_server_report *w = &r->server;
+    const hm_interval_series *s = &r->intervals;
+    if (!s->n_server && !w->sampled && !w->stopped[0]) return NULL;
+    json_t *o = json_object();
+    json_t *names = json_array();
+    for (int i = 0; i < s->n_server; i++)
+        json_array_append_new(names, json_string(s->server_names[i]));
+    json_object_set_new(o, "fields", names);
+    json_object_set_new(o, "baseline", w->sampled ? server_values(w, w->before) : json_null());
+    bool any_after = false;
+    for (int i = 0; i < w->n; i++)
+        any_after = any_after || !isnan(w->after[i]);
+    json_object_set_new(o, "end", any_after ? server_values(w, w->after) : json_null());
+    json_t *held = json_array();
+    for (int i = 0; i < w->n; i++)
+        if (w->held[i]) json_array_append_new(held, json_string(w->names[i]));
+    json_object_set_new(o, "held", held);
+    json_object_set_new(o, "checked", json_boolean(w->checked));
+    json_object_set_new(o, "grace_s", json_real(w->grace_s));
+    json_object_set_new(o, "waited_s", json_real(w->waited_s));
+    json_object_set_new(o, "came_back", w->checked ? json_boolean(w->came_back) : json_null());
+    json_object_set_new(o, "stopped", w->stopped[0] ? json_string(w->stopped) : json_null());
+    return o;
+}
+
 void hm_interval_series_free(hm_interval_series *s)
 {
     hm_free(s->points);
@@ -587,6 +696,7 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (r->tls) print_latency_row(f, "TLS handshake", &t->tls_us);
     if (r->n_variants) print_variants(f, r);
     hm_steps_print(f, r->steps);
+    print_server_watch(f, &r->server);
     for (int i = 0; i < r->n_thresholds; i++) {
         const hm_threshold *th = &r->thresholds[i];
         bool lat = strcmp(th->metric, "ok") && strcmp(th->metric, "rps");
@@ -859,12 +969,8 @@ json_t *hm_report_json(const hm_results *r)
     for (size_t i = 0; i < r->intervals.n; i++)
         json_array_append_new(iv, interval_json(&r->intervals, &r->intervals.points[i]));
     json_object_set_new(root, "intervals", iv);
-    if (r->intervals.n_server) {
-        json_t *names = json_array();
-        for (int i = 0; i < r->intervals.n_server; i++)
-            json_array_append_new(names, json_string(r->intervals.server_names[i]));
-        json_object_set_new(root, "server_watch", json_pack("{s:o}", "fields", names));
-    }
+    json_t *watch = server_watch_json(r);
+    if (watch) json_object_set_new(root, "server_watch", watch);
     return root;
 }
 

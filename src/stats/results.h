@@ -191,6 +191,28 @@ typedef struct hm_interval_series {
 
 void hm_interval_series_free(hm_interval_series *s);
 
+/* What the server watch (src/cli/server_watch.h) found over one pass:
+ * /_health's numeric fields before the run and after it. */
+typedef struct hm_server_report {
+    bool sampled;      /* a baseline was taken: the watch ran */
+    char stopped[200]; /* why the watch never ran or stopped early; "" when it did not */
+    int n;
+    char names[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
+    double before[HM_SERVER_FIELDS]; /* the baseline, before the first request */
+    double after[HM_SERVER_FIELDS];  /* the last sample after the run; NAN when none */
+    bool held[HM_SERVER_FIELDS];     /* what the server holds for clients (contexts,
+                                      * SSE streams): it should come back */
+    bool checked;                    /* the end comparison ran (-d or --watch-grace) */
+    double grace_s;                  /* how long it could wait */
+    double waited_s;                 /* from the run's end to the last sample */
+    bool came_back;                  /* every held field at or below its baseline */
+} hm_server_report;
+
+/* The largest value among fields whose last name part is `leaf`
+ * ("contexts": connections_contexts, workers_contexts), or NAN. */
+double hm_server_leaf_max(int n, const char names[][HM_SERVER_NAME_MAX], const double values[],
+                          const char *leaf);
+
 /* The run as a whole: the merged stats plus what the scenario checked. */
 typedef struct hm_results {
     hm_thread_stats total;
@@ -235,11 +257,12 @@ typedef struct hm_results {
     int n_thresholds;
     /* Why the run failed before or outside the requests, or NULL. */
     const char *fatal;
-    char fatal_buf[512];    /* storage fatal may point to */
-    bool fatal_usage;       /* fatal is the input's fault (a flow that does not fit the
-                             * app), whatever was sent before: exit 2 */
-    struct hm_steps *steps; /* a scenario's named rows and checks (stats/steps.h), or
-                             * NULL; owned, hm_steps_free */
+    char fatal_buf[512];     /* storage fatal may point to */
+    hm_server_report server; /* the server watch, when it ran */
+    bool fatal_usage;        /* fatal is the input's fault (a flow that does not fit the
+                              * app), whatever was sent before: exit 2 */
+    struct hm_steps *steps;  /* a scenario's named rows and checks (stats/steps.h), or
+                              * NULL; owned, hm_steps_free */
     /* Set by the CLI for the reports: when the pass began (wall clock, for
      * the JSON's "started" only), the command line, the resolved options
      * (a JSON object the caller owns), the run's -n and -d. */

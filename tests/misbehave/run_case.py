@@ -333,15 +333,19 @@ CASES = {}
 
 
 def case(name, doc, hammer, server=None, path="", checks=(), phases=3, rss_mb=200,
-         extra_s=0.0, fault=None, php_via=True, base=True, use_d=True):
+         extra_s=0.0, fault=None, php_via=True, base=True, use_d=True, watch=False):
     """Registers a case. server: server.py options (dict), "bench_app" for a
     fault case, or None for no server at all. phases: how many --timeout
     waits the bound allows on top of -d (use_d False: not -d, for runs
     that a signal ends early); extra_s: seconds more (a fault's own
     length). base: add the checks every run must pass (no crash,
-    duration, RSS, JSON complete, counts add up)."""
+    duration, RSS, JSON complete, counts add up). watch: keep the server
+    watch on (its /_health samples and grace period are not what the other
+    cases bound, so they run with --no-server-watch)."""
     common = [not_signaled, no_sanitizer_report, ends_in_bound, rss_below(rss_mb), json_complete,
               json_new_keys(php_via), counts_consistent] if base else []
+    if not watch:
+        hammer = ["--no-server-watch"] + list(hammer)
     CASES[name] = dict(doc=doc, hammer=hammer, server=server, path=path,
                        checks=common + list(checks), phases=phases, extra_s=extra_s,
                        fault=fault, rss_mb=rss_mb, use_d=use_d)
@@ -371,6 +375,39 @@ case("good_br", "control: a well-behaved server, browser mode", BR, srv("good"),
      checks=[exit_in(0), errors_none], phases=4)
 case("good_get", "control: a well-behaved server, get", GET, srv("good"), path="/flood",
      checks=[exit_in(0), errors_none], php_via=False)
+
+# The server watch (issue 12): a /_health that answers wrongly is said once
+# and no longer watched; the run itself never notices. Its grace period is
+# --watch-grace 1s, so the bound allows that and the baseline's wait.
+WHM = ["-t", "1", "-c", "4", "-n", "200", "-d", "2s", "--timeout", "1s", "--watch-grace", "1s",
+       "scenario", "counter"]
+
+
+def watch_stopped(pattern):
+    def check(r):
+        v = r.j("server_watch.stopped") or ""
+        return re.search(pattern, v) is not None, "server_watch.stopped = %r" % v
+    check.label = "server watch stopped"
+    return check
+
+
+WATCH_OFF = [exit_in(0), errors_none, output_matches(r"hammer: not watching the server: ")]
+case("watch_health_garbage", "/_health answers garbage: watch off, run unharmed", WHM,
+     srv("garbage", where="health"), watch=True, phases=5,
+     checks=WATCH_OFF + [watch_stopped(r"GET /_health failed")])
+case("watch_health_500", "/_health answers 500: watch off, run unharmed", WHM,
+     srv("all-500", where="health"), watch=True, phases=5,
+     checks=WATCH_OFF + [watch_stopped(r"answered HTTP 500")])
+case("watch_health_endless", "/_health sends an endless body: watch off, run unharmed", WHM,
+     srv("endless-body", where="health"), watch=True, phases=5,
+     checks=WATCH_OFF + [watch_stopped(r"GET /_health failed")])
+case("watch_health_slow", "/_health dribbles bytes past --timeout: watch off, run unharmed",
+     WHM, srv("slow-bytes", where="health"), watch=True, phases=5,
+     checks=WATCH_OFF + [watch_stopped(r"GET /_health failed")])
+case("watch_health_good", "a well-behaved /_health: sampled, its contexts never come back",
+     WHM, srv("good"), watch=True, phases=5,
+     checks=[exit_in(0), errors_none, json_true("server_watch.checked"),
+             output_matches(r"^WARNING +the server still holds \d+ contexts")])
 
 request_error_case("close_mid_headers", "close-mid-headers", ["closed"], browser=True)
 request_error_case("close_mid_body", "close-mid-body", ["closed"])

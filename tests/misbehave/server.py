@@ -62,7 +62,7 @@ HTTP_MODES = {
     "sse-no-final-blank": "sse",
 }
 CONN_MODES = {"rst-accept", "never-read", "full-backlog"}
-WHERE = {"page", "action", "sse", "flood", "all"}
+WHERE = {"page", "action", "sse", "flood", "health", "all"}
 
 SHELL = (
     "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n"
