@@ -7,9 +7,10 @@
  * both fail; on success with the same decoded bytes (up to a cap the
  * collector enforces), on failure one's bytes a prefix of the other's
  * (Brotli drops what it decoded in the call that found the error, so a
- * split can show more of a corrupt stream before it fails). Then it is decoded once more with a small per-feed bound,
- * which no feed may exceed, and, wrapped in a chunked response with its
- * Content-Encoding, through the response parser with a small body limit.
+ * split can show more of a corrupt stream before it fails). Then it is
+ * decoded once more with a small per-feed bound, which no feed may exceed,
+ * and, wrapped in a chunked response with its Content-Encoding, through
+ * the response parser with a small body limit.
  *
  * Flags (byte 0):
  *   bits 0-1  the coding: 0 br, 1 gzip, 2 deflate, 3 br

@@ -165,7 +165,8 @@ int main(int argc, char **argv)
     /* --body - reads stdin; the user's Accept replaces the default. */
     char cmd[1200];
     snprintf(cmd, sizeof(cmd),
-             "printf 'from stdin' | '%s' --no-server-watch -t 1 -c 1 -n 8 -m POST -H 'Accept: text/plain' "
+             "printf 'from stdin' | '%s' --no-server-watch -t 1 -c 1 -n 8 -m POST -H 'Accept: "
+             "text/plain' "
              "--body - --url '%s' scenario get",
              hammer, url);
     char *sh[] = {"/bin/sh", "-c", cmd, NULL};
