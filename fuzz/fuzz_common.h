@@ -68,6 +68,20 @@ void hm_fuzz_log_free(hm_fuzz_log *l);
  * (deep JSON, say) instead of having to guess it in one step. */
 void hm_fuzz_on_coro_stack(void (*fn)(void *), void *arg);
 
+/* The libFuzzer entry point of a harness whose whole work is fn(input),
+ * run on a coroutine stack: HM_FUZZ_ENTRY(body) defines
+ * LLVMFuzzerTestOneInput around it. */
+#define HM_FUZZ_ENTRY(fn)                                                                          \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                  \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                                   \
+    {                                                                                              \
+        hm_fuzz_input in;                                                                          \
+        hm_fuzz_input_init(&in, data, size);                                                       \
+        hm_fuzz_on_coro_stack(fn, &in);                                                            \
+        hm_fuzz_input_free(&in);                                                                   \
+        return 0;                                                                                  \
+    }
+
 /* Aborts with a message: a harness's own property check failed. */
 void hm_fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

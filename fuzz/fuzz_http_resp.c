@@ -177,12 +177,4 @@ static void both(void *arg)
     hm_fuzz_log_free(&split.body);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    hm_fuzz_input in;
-    hm_fuzz_input_init(&in, data, size);
-    hm_fuzz_on_coro_stack(both, &in);
-    hm_fuzz_input_free(&in);
-    return 0;
-}
+HM_FUZZ_ENTRY(both)

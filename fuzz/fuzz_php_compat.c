@@ -142,12 +142,4 @@ static void body(void *arg)
     free(dec);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    hm_fuzz_input in;
-    hm_fuzz_input_init(&in, data, size);
-    hm_fuzz_on_coro_stack(body, &in);
-    hm_fuzz_input_free(&in);
-    return 0;
-}
+HM_FUZZ_ENTRY(body)
