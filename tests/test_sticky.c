@@ -33,6 +33,16 @@ static long long variant_workers(json_t *j, const char *variant)
     return (long long)json_object_size(w);
 }
 
+/* The cookie variant's SSE probe outcome `kind` (sse_outcomes.<kind>). */
+static long long sse_outcome(json_t *j, const char *kind)
+{
+    json_t *v = json_object_get(
+        json_object_get(json_object_get(json_object_get(j, "variants"), "cookie"), "sse_outcomes"),
+        kind);
+    if (!json_is_integer(v)) HM_FAIL_("no variants.cookie.sse_outcomes.%s in the JSON", kind);
+    return (long long)json_integer_value(v);
+}
+
 /* Runs hammer sticky with extra args; returns the parsed JSON and exit code. */
 /* VUs per variant: with all-or-nothing routing per VU, the legacy share is
  * binomial(vus, 1/4); 100 VUs put 40% three and a half deviations away. */
@@ -135,9 +145,20 @@ static void dispatch_modes(void)
     ASSERT_LT(variant_pct(j, "legacy"), 60);
     ASSERT_LT(variant_pct(j, "cookie"), 60);
     ASSERT_EQ(variant_workers(j, "cookie"), 4);
+    /* A worker that lacks the context answers /_sse with 200 and the reload
+     * script, as php-via does: not a live stream, and not counted as one. */
+    long long live = sse_outcome(j, "live"), reload = sse_outcome(j, "reload_script");
+    ASSERT_GT(reload, 0);
+    ASSERT_EQ(live + reload + sse_outcome(j, "empty_200") + sse_outcome(j, "other") +
+                  sse_outcome(j, "status_400") + sse_outcome(j, "status_403"),
+              atoll(vus));
+    json_t *ck = json_object_get(json_object_get(j, "variants"), "cookie");
+    ASSERT_EQ(json_integer_value(json_object_get(ck, "sse_ok")), live);
     json_decref(j);
     stop(&app);
-    printf("dispatch stream: legacy and cookie both fail, as php-via's mode 7 does\n");
+    printf("dispatch stream: legacy and cookie both fail, as php-via's mode 7 does; SSE probe "
+           "%lld live, %lld reload script\n",
+           live, reload);
 
     port = free_port();
     const char *session[] = {"--workers", "4", "--dispatch", "session", NULL};
@@ -147,9 +168,11 @@ static void dispatch_modes(void)
     ASSERT_EQ(rc, 0);
     ASSERT_DBL_NEAR(variant_pct(j, "cookie"), 100.0, 1e-9);
     ASSERT_LT(variant_pct(j, "legacy"), 60);
+    ASSERT_EQ(sse_outcome(j, "live"), atoll(vus)); /* every probe reached the owner */
+    ASSERT_EQ(sse_outcome(j, "reload_script"), 0);
     json_decref(j);
     stop(&app);
-    printf("dispatch session: cookie 100%%, legacy fails\n");
+    printf("dispatch session: cookie 100%%, legacy fails; every SSE probe a live stream\n");
 
     port = free_port();
     const char *fd[] = {"--workers", "4", "--dispatch", "fd", NULL};

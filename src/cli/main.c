@@ -315,6 +315,7 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
         watching = hm_server_watch_begin(&wo, &rp->server) == 0;
         rs->watch_off = !watching;
     }
+    rp->t0_ns = hm_now_ns(); /* the interval lines' zero, for the outage window */
     start_progress(rs, rp);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);

@@ -30,7 +30,7 @@ static const char *variant_names[V__COUNT] = {"legacy", "cookie", "keepalive"};
 typedef struct sticky_thread {
     hm_thread_stats st;
     uint64_t workers[HM_MAX_WORKERS];
-    uint64_t sse_ok, sse_failed;
+    uint64_t sse_outcome[HM_SSE_OUTCOME__COUNT];
 } sticky_thread;
 
 typedef struct sticky_run {
@@ -56,33 +56,84 @@ static void count_worker(sticky_thread *t, const hm_http_conn *c)
     if (id >= 0 && id < HM_MAX_WORKERS) t->workers[id]++;
 }
 
+/* One /_sse probe: what came back, read until its kind is known. */
+typedef struct sse_probe {
+    hm_http_conn *c;
+    const char *req;
+    size_t len;
+    int64_t deadline;
+    hm_watch watch;
+    int status, rc;
+    bool empty;     /* 200 with Content-Length: 0 */
+    uint64_t bytes; /* body bytes */
+    hm_coro *co;    /* the reading coroutine, NULL once it ended */
+} sse_probe;
+
 static int sse_headers(void *user, hm_http_resp_parser *p)
 {
-    /* Only the status matters here; stop reading once it is known. */
-    *(int *)user = p->status;
-    return -ECANCELED;
+    sse_probe *pr = user;
+    pr->status = p->status;
+    pr->empty = hm_via_sse_empty(p);
+    /* Only a 200 can be a stream; the status says the rest. */
+    return p->status == 200 ? 0 : -ECANCELED;
 }
 
 static int sse_body(void *user, const char *at, size_t len)
 {
-    return 0;
+    sse_probe *pr = user;
+    pr->bytes += len;
+    int rc = hm_watch_feed(&pr->watch, at, len);
+    /* The first event tells a live stream from php-via's reload script. */
+    return rc < 0 ? rc : pr->watch.events ? -ECANCELED : 0;
 }
 
-/* Opens the SSE stream with the cookie and reports whether the worker that
- * took it knows the context (200) or not (400/403). */
+static void probe_coro(void *p)
+{
+    sse_probe *pr = p;
+    pr->rc = hm_http_conn_stream(pr->c, pr->req, pr->len, pr->deadline, sse_headers, sse_body, pr);
+    pr->co = NULL;
+}
+
+/* Opens the SSE stream with the cookie and classifies the answer: only a
+ * live stream (200 that delivers an event, or stays open until the
+ * deadline) means the worker that took it knows the context. php-via
+ * answers an unknown context with 200 and a reload script (a repeat with
+ * an empty 200), so a 200 alone says nothing. */
 static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const char *cookie)
 {
     char req[8192];
+    const hm_options *o = sv->run->o;
     sticky_thread *t = &sv->run->threads[sv->thread];
     ssize_t len = hm_via_write_sse(req, sizeof(req), c->target, ctx, cookie);
-    int status = 0;
-    if (len > 0)
-        hm_http_conn_stream(c, req, (size_t)len, hm_now_ns() + sv->run->o->timeout_ns, sse_headers,
-                            sse_body, &status);
-    if (status == 200)
-        t->sse_ok++;
-    else
-        t->sse_failed++;
+    sse_probe pr = {.c = c, .req = req, .len = len > 0 ? (size_t)len : 0, .rc = -EINVAL};
+    pr.deadline = hm_now_ns() + o->timeout_ns;
+    hm_watch_init(&pr.watch, o->workload, o->signal ? o->signal : "");
+    bool open_at_deadline = false;
+    if (len > 0 && hm_coro_spawn(NULL, probe_coro, &pr, &pr.co) == 0) {
+        /* The body has no deadline of its own: a silent stream is cut here. */
+        while (pr.co && hm_now_ns() < pr.deadline && !atomic_load(&hm_stop_requested))
+            hm_coro_sleep(1000000);
+        open_at_deadline = pr.co != NULL;
+        while (pr.co) {
+            hm_coro_cancel(pr.co);
+            hm_coro_sleep(1000000);
+        }
+    }
+    hm_sse_outcome k = HM_SSE_OUTCOME_OTHER;
+    if (pr.status == 403)
+        k = HM_SSE_OUTCOME_403;
+    else if (pr.status == 400)
+        k = HM_SSE_OUTCOME_400;
+    else if (pr.status == 200) {
+        if (pr.watch.reload_asked)
+            k = HM_SSE_OUTCOME_RELOAD;
+        else if (pr.watch.events || (open_at_deadline && !atomic_load(&hm_stop_requested)))
+            k = HM_SSE_OUTCOME_LIVE; /* an event, or open (and silent) until the deadline */
+        else if (pr.empty || pr.bytes == 0)
+            k = HM_SSE_OUTCOME_EMPTY;
+    }
+    t->sse_outcome[k]++;
+    hm_watch_free(&pr.watch);
 }
 
 static void sticky_vu_coro(void *p)
@@ -199,10 +250,14 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
             hm_thread_stats_merge(&r->total, &run.threads[i].st);
             for (int w = 0; w < HM_MAX_WORKERS; w++)
                 vr->workers[w] += run.threads[i].workers[w];
-            vr->sse_ok += run.threads[i].sse_ok;
-            vr->sse_failed += run.threads[i].sse_failed;
+            for (int k = 0; k < HM_SSE_OUTCOME__COUNT; k++)
+                vr->sse_outcome[k] += run.threads[i].sse_outcome[k];
             hm_thread_stats_destroy(&run.threads[i].st);
         }
+        /* Only a live stream means the worker has the context. */
+        vr->sse_ok = vr->sse_outcome[HM_SSE_OUTCOME_LIVE];
+        for (int k = 0; k < HM_SSE_OUTCOME__COUNT; k++)
+            if (k != HM_SSE_OUTCOME_LIVE) vr->sse_failed += vr->sse_outcome[k];
         vr->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
         r->wall_seconds += vr->wall_seconds;
         hm_free(run.threads);

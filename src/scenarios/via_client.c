@@ -190,3 +190,15 @@ int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, i
     if (rc < 0) return rc;
     return c->resp.status == 200 ? 0 : -HM_ESTATUS;
 }
+
+bool hm_via_invalid_context(const hm_http_conn *c)
+{
+    static const char words[] = "Invalid context";
+    return c->resp.status == 400 && c->resp.body &&
+           memmem(c->resp.body, c->resp.body_len, words, sizeof(words) - 1) != NULL;
+}
+
+bool hm_via_sse_empty(const hm_http_resp_parser *p)
+{
+    return p->status == 200 && p->has_content_length && p->content_length == 0;
+}

@@ -49,6 +49,15 @@ ssize_t hm_via_write_action(char *buf, size_t cap, const hm_http_target *t, cons
 ssize_t hm_via_write_sse(char *buf, size_t cap, const hm_http_target *t, const char *ctx,
                          const char *cookie);
 
+/* True when c's last response is php-via's answer to an action for a
+ * context this server does not have: 400 with "Invalid context". */
+bool hm_via_invalid_context(const hm_http_conn *c);
+
+/* True when an /_sse response head is php-via's repeat answer for a lost
+ * context: 200 with Content-Length: 0 (the first answer is the reload
+ * script, hm_watch.reload_asked). */
+bool hm_via_sse_empty(const hm_http_resp_parser *p);
+
 /* POST /_session/close with the context id as body (the beacon). */
 int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, int64_t deadline);
 

@@ -84,6 +84,10 @@ static int on_event(const hm_sse_event *ev, void *user)
 {
     hm_watch *w = user;
     w->events++;
+    static const char reload[] = "window.location.reload()";
+    if (ev->data_len >= sizeof(reload) - 1 &&
+        memmem(ev->data, ev->data_len, reload, sizeof(reload) - 1))
+        w->reload_asked = true;
     int rc = hm_datastar_decode(ev, &w->ev);
     if (rc < 0) {
         /* The server sent what no client can use: an SSE protocol failure
@@ -190,6 +194,26 @@ bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t 
         return true;
     }
     return false;
+}
+
+bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t *swallowed, char *why,
+                           size_t whylen)
+{
+    *swallowed = 0;
+    if (w->bad) {
+        snprintf(why, whylen, "%llu bad patches, first: %s", (unsigned long long)w->bad,
+                 w->bad_example);
+        return false;
+    }
+    if (w->w->check != HM_CHECK_NET_INCREMENT && w->w->check != HM_CHECK_SPREADSHEET) return true;
+    int64_t net = w->have_baseline ? w->last - w->baseline : 0;
+    if (net > (int64_t)ok_actions) {
+        snprintf(why, whylen, "net increment %lld > HTTP OK %llu on a lost context", (long long)net,
+                 (unsigned long long)ok_actions);
+        return false;
+    }
+    *swallowed = ok_actions - (uint64_t)(net > 0 ? net : 0);
+    return true;
 }
 
 int hm_workload_body(const hm_workload *wl, const char *ctx, const char *extra_json,

@@ -51,6 +51,11 @@ typedef struct hm_watch {
     uint64_t undecodable; /* Datastar events that could not be decoded */
     char undecodable_why[160];
     int64_t last_patch_ns;
+    /* The stream carried php-via's answer for a context the server does not
+     * know: an event that runs window.location.reload() (datastar-php's
+     * executeScript, as a patch-elements <script> or an execute-script
+     * event). A browser reloads the page; the context is gone. */
+    bool reload_asked;
     /* Called for each patch after the baseline (value: the watched signal's
      * value, or the patch count for element checks). */
     void (*on_patch)(struct hm_watch *w, int64_t value, void *user);
@@ -84,6 +89,13 @@ int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, int64_t 
 /* End-of-run verdict for one context: ok_actions is the HTTP OK count of
  * the actions aimed at it. Writes a reason when it fails. */
 bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen);
+
+/* The verdict for a context the server lost (a restart, another worker):
+ * patches must not show more than its ok_actions, and no bad patch may
+ * have arrived; the OK actions whose effect never showed are swallowed
+ * (*swallowed), not failures. Writes a reason when it fails. */
+bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t *swallowed, char *why,
+                           size_t whylen);
 
 /* The action body: {"via_ctx":ctx} + extra_json (--signals) + the
  * workload's set_signal under its wire id from `signals` (may be NULL) +

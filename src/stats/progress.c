@@ -263,7 +263,17 @@ static void tick(reporter_state *st, int64_t now, bool last)
     long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
     long long rec = opts.gauges ? (long long)atomic_load(&opts.gauges->reconnects) : 0;
     long long vus = opts.gauges ? (long long)atomic_load(&opts.gauges->vus) : 0;
-    char p99s[24], done[96] = "", srv[96] = "";
+    long long reloads = opts.gauges ? (long long)atomic_load(&opts.gauges->reloads) : 0;
+    char p99s[24], done[96] = "", srv[96] = "", disrupt[80] = "";
+    /* Failures and reloads only when there are some: where an outage
+     * began and ended shows as the lines that carry them. */
+    uint64_t d_failed = d_sent - d_ok;
+    if (d_failed || reloads) {
+        int n = 0;
+        if (d_failed)
+            n = snprintf(disrupt, sizeof(disrupt), "  failed %llu", (unsigned long long)d_failed);
+        if (reloads) snprintf(disrupt + n, sizeof(disrupt) - (size_t)n, "  reloads %lld", reloads);
+    }
     hm_format_us(p99s, sizeof(p99s), p99, 8);
     if (!last) done_text(done, sizeof(done), cur->sent, at);
     /* The server watch's latest sample: what the server holds for clients. */
@@ -281,13 +291,13 @@ static void tick(reporter_state *st, int64_t now, bool last)
     if (opts.quiet) {
         /* lines off (-q); the JSON lines and the log still go out */
     } else if (opts.live_line) {
-        printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s"
+        printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s%s"
                "\033[K",
-               at, rate, opts.unit, okp, p99s, sse, rec, srv, done);
+               at, rate, opts.unit, okp, p99s, sse, rec, disrupt, srv, done);
         if (last) printf("\n");
     } else if (opts.lines) {
-        printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s\n", at,
-               rate, opts.unit, okp, p99s, sse, rec, srv, done);
+        printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s%s\n",
+               at, rate, opts.unit, okp, p99s, sse, rec, disrupt, srv, done);
     }
     if (!opts.quiet) fflush(stdout);
     if (opts.hlog && (count || !last))
@@ -297,11 +307,11 @@ static void tick(reporter_state *st, int64_t now, bool last)
                 "{\"t\":%.3f,\"dt\":%.3f,\"%s\":%llu,\"ok\":%llu,\"failed\":%llu,\"rate\":%.1f,"
                 "\"ok_pct\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"sse_open\":%lld,"
                 "\"reconnects\":%lld,\"in_flight\":%lld,\"vus\":%lld,\"bytes_read\":%llu,"
-                "\"total\":%llu",
+                "\"total\":%llu,\"reloads\":%lld",
                 at, dt, opts.unit, (unsigned long long)d_sent, (unsigned long long)d_ok,
                 (unsigned long long)(d_sent - d_ok), rate, okp, p50, p99, sse, rec,
                 (long long)cur->in_flight, vus, (unsigned long long)d_read,
-                (unsigned long long)cur->sent);
+                (unsigned long long)cur->sent, reloads);
         if (ns > 0) {
             fprintf(opts.json, ",\"server\":{");
             for (int i = 0; i < ns; i++)
@@ -324,6 +334,7 @@ static void tick(reporter_state *st, int64_t now, bool last)
     pt->sse_open = sse;
     pt->reconnects = rec;
     pt->vus = vus;
+    pt->reloads = reloads;
     pt->in_flight = cur->in_flight;
     note_server(st, pt);
     hm_hdr_add(&st->acc, &st->interval);

@@ -16,7 +16,7 @@ int hm_thread_stats_init(hm_thread_stats *s)
 {
     memset(s, 0, sizeof(*s));
     hm_hdr *h[] = {&s->action_us, &s->patch_us,    &s->connect_us, &s->page_us,
-                   &s->tls_us,    &s->interval_us, &s->service_us};
+                   &s->tls_us,    &s->interval_us, &s->service_us, &s->recovery_us};
     for (size_t i = 0; i < HM_ARRAY_LEN(h); i++) {
         int rc = hm_hdr_init(h[i], 1, HM_HDR_HIGHEST_US, 3);
         if (rc < 0) {
@@ -36,6 +36,7 @@ void hm_thread_stats_destroy(hm_thread_stats *s)
     hm_hdr_destroy(&s->tls_us);
     hm_hdr_destroy(&s->interval_us);
     hm_hdr_destroy(&s->service_us);
+    hm_hdr_destroy(&s->recovery_us);
 }
 
 static const char *const phase_names[HM_PHASE__COUNT] = {
@@ -168,6 +169,30 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
         dst->sse_first = src->sse_first;
         dst->sse_first_kind = src->sse_first_kind;
     }
+    if (src->fail_first_ns && (!dst->fail_first_ns || src->fail_first_ns < dst->fail_first_ns))
+        dst->fail_first_ns = src->fail_first_ns;
+    if (src->fail_last_ns > dst->fail_last_ns) dst->fail_last_ns = src->fail_last_ns;
+    dst->ctx_lost += src->ctx_lost;
+    dst->reloads += src->reloads;
+    dst->reload_failed += src->reload_failed;
+    dst->swallowed += src->swallowed;
+    hm_hdr_add(&dst->recovery_us, &src->recovery_us);
+}
+
+void hm_thread_stats_note_failure(hm_thread_stats *s)
+{
+    int64_t now = hm_now_ns();
+    if (!s->fail_first_ns) s->fail_first_ns = now;
+    s->fail_last_ns = now;
+}
+
+static const char *const sse_outcome_names[HM_SSE_OUTCOME__COUNT] = {
+    "live", "reload_script", "empty_200", "status_403", "status_400", "other",
+};
+
+const char *hm_sse_outcome_name(hm_sse_outcome k)
+{
+    return (unsigned)k < HM_SSE_OUTCOME__COUNT ? sse_outcome_names[k] : "other";
 }
 
 void hm_thread_stats_fail_example(hm_thread_stats *s, hm_fail_kind kind, const char *reason,
@@ -196,6 +221,7 @@ void hm_thread_stats_sse_fail(hm_thread_stats *s, hm_sse_fail kind, const char *
 {
     if ((unsigned)kind >= HM_SSE_FAIL__COUNT || kind == HM_SSE_FAIL_NONE) kind = HM_SSE_FAIL_OTHER;
     s->sse_fail[kind]++;
+    hm_thread_stats_note_failure(s);
     if (hm_fail_example_keep(&s->sse_first, reason, where, bytes)) s->sse_first_kind = kind;
 }
 
@@ -216,6 +242,7 @@ void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
         atomic_store_explicit(&s->live_ok, s->ok, memory_order_relaxed);
     } else {
         s->failed++;
+        hm_thread_stats_note_failure(s);
     }
     if (status > 0 && status < HM_STATUS_MAX)
         bump(&s->by_status[status], 1);
@@ -557,6 +584,58 @@ static void print_variants(FILE *f, const hm_results *r)
     fputc('\n', f);
 }
 
+/* Seconds from the pass's start to a hm_now_ns() value. */
+static double since_start_s(const hm_results *r, int64_t ns)
+{
+    return r->t0_ns && ns > r->t0_ns ? (double)(ns - r->t0_ns) / 1e9 : 0.0;
+}
+
+/* When failures began and ended, what was lost and how it recovered. */
+static void print_disruption(FILE *f, const hm_results *r)
+{
+    const hm_thread_stats *t = &r->total;
+    if (!t->fail_first_ns && !t->ctx_lost && !t->reloads) return;
+    if (t->fail_first_ns)
+        fprintf(f, "Disruption        failures from %.2f s to %.2f s after the start (%.2f s)\n",
+                since_start_s(r, t->fail_first_ns), since_start_s(r, t->fail_last_ns),
+                (double)(t->fail_last_ns - t->fail_first_ns) / 1e9);
+    if (!t->ctx_lost && !t->reloads) return;
+    fprintf(f,
+            "%-17s %llu contexts lost, %llu pages reloaded (%llu attempts failed), %llu OK "
+            "actions swallowed by lost contexts, %llu reconnects\n",
+            t->fail_first_ns ? "" : "Disruption", (unsigned long long)t->ctx_lost,
+            (unsigned long long)t->reloads, (unsigned long long)t->reload_failed,
+            (unsigned long long)t->swallowed, (unsigned long long)t->reconnects);
+    int64_t n = hm_hdr_count(&t->recovery_us);
+    if (n) {
+        char p50[32], mn[32], mx[32];
+        hm_format_us(mn, sizeof(mn), (double)hm_hdr_min(&t->recovery_us), 0);
+        hm_format_us(p50, sizeof(p50), (double)hm_hdr_value_at_percentile(&t->recovery_us, 50), 0);
+        hm_format_us(mx, sizeof(mx), (double)hm_hdr_max(&t->recovery_us), 0);
+        fprintf(f,
+                "Recovery          %lld episodes, first failure -> first OK again: min %s, "
+                "p50 %s, max %s\n",
+                (long long)n, mn, p50, mx);
+    }
+}
+
+static void print_sse_outcomes(FILE *f, const hm_results *r)
+{
+    for (int i = 0; i < r->n_variants; i++) {
+        const hm_variant_result *v = &r->variants[i];
+        uint64_t all = 0;
+        for (int k = 0; k < HM_SSE_OUTCOME__COUNT; k++)
+            all += v->sse_outcome[k];
+        if (!all) continue;
+        fprintf(f, "SSE probe (%s)  %llu/%llu live streams:", v->name,
+                (unsigned long long)v->sse_outcome[HM_SSE_OUTCOME_LIVE], (unsigned long long)all);
+        for (int k = 1; k < HM_SSE_OUTCOME__COUNT; k++)
+            fprintf(f, " %s %llu", hm_sse_outcome_name((hm_sse_outcome)k),
+                    (unsigned long long)v->sse_outcome[k]);
+        fputc('\n', f);
+    }
+}
+
 void hm_report_print(FILE *f, const hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
@@ -632,6 +711,7 @@ void hm_report_print(FILE *f, const hm_results *r)
         fprintf(f, "Check             %s: %s%s%s\n", r->check_name,
                 r->check_passed ? "PASS" : "FAIL", r->check_detail[0] ? " — " : "",
                 r->check_detail);
+    print_disruption(f, r);
     fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects, %llu failed\n",
             (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
             (unsigned long long)t->reconnects,
@@ -694,7 +774,10 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (hm_hdr_count(&t->page_us)) print_latency_row(f, "page load", &t->page_us);
     print_latency_row(f, "connect", &t->connect_us);
     if (r->tls) print_latency_row(f, "TLS handshake", &t->tls_us);
-    if (r->n_variants) print_variants(f, r);
+    if (r->n_variants) {
+        print_variants(f, r);
+        print_sse_outcomes(f, r);
+    }
     hm_steps_print(f, r->steps);
     print_server_watch(f, &r->server);
     for (int i = 0; i < r->n_thresholds; i++) {
@@ -753,6 +836,7 @@ static json_t *interval_json(const hm_interval_series *s, const hm_interval_poin
     json_object_set_new(o, "reconnects", json_integer(p->reconnects));
     json_object_set_new(o, "in_flight", json_integer(p->in_flight));
     json_object_set_new(o, "vus", json_integer(p->vus));
+    json_object_set_new(o, "reloads", json_integer(p->reloads));
     if (s->n_server) {
         json_t *srv = json_object();
         for (int i = 0; i < s->n_server; i++)
@@ -782,6 +866,26 @@ static json_t *example_json(const hm_fail_example *ex, const char *kind)
     json_object_set_new(o, "where", text_json(ex->where));
     json_object_set_new(o, "bytes", text_json(ex->bytes));
     return o;
+}
+
+/* The outage window, context losses, reloads and recovery times. */
+static json_t *disruption_json(const hm_results *r)
+{
+    const hm_thread_stats *t = &r->total;
+    json_t *d = json_object();
+    json_t *outage = json_null();
+    if (t->fail_first_ns)
+        outage = json_pack("{s:f, s:f, s:f}", "first_failure_s", since_start_s(r, t->fail_first_ns),
+                           "last_failure_s", since_start_s(r, t->fail_last_ns), "duration_s",
+                           (double)(t->fail_last_ns - t->fail_first_ns) / 1e9);
+    json_object_set_new(d, "outage", outage);
+    json_object_set_new(d, "context_lost", json_integer((json_int_t)t->ctx_lost));
+    json_object_set_new(d, "reloads", json_integer((json_int_t)t->reloads));
+    json_object_set_new(d, "reload_failures", json_integer((json_int_t)t->reload_failed));
+    json_object_set_new(d, "swallowed_actions", json_integer((json_int_t)t->swallowed));
+    json_object_set_new(d, "reconnects", json_integer((json_int_t)t->reconnects));
+    json_object_set_new(d, "recovery_us", latency_json(&t->recovery_us));
+    return d;
 }
 
 json_t *hm_report_json(const hm_results *r)
@@ -900,6 +1004,7 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(tls, "first_failure",
                         t->tls_first_reason[0] ? json_string(t->tls_first_reason) : json_null());
     json_object_set_new(root, "tls", tls);
+    json_object_set_new(root, "disruption", disruption_json(r));
 
     if (r->n_variants) {
         json_t *vars = json_object();
@@ -925,6 +1030,11 @@ json_t *hm_report_json(const hm_results *r)
             json_object_set_new(o, "workers", ws);
             json_object_set_new(o, "sse_ok", json_integer((json_int_t)v->sse_ok));
             json_object_set_new(o, "sse_failed", json_integer((json_int_t)v->sse_failed));
+            json_t *so = json_object();
+            for (int k = 0; k < HM_SSE_OUTCOME__COUNT; k++)
+                json_object_set_new(so, hm_sse_outcome_name((hm_sse_outcome)k),
+                                    json_integer((json_int_t)v->sse_outcome[k]));
+            json_object_set_new(o, "sse_outcomes", so);
             json_object_set_new(
                 o, "throughput_rps",
                 json_real(v->wall_seconds > 0 ? (double)v->stats.sent / v->wall_seconds : 0));

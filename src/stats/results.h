@@ -82,6 +82,17 @@ typedef struct hm_thread_stats {
     _Atomic uint64_t live_sum_us[HM_PHASE__COUNT];
     hm_hdr interval_us;
     atomic_flag interval_lock;
+    /* Disruption (a server restart, a worker that lost the context): the
+     * first and last failure of any kind (request or SSE stream), as
+     * hm_now_ns() values, 0 when none; contexts found dead (400 Invalid
+     * context, php-via's reload script, an empty 200 on /_sse); pages
+     * reloaded to get a new one, and reload attempts that failed; OK
+     * actions whose effect a dead context swallowed; and, per recovered
+     * episode, the time from its first failure to the first OK action on
+     * the new context. */
+    int64_t fail_first_ns, fail_last_ns;
+    uint64_t ctx_lost, reloads, reload_failed, swallowed;
+    hm_hdr recovery_us;
 } hm_thread_stats;
 
 /* Allocates the histograms (1 µs .. 1 h, 3 significant digits). */
@@ -127,17 +138,39 @@ void hm_thread_stats_status_example(hm_thread_stats *s, int status, const char *
 /* Counts one SSE stream failure of `kind`, keeping the first example. */
 void hm_thread_stats_sse_fail(hm_thread_stats *s, hm_sse_fail kind, const char *reason,
                               const char *where, const char *bytes);
+/* Notes a failure (request or SSE stream) at hm_now_ns() for the outage
+ * window; hm_thread_stats_count and _sse_fail call it. */
+void hm_thread_stats_note_failure(hm_thread_stats *s);
 /* Every SSE failure counted. */
 uint64_t hm_thread_stats_sse_failures(const hm_thread_stats *s);
 
 #define HM_MAX_WORKERS 64
+
+/* What a request for /_sse got (sticky's probe): php-via answers a context
+ * this worker does not know with 200 and a reload script, and a repeat
+ * with an empty 200; only a live stream means the worker has the context. */
+typedef enum hm_sse_outcome {
+    HM_SSE_OUTCOME_LIVE,   /* 200 event stream that delivered an event or stayed open */
+    HM_SSE_OUTCOME_RELOAD, /* 200 whose events hold window.location.reload() */
+    HM_SSE_OUTCOME_EMPTY,  /* 200 with Content-Length: 0 (or no body at all) */
+    HM_SSE_OUTCOME_403,
+    HM_SSE_OUTCOME_400,
+    HM_SSE_OUTCOME_OTHER, /* any other status, or no response */
+    HM_SSE_OUTCOME__COUNT
+} hm_sse_outcome;
+
+/* "live", "reload_script", "empty_200", "status_403", "status_400", "other". */
+const char *hm_sse_outcome_name(hm_sse_outcome k);
 
 /* One variant of a scenario that compares several (sticky). */
 typedef struct hm_variant_result {
     const char *name;
     hm_thread_stats stats;
     uint64_t workers[HM_MAX_WORKERS]; /* responses by X-Via-Worker */
-    uint64_t sse_ok, sse_failed;
+    uint64_t sse_ok, sse_failed;      /* sse_ok: live streams only; sse_failed: the rest */
+    /* The SSE probe's outcomes by kind (hm_sse_outcome_name): a live
+     * stream, php-via's reload script, an empty 200, 403, 400, other. */
+    uint64_t sse_outcome[HM_SSE_OUTCOME__COUNT];
     double wall_seconds;
 } hm_variant_result;
 
@@ -172,6 +205,7 @@ typedef struct hm_interval_point {
     int64_t count;                                /* latency samples in this interval */
     int64_t p50_us, p90_us, p99_us, max_us;       /* of them; 0 when none */
     int64_t sse_open, reconnects, in_flight, vus; /* gauges at t */
+    int64_t reloads;                              /* gauge at t: pages reloaded so far */
     double server[HM_SERVER_FIELDS];              /* the server watch at t (NAN: not sampled) */
 } hm_interval_point;
 
@@ -272,6 +306,13 @@ typedef struct hm_results {
     struct json_t *options;
     /* The time series the interval reporter recorded (owned). */
     hm_interval_series intervals;
+    /* hm_now_ns() when the pass (and its interval reporter) began: the
+     * outage window is reported in seconds from it. 0: not known. */
+    int64_t t0_ns;
+    /* A workload whose count was checked across lost contexts: the OK
+     * actions checked exactly (on contexts that lived to the end). */
+    bool ok_checked_known;
+    uint64_t ok_checked;
 } hm_results;
 
 /* The JSON document's "schema": raised when a key changes meaning or goes
@@ -323,6 +364,7 @@ typedef struct hm_live_gauges {
     _Atomic int64_t sse_open;   /* SSE streams open now */
     _Atomic int64_t reconnects; /* SSE streams reopened so far */
     _Atomic int64_t vus;        /* virtual users (senders) running now */
+    _Atomic int64_t reloads;    /* pages reloaded after a context was lost, so far */
     hm_server_watch server;
 } hm_live_gauges;
 
