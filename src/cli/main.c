@@ -194,6 +194,7 @@ static json_t *resolved_options(const run_state *rs)
     json_object_set_new(j, "compressed", json_boolean(o->target.accept_encoding != NULL));
     json_object_set_new(j, "server_watch", json_boolean(!cli->no_server_watch));
     json_object_set_new(j, "watch_grace_s", json_real((double)cli->watch_grace_ns / 1e9));
+    json_object_set_new(j, "no_reload", json_boolean(o->no_reload));
     json_object_set_new(j, "insecure", json_boolean(cli->insecure));
     json_object_set_new(j, "cacert", str_or_null(cli->cafile));
     json_object_set_new(j, "method", str_or_null(o->method));

@@ -47,6 +47,8 @@ static void usage(FILE *f)
             "      --mode M          hammer (one context, -c actions in flight) or browser\n"
             "                        (-c virtual users, one tab each) (hammer)\n"
             "      --think T[..T2]   browser mode: pause between a VU's actions (0)\n"
+            "      --no-reload       on a lost context (400 Invalid context, php-via's reload\n"
+            "                        script) count it, do not reload the page as a browser does\n"
             "      --timeout T       per-request timeout (5s)\n"
             "                        (durations other than -d need a unit: us, ms, s, m, h)\n"
             "      --engine E        auto | io_uring | epoll (auto)\n"
@@ -135,6 +137,7 @@ enum {
     OPT_SIGNAL,
     OPT_SIGNALS,
     OPT_NO_ORIGIN,
+    OPT_NO_RELOAD,
     OPT_OBSERVERS,
     OPT_TIMEOUT,
     OPT_ENGINE,
@@ -176,6 +179,7 @@ static const struct option longopts[] = {
     {"signal", required_argument, 0, OPT_SIGNAL},
     {"signals", required_argument, 0, OPT_SIGNALS},
     {"no-origin", no_argument, 0, OPT_NO_ORIGIN},
+    {"no-reload", no_argument, 0, OPT_NO_RELOAD},
     {"observers", required_argument, 0, OPT_OBSERVERS},
     {"timeout", required_argument, 0, OPT_TIMEOUT},
     {"engine", required_argument, 0, OPT_ENGINE},
@@ -421,6 +425,9 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_WORKLOAD:
         cli->workload_name = arg;
+        return HM_CLI_GO;
+    case OPT_NO_RELOAD:
+        o->no_reload = true;
         return HM_CLI_GO;
     case OPT_NO_COOKIES:
         o->no_cookies = true;

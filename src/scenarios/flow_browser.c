@@ -178,6 +178,10 @@ static int run_action(bvu *b, const hm_flow_step *s)
     bool ok = status >= 200 && status < 300;
     if (!ok) status_why(status, why, sizeof(why));
     record(b, s, t0, ok ? NULL : why);
+    /* The context is gone: reload the page, as php-via's script makes a
+     * browser do, and go on with the flow on the new context. */
+    if (hm_vu_context_lost(b->v) && !b->o->no_reload && hm_vu_reload(b->v) < 0)
+        return HM_FLOW_STOP;
     return HM_FLOW_NEXT;
 }
 

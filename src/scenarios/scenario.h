@@ -37,6 +37,7 @@ typedef struct hm_options {
     const char *json_path;
     bool quiet;
     bool no_cookies;                    /* sticky: a VU keeps no cookies (balancers cannot stick) */
+    bool no_reload; /* --no-reload: a lost context is counted, the page not reloaded */
     bool browser;                       /* --mode browser: -c virtual users, one tab each */
     int64_t think_min_ns, think_max_ns; /* --think: pause between a VU's actions */
     const hm_workload *workload;
@@ -218,6 +219,11 @@ static inline void hm_gauge_sse_open(const hm_options *o, int delta)
 static inline void hm_gauge_reconnect(const hm_options *o)
 {
     if (o->gauges) atomic_fetch_add(&o->gauges->reconnects, 1);
+}
+/* A page was reloaded after its context was lost. */
+static inline void hm_gauge_reload(const hm_options *o)
+{
+    if (o->gauges) atomic_fetch_add(&o->gauges->reloads, 1);
 }
 /* A virtual user (or sender) started (+1) or finished (-1). */
 static inline void hm_gauge_vus(const hm_options *o, int delta)

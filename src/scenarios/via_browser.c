@@ -23,7 +23,7 @@
 #include <string.h>
 
 typedef struct vu_totals {
-    uint64_t vus, vus_passed, page_failed, streams_connected, reconnects, patches;
+    uint64_t vus, vus_passed, page_failed, streams_connected, reconnects, patches, swallowed;
     int64_t baseline_sum, final_sum;
     char first_failure[256];
 } vu_totals;
@@ -61,7 +61,7 @@ struct hammer_vu {
     uint64_t ok; /* HTTP OK actions on the current page */
     uint64_t reconnects;
     /* The pages left so far, as their checks saw them. */
-    uint64_t pages_left, patches;
+    uint64_t pages_left, patches, swallowed;
     int64_t baseline_sum, final_sum;
     unsigned rng;
     char *html;             /* the last page, for action look-ups by name */
@@ -69,6 +69,13 @@ struct hammer_vu {
     bool failed;
     char fail_why[200];
     char where_sse[40]; /* "SSE GET /_sse, VU N" */
+    /* Context loss (a server restart, another worker): the page's context
+     * is gone (400 Invalid context, or the stream's reload script or empty
+     * 200); since when this VU has seen only failures (0: its last request
+     * went well); whether it reloaded the page meanwhile. */
+    bool ctx_dead, sse_empty, reloaded;
+    int64_t trouble_ns;
+    char *path; /* the page the VU is on, to reload it */
 };
 
 static void on_patch(hm_watch *w, int64_t value, void *user)
@@ -93,9 +100,27 @@ static void watch_start(vu *v)
     v->watch.user = v;
 }
 
+/* The first failure since the VU's last success starts a trouble episode. */
+static void note_trouble(vu *v)
+{
+    if (!v->trouble_ns) v->trouble_ns = hm_now_ns();
+}
+
+/* The page's context is gone: counted once; a VU waiting for a patch is
+ * woken (hammer_vu_wait_patch then says so). */
+static void context_lost(vu *v)
+{
+    note_trouble(v);
+    if (v->ctx_dead) return;
+    v->ctx_dead = true;
+    v->run->stats[v->thread].ctx_lost++;
+    hm_chan_try_push(v->patched, (void *)1);
+}
+
 static int on_sse_headers(void *user, hm_http_resp_parser *p)
 {
     vu *v = user;
+    v->sse_empty = hm_via_sse_empty(p);
     if (p->status != 200) return -HM_ESTATUS;
     v->connected = true;
     v->streaming = true;
@@ -136,6 +161,15 @@ static void sse_coro(void *p)
             hm_gauge_sse_open(o, -1);
         }
         if (v->done || rc == -ECANCELED) break;
+        /* php-via's answer for a context it does not have: the reload
+         * script, an empty 200 on a repeat, 400 for no context at all. A
+         * browser reloads the page; reconnecting to this one is pointless. */
+        if (v->watch.reload_asked || v->sse_empty ||
+            (rc == -HM_ESTATUS && v->sse_conn.resp.status == 400)) {
+            context_lost(v);
+            break;
+        }
+        note_trouble(v);
         hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, v->where_sse);
         /* The stream ended under a live tab: reconnect with backoff, as
          * Datastar's retry does. */
@@ -235,6 +269,11 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
     hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
     hm_free(v->html);
     v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+    if (path != v->path) {
+        hm_free(v->path);
+        v->path = hm_strdup(path);
+    }
+    v->ctx_dead = false;
     if (rc < 0) hammer_vu_fail(v, why); /* the page lacks the context or the action */
     return v->conn.resp.status;
 }
@@ -303,7 +342,17 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
     hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
     v->last_action_ns = ok ? t0 : 0;
-    if (ok) v->ok++;
+    if (ok) {
+        v->ok++;
+        /* Back in business: a reload since the trouble began is a recovery. */
+        if (v->trouble_ns && v->reloaded)
+            hm_hdr_record(&st->recovery_us, (t1 - v->trouble_ns) / 1000);
+        v->trouble_ns = 0;
+        v->reloaded = false;
+    } else {
+        note_trouble(v);
+        if (rc == 0 && hm_via_invalid_context(&v->conn)) context_lost(v);
+    }
     if (rc < 0) {
         /* A refused connect fails in microseconds: pace the next one. */
         if (v->conn.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
@@ -318,6 +367,7 @@ int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
     if (run_stopping(v->run)) return -ECANCELED;
     void *tok;
     int rc = hm_chan_pop(v->patched, &tok, hm_now_ns() + (int64_t)timeout_ms * 1000000);
+    if (v->ctx_dead) return -ENOTCONN; /* woken because the context is gone */
     if (rc == 0 && v->last_action_ns)
         hm_thread_stats_record(&v->run->stats[v->thread], HM_PHASE_PATCH,
                                (hm_now_ns() - v->last_action_ns) / 1000);
@@ -419,7 +469,7 @@ void hm_vu_leave_page(hammer_vu *v)
     const hm_options *o = v->run->o;
     if (!v->page.ctx) return;
     /* Let the last patch land, then close the tab. */
-    if (v->sse_co && v->ok) {
+    if (v->sse_co && v->ok && !v->ctx_dead) {
         int64_t until = hm_now_ns() + o->timeout_ns;
         char tmp[8];
         while (v->sse_co && hm_now_ns() < until && !hm_watch_verdict(&v->watch, v->ok, tmp, 8) &&
@@ -432,13 +482,23 @@ void hm_vu_leave_page(hammer_vu *v)
         hm_coro_sleep(1000000);
     }
     v->done = false;
-    char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
+    /* A context the server lost has no session to close. */
+    char *cookie = v->ctx_dead ? NULL : hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
     if (cookie) hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
     hm_free(cookie);
 
     char verdict[256];
-    if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict)))
+    if (v->ctx_dead) {
+        /* Its OK actions whose patch never came were swallowed with it. */
+        uint64_t swallowed = 0;
+        if (!v->failed &&
+            !hm_watch_verdict_lost(&v->watch, v->ok, &swallowed, verdict, sizeof(verdict)))
+            hammer_vu_fail(v, verdict);
+        v->run->stats[v->thread].swallowed += swallowed;
+        v->swallowed += swallowed;
+    } else if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict))) {
         hammer_vu_fail(v, verdict);
+    }
     v->pages_left++;
     /* Nothing watched (a flow without a check): every Datastar event counts. */
     v->patches += v->watch.signal[0] || v->watch.w->check == HM_CHECK_TABLE ? v->watch.patches
@@ -450,7 +510,51 @@ void hm_vu_leave_page(hammer_vu *v)
     watch_start(v);
     v->ok = 0;
     v->last_action_ns = 0;
+    v->ctx_dead = false;
     hm_via_page_free(&v->page);
+}
+
+bool hm_vu_context_lost(const hammer_vu *v)
+{
+    return v->ctx_dead;
+}
+
+int hm_vu_reload(hammer_vu *v)
+{
+    browser_run *run = v->run;
+    const hm_options *o = run->o;
+    hm_thread_stats *st = &run->stats[v->thread];
+    if (!v->path) return -HM_ENOTFOUND;
+    bool had_stream = v->sse_co != NULL || v->connected;
+    note_trouble(v);
+    hm_vu_leave_page(v);
+    int64_t backoff = 100 * 1000000LL;
+    char why[256];
+    /* While the server is away (a restart), try again with backoff, as a
+     * user pressing reload would; a target that stays dead ends the run. */
+    while (!run_stopping(run) && hm_vu_budget_left(v)) {
+        int64_t t0 = hm_now_ns();
+        int rc = hm_via_load_page(&v->conn, &v->jar, v->path, o->action, t0 + o->timeout_ns,
+                                  &v->page, why, sizeof(why));
+        hm_thread_stats_note_conn(st, &v->conn);
+        if (rc == 0) {
+            hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
+            hm_free(v->html);
+            v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+            st->reloads++;
+            hm_gauge_reload(o);
+            v->reloaded = true;
+            if (had_stream) hammer_vu_open_sse(v, (int)(o->timeout_ns / 1000000));
+            return 0;
+        }
+        if (rc == -ECANCELED) break;
+        st->reload_failed++;
+        if (hm_liveness_report(&run->live, hm_now_ns(), false, v->conn.fail, o->timeout_ns))
+            break;
+        if (hm_coro_sleep(backoff) == -ECANCELED) break;
+        if (backoff < 2000 * 1000000LL) backoff *= 2;
+    }
+    return -ECANCELED;
 }
 
 void hm_vu_new_user(hammer_vu *v)
@@ -500,6 +604,9 @@ static int builtin_vu_body(hammer_vu *v, void *state)
         status = hammer_vu_action(v, NULL, NULL);
         /* The next click builds on what the tab shows, so wait for it. */
         if (status >= 200 && status < 300) hammer_vu_wait_patch(v, timeout_ms);
+        /* The context is gone (php-via's reload script does this in a
+         * browser): the same user, a new page and context. */
+        if (v->ctx_dead && !v->run->o->no_reload && hm_vu_reload(v) < 0) break;
         int64_t t = think_ns(v);
         if (t > 0 && !run_stopping(v->run))
             hm_coro_sleep_until(think_until(v->run, t)); /* Ctrl-C ends it, too */
@@ -554,6 +661,7 @@ static void vu_coro(void *p)
     tot->patches += v->patches;
     tot->baseline_sum += v->baseline_sum;
     tot->final_sum += v->final_sum;
+    tot->swallowed += v->swallowed;
     st->connects += v->conn.connects + v->sse_conn.connects;
     st->reconnects += v->conn.reconnects + v->reconnects;
     st->retries += v->conn.retries;
@@ -568,6 +676,7 @@ static void vu_coro(void *p)
     hm_via_page_free(&v->page);
     hm_cookie_jar_free(&v->jar);
     hm_free(v->html);
+    hm_free(v->path);
     if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
     hm_free(v);
 }
@@ -634,6 +743,7 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         all.patches += t->patches;
         all.baseline_sum += t->baseline_sum;
         all.final_sum += t->final_sum;
+        all.swallowed += t->swallowed;
         if (!all.first_failure[0] && t->first_failure[0])
             memcpy(all.first_failure, t->first_failure, sizeof(all.first_failure));
     }
@@ -674,7 +784,13 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         r->baseline_known = r->final_known = true;
         r->baseline = all.baseline_sum;
         r->final_value = all.final_sum;
-        r->matches_ok = r->check_passed && all.final_sum - all.baseline_sum == (int64_t)r->total.ok;
+        /* OK actions a lost context swallowed never showed on any stream. */
+        uint64_t checked = r->total.ok - all.swallowed;
+        r->matches_ok = r->check_passed && all.final_sum - all.baseline_sum == (int64_t)checked;
+        if (all.swallowed) {
+            r->ok_checked_known = true;
+            r->ok_checked = checked;
+        }
     }
     hm_free(run.stats);
     hm_free(run.totals);

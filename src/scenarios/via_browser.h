@@ -53,6 +53,18 @@ void hm_vu_leave_page(hammer_vu *v);
  * page load starts a new session, as a new user would. */
 void hm_vu_new_user(hammer_vu *v);
 
+/* True when the page's context is gone: an action got 400 Invalid
+ * context, or the SSE stream carried php-via's reload script (or an empty
+ * 200). Counted in the run's disruption report. */
+bool hm_vu_context_lost(const hammer_vu *v);
+/* What php-via's reload script makes a browser do: leaves the page (a lost
+ * context is judged leniently: its swallowed OK actions are counted, not
+ * failed), loads the same path again with the same cookies (a new
+ * context), retrying with backoff while the server is away, and reopens
+ * the SSE stream if the page had one. 0, or -ECANCELED when the run ended
+ * (or its budget did) first. */
+int hm_vu_reload(hammer_vu *v);
+
 /* True while the run's -n budget is not spent, -d has not elapsed and the
  * run is not stopping (claims nothing; hammer_vu_next claims). */
 bool hm_vu_budget_left(hammer_vu *v);

@@ -699,10 +699,14 @@ void hm_report_print(FILE *f, const hm_results *r)
                 r->observers_connected, r->observers);
     if (r->has_signal) {
         if (r->baseline_known && r->final_known)
-            fprintf(f, "Net increment     %lld (%s: %lld -> %lld), matches HTTP OK: %s\n",
+            fprintf(f, "Net increment     %lld (%s: %lld -> %lld), matches HTTP OK: %s",
                     (long long)(r->final_value - r->baseline), r->signal_name,
                     (long long)r->baseline, (long long)r->final_value,
                     r->matches_ok ? "YES" : "NO");
+        if (r->baseline_known && r->final_known && r->ok_checked_known)
+            fprintf(f, " (%llu of %llu OK: the rest went to lost contexts)",
+                    (unsigned long long)r->ok_checked, (unsigned long long)t->ok);
+        if (r->baseline_known && r->final_known) fputc('\n', f);
         else
             fprintf(f, "Net increment     unknown (%s not observed), matches HTTP OK: NO\n",
                     r->signal_name);
