@@ -180,8 +180,7 @@ static int run_action(bvu *b, const hm_flow_step *s)
     record(b, s, t0, ok ? NULL : why);
     /* The context is gone: reload the page, as php-via's script makes a
      * browser do, and go on with the flow on the new context. */
-    if (hm_vu_context_lost(b->v) && !b->o->no_reload && hm_vu_reload(b->v) < 0)
-        return HM_FLOW_STOP;
+    if (hm_vu_context_lost(b->v) && !b->o->no_reload && hm_vu_reload(b->v) < 0) return HM_FLOW_STOP;
     return HM_FLOW_NEXT;
 }
 

@@ -36,9 +36,9 @@ typedef struct hm_options {
     bool no_origin;
     const char *json_path;
     bool quiet;
-    bool no_cookies;                    /* sticky: a VU keeps no cookies (balancers cannot stick) */
-    bool no_reload; /* --no-reload: a lost context is counted, the page not reloaded */
-    bool browser;                       /* --mode browser: -c virtual users, one tab each */
+    bool no_cookies; /* sticky: a VU keeps no cookies (balancers cannot stick) */
+    bool no_reload;  /* --no-reload: a lost context is counted, the page not reloaded */
+    bool browser;    /* --mode browser: -c virtual users, one tab each */
     int64_t think_min_ns, think_max_ns; /* --think: pause between a VU's actions */
     const hm_workload *workload;
     const char *flow_file;          /* hammer flow FILE.yaml (scenarios/flow.h) */

@@ -549,8 +549,7 @@ int hm_vu_reload(hammer_vu *v)
         }
         if (rc == -ECANCELED) break;
         st->reload_failed++;
-        if (hm_liveness_report(&run->live, hm_now_ns(), false, v->conn.fail, o->timeout_ns))
-            break;
+        if (hm_liveness_report(&run->live, hm_now_ns(), false, v->conn.fail, o->timeout_ns)) break;
         if (hm_coro_sleep(backoff) == -ECANCELED) break;
         if (backoff < 2000 * 1000000LL) backoff *= 2;
     }

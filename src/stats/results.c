@@ -706,7 +706,8 @@ void hm_report_print(FILE *f, const hm_results *r)
         if (r->baseline_known && r->final_known && r->ok_checked_known)
             fprintf(f, " (%llu of %llu OK: the rest went to lost contexts)",
                     (unsigned long long)r->ok_checked, (unsigned long long)t->ok);
-        if (r->baseline_known && r->final_known) fputc('\n', f);
+        if (r->baseline_known && r->final_known)
+            fputc('\n', f);
         else
             fprintf(f, "Net increment     unknown (%s not observed), matches HTTP OK: NO\n",
                     r->signal_name);
