@@ -653,6 +653,90 @@ case("fault_restarted_br", "bench_app killed at 1 s and restarted 0.5 s later (b
      "bench_app", fault=app_restart(1.0, 0.5), checks=RESTARTED, phases=4)
 
 
+# ---- issue 12: a lost context is reloaded, as a browser does -------------------
+
+def status_at_most(code, per_vu, what):
+    """At most per_vu x -c answers of `code`: a burst at the restart, not the rest of the run."""
+    def check(r):
+        c = int(opt_value(CASES[r.case]["hammer"], "-c") or 1)
+        n = (r.j("actions.by_status") or {}).get(str(code), 0)
+        return n <= per_vu * c, "HTTP %d x%d, want <= %d (%s)" % (code, n, per_vu * c, what)
+    check.label = "HTTP %d burst" % code
+    return check
+
+
+def status_more_than(code, per_vu, what):
+    def check(r):
+        c = int(opt_value(CASES[r.case]["hammer"], "-c") or 1)
+        n = (r.j("actions.by_status") or {}).get(str(code), 0)
+        return n > per_vu * c, "HTTP %d x%d, want > %d (%s)" % (code, n, per_vu * c, what)
+    check.label = "HTTP %d counted" % code
+    return check
+
+
+def json_equals(key, want):
+    def check(r):
+        v = r.j(key)
+        return v == want, "%s = %r, want %r" % (key, v, want)
+    check.label = key
+    return check
+
+
+def outage_window(r):
+    """disruption.outage brackets the failures, inside the run."""
+    o = r.j("disruption.outage")
+    if not isinstance(o, dict):
+        return False, "disruption.outage = %r, want the window" % o
+    first, last, dur = o.get("first_failure_s"), o.get("last_failure_s"), o.get("duration_s")
+    ok = 0 < first <= last and abs((last - first) - dur) < 1e-3
+    return ok, "failures from %.3f s to %.3f s (%.3f s)" % (first, last, dur)
+outage_window.label = "outage window"
+
+
+def goes_on_after_outage(r):
+    """Some interval after the last failure counted OK actions: the run went on."""
+    last = r.j("disruption.outage.last_failure_s", 1e9)
+    after = [p for p in (r.j("intervals") or []) if p.get("t", 0) > last and p.get("ok", 0) > 0]
+    return bool(after), "%d intervals with OK actions after the last failure (%.3f s)" % (
+        len(after), last)
+goes_on_after_outage.label = "run went on"
+
+
+# A restart loses every context: each VU (browser) or the shared context
+# (hammer) reloads the page with its cookies and goes on. Each sender or VU
+# has at most one action in flight when its context dies, so the 400s stay
+# within 2 x -c; the rest of the run is OK again and checked.
+RELOADED = [exit_in(1), json_at_least("disruption.context_lost", 1),
+            json_at_least("disruption.reloads", 1), json_at_least("disruption.recovery_us.count", 1),
+            status_at_most(400, 2, "one lost context per VU or sender"), outage_window,
+            goes_on_after_outage, json_true("check.passed"),
+            output_matches(r"^Disruption +failures from \d+\.\d+ s to \d+\.\d+ s"),
+            output_matches(r"^ +\d+ contexts lost, [1-9]\d* pages reloaded"),
+            output_matches(r"^Recovery +\d+ episodes"),
+            output_matches(r"^\[ *\d+\.\ds\].*  failed \d+"),
+            output_matches(r"^\[ *\d+\.\ds\].*  reloads [1-9]")]
+case("restart_reload_hm", "bench_app restarted at 1 s: the context is reloaded (hammer mode)",
+     ["-t", "1", "-c", "8", "-d", "4s", "--timeout", "5s", "--interval", "1s",
+      "scenario", "counter"],
+     "bench_app", fault=app_restart(1.0, 0.5), extra_s=0.5, checks=RELOADED)
+case("restart_reload_br", "bench_app restarted at 1 s: every VU reloads its page (browser)",
+     ["-t", "1", "--mode", "browser", "-c", "8", "-d", "4s", "--timeout", "5s",
+      "--interval", "1s", "scenario", "counter"],
+     "bench_app", fault=app_restart(1.0, 0.5), extra_s=0.5, phases=4, checks=RELOADED)
+# --no-reload: the loss is counted and every later action gets 400.
+NOT_RELOADED = [exit_in(1), json_at_least("disruption.context_lost", 1),
+                json_equals("disruption.reloads", 0),
+                status_more_than(400, 4, "no reload: the dead context answers 400 to the end"),
+                outage_window]
+case("restart_no_reload_hm", "bench_app restarted at 1 s under --no-reload (hammer mode)",
+     ["-t", "1", "-c", "8", "-d", "4s", "--timeout", "5s", "--no-reload", "scenario", "counter"],
+     "bench_app", fault=app_restart(1.0, 0.5), extra_s=0.5, checks=NOT_RELOADED)
+case("restart_no_reload_br", "bench_app restarted at 1 s under --no-reload (browser)",
+     ["-t", "1", "--mode", "browser", "-c", "8", "-d", "4s", "--timeout", "5s", "--no-reload",
+      "scenario", "counter"],
+     "bench_app", fault=app_restart(1.0, 0.5), extra_s=0.5, phases=4, checks=NOT_RELOADED)
+
+
 # ---- running one case ---------------------------------------------------------
 
 
@@ -720,6 +804,7 @@ def run_case(name, opts):
     timeout = parse_duration(opt_value(hargs, "--timeout") or "5s")
     slack = SLACK_S * (2 if opts.sanitized else 1)
     r = Run()
+    r.case = name
     r.bound = (d if c["use_d"] else 0) + c["phases"] * timeout + c["extra_s"] + slack
     tmp = tempfile.mkdtemp(prefix="hammer-misbehave-")
     json_path = os.path.join(tmp, "run.json")
