@@ -147,6 +147,14 @@ static int run_page(bvu *b, const hm_flow_step *s)
     return page_offers(b, s) ? HM_FLOW_NEXT : HM_FLOW_STOP;
 }
 
+/* After a step failed: when the server lost the page's context, reload
+ * the page as php-via's script makes a browser do (--no-reload: go on). */
+static int recover(bvu *b)
+{
+    if (hm_vu_context_lost(b->v) && !b->o->no_reload && hm_vu_reload(b->v) < 0) return HM_FLOW_STOP;
+    return HM_FLOW_NEXT;
+}
+
 static int run_action(bvu *b, const hm_flow_step *s)
 {
     char why[256];
@@ -178,10 +186,8 @@ static int run_action(bvu *b, const hm_flow_step *s)
     bool ok = status >= 200 && status < 300;
     if (!ok) status_why(status, why, sizeof(why));
     record(b, s, t0, ok ? NULL : why);
-    /* The context is gone: reload the page, as php-via's script makes a
-     * browser do, and go on with the flow on the new context. */
-    if (hm_vu_context_lost(b->v) && !b->o->no_reload && hm_vu_reload(b->v) < 0) return HM_FLOW_STOP;
-    return HM_FLOW_NEXT;
+    /* The context is gone: reload the page and go on with the flow. */
+    return recover(b);
 }
 
 static int run_wait(bvu *b, const hm_flow_step *s)
@@ -189,6 +195,12 @@ static int run_wait(bvu *b, const hm_flow_step *s)
     int64_t t0 = hm_now_ns(), deadline = t0 + timeout_of(b, s);
     int64_t *m = &b->matched_ns[s->wait];
     while (!*m) {
+        if (hm_vu_context_lost(b->v)) {
+            record(b, s, t0,
+                   "the server lost the page's context (reload script, 400 or empty "
+                   "200): no patch can come");
+            return recover(b);
+        }
         int rc = hm_vu_wait(b->v, deadline);
         if (rc == -ECANCELED) return HM_FLOW_STOP;
         if (rc == -ETIMEDOUT && !*m) {

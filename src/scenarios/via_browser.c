@@ -58,7 +58,8 @@ struct hammer_vu {
     void *event_user;
     hm_coro *sse_co;
     bool done, connected, streaming;
-    uint64_t ok; /* HTTP OK actions on the current page */
+    uint64_t ok;         /* HTTP OK actions on the current page */
+    uint64_t unanswered; /* its actions sent whose connection broke before the answer */
     uint64_t reconnects;
     /* The pages left so far, as their checks saw them. */
     uint64_t pages_left, patches, swallowed;
@@ -115,6 +116,7 @@ static void context_lost(vu *v)
     v->ctx_dead = true;
     v->run->stats[v->thread].ctx_lost++;
     hm_chan_try_push(v->patched, (void *)1);
+    hm_chan_try_push(v->woken, (void *)1); /* a flow's wait, too */
 }
 
 static int on_sse_headers(void *user, hm_http_resp_parser *p)
@@ -352,6 +354,8 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     } else {
         note_trouble(v);
         if (rc == 0 && hm_via_invalid_context(&v->conn)) context_lost(v);
+        /* Sent, but no answer: the server may have applied it. */
+        if (rc < 0 && v->conn.fail != HM_FAIL_CONNECT) v->unanswered++;
     }
     if (rc < 0) {
         /* A refused connect fails in microseconds: pace the next one. */
@@ -491,8 +495,8 @@ void hm_vu_leave_page(hammer_vu *v)
     if (v->ctx_dead) {
         /* Its OK actions whose patch never came were swallowed with it. */
         uint64_t swallowed = 0;
-        if (!v->failed &&
-            !hm_watch_verdict_lost(&v->watch, v->ok, &swallowed, verdict, sizeof(verdict)))
+        if (!v->failed && !hm_watch_verdict_lost(&v->watch, v->ok, v->unanswered, &swallowed,
+                                                 verdict, sizeof(verdict)))
             hammer_vu_fail(v, verdict);
         v->run->stats[v->thread].swallowed += swallowed;
         v->swallowed += swallowed;
@@ -509,6 +513,7 @@ void hm_vu_leave_page(hammer_vu *v)
     hm_watch_free(&v->watch);
     watch_start(v);
     v->ok = 0;
+    v->unanswered = 0;
     v->last_action_ns = 0;
     v->ctx_dead = false;
     hm_via_page_free(&v->page);

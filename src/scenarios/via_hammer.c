@@ -39,13 +39,14 @@ typedef struct observer observer;
 typedef struct ctx_gen {
     struct ctx_gen *prev;
     hm_via_page page;
-    char *cookie;        /* the session's Cookie header value, sized to the jar */
-    char *body;          /* the action body, identical for every action */
-    int64_t seq_base;    /* the action sequence number its senders started at */
-    _Atomic uint64_t ok; /* OK actions sent to it */
-    atomic_bool dead;    /* the server lost it */
-    atomic_bool ready;   /* the main observer has its baseline (or gave up): fire */
-    hm_watch watch;      /* the main observer's view of it, once the observer left it */
+    char *cookie;                /* the session's Cookie header value, sized to the jar */
+    char *body;                  /* the action body, identical for every action */
+    int64_t seq_base;            /* the action sequence number its senders started at */
+    _Atomic uint64_t ok;         /* OK actions sent to it */
+    _Atomic uint64_t unanswered; /* sent to it, the connection broke before the answer */
+    atomic_bool dead;            /* the server lost it */
+    atomic_bool ready;           /* the main observer has its baseline (or gave up): fire */
+    hm_watch watch;              /* the main observer's view of it, once the observer left it */
     bool watched;
 } ctx_gen;
 
@@ -535,6 +536,8 @@ static void sender_coro(void *p)
         } else {
             note_trouble(run);
             if (status == 400 && hm_via_invalid_context(&c)) mark_lost(run, g, st);
+            /* Sent, but no answer: the server may have applied it. */
+            if (status == 0 && c.fail != HM_FAIL_CONNECT) atomic_fetch_add(&g->unanswered, 1);
         }
         if (stop) break;
     }
@@ -590,9 +593,9 @@ static void judge(counter_run *run, hm_results *r, bool counting)
     for (ctx_gen *g = last->prev; g; g = g->prev) {
         uint64_t sw = 0;
         char w[200];
-        bool ok = g->watched
-                      ? hm_watch_verdict_lost(&g->watch, atomic_load(&g->ok), &sw, w, sizeof(w))
-                      : (sw = atomic_load(&g->ok), true);
+        bool ok = g->watched ? hm_watch_verdict_lost(&g->watch, atomic_load(&g->ok),
+                                                     atomic_load(&g->unanswered), &sw, w, sizeof(w))
+                             : (sw = atomic_load(&g->ok), true);
         swallowed += sw;
         if (!ok && passed) snprintf(why, sizeof(why), "%s", w);
         passed = passed && ok;
@@ -600,7 +603,8 @@ static void judge(counter_run *run, hm_results *r, bool counting)
     if (atomic_load(&last->dead)) {
         uint64_t sw = 0;
         char w[200];
-        bool ok = hm_watch_verdict_lost(&ob->watch, last_ok, &sw, w, sizeof(w));
+        bool ok = hm_watch_verdict_lost(&ob->watch, last_ok, atomic_load(&last->unanswered), &sw, w,
+                                        sizeof(w));
         swallowed += sw;
         if (!ok && passed) snprintf(why, sizeof(why), "%s", w);
         passed = passed && ok;

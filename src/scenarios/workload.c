@@ -196,8 +196,8 @@ bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t 
     return false;
 }
 
-bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t *swallowed, char *why,
-                           size_t whylen)
+bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t unanswered,
+                           uint64_t *swallowed, char *why, size_t whylen)
 {
     *swallowed = 0;
     if (w->bad) {
@@ -207,12 +207,13 @@ bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t *swa
     }
     if (w->w->check != HM_CHECK_NET_INCREMENT && w->w->check != HM_CHECK_SPREADSHEET) return true;
     int64_t net = w->have_baseline ? w->last - w->baseline : 0;
-    if (net > (int64_t)ok_actions) {
-        snprintf(why, whylen, "net increment %lld > HTTP OK %llu on a lost context", (long long)net,
-                 (unsigned long long)ok_actions);
+    if (net > (int64_t)(ok_actions + unanswered)) {
+        snprintf(why, whylen,
+                 "net increment %lld > HTTP OK %llu + %llu unanswered on a lost context",
+                 (long long)net, (unsigned long long)ok_actions, (unsigned long long)unanswered);
         return false;
     }
-    *swallowed = ok_actions - (uint64_t)(net > 0 ? net : 0);
+    *swallowed = net >= (int64_t)ok_actions ? 0 : ok_actions - (uint64_t)(net > 0 ? net : 0);
     return true;
 }
 

@@ -91,11 +91,13 @@ int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, int64_t 
 bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen);
 
 /* The verdict for a context the server lost (a restart, another worker):
- * patches must not show more than its ok_actions, and no bad patch may
- * have arrived; the OK actions whose effect never showed are swallowed
- * (*swallowed), not failures. Writes a reason when it fails. */
-bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t *swallowed, char *why,
-                           size_t whylen);
+ * patches must not show more than its ok_actions plus its unanswered ones
+ * (sent, but the connection broke before the answer: the server may have
+ * applied them), and no bad patch may have arrived; the OK actions whose
+ * effect never showed are swallowed (*swallowed), not failures. Writes a
+ * reason when it fails. */
+bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t unanswered,
+                           uint64_t *swallowed, char *why, size_t whylen);
 
 /* The action body: {"via_ctx":ctx} + extra_json (--signals) + the
  * workload's set_signal under its wire id from `signals` (may be NULL) +

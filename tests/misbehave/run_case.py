@@ -723,6 +723,11 @@ case("restart_reload_br", "bench_app restarted at 1 s: every VU reloads its page
      ["-t", "1", "--mode", "browser", "-c", "8", "-d", "4s", "--timeout", "5s",
       "--interval", "1s", "scenario", "counter"],
      "bench_app", fault=app_restart(1.0, 0.5), extra_s=0.5, phases=4, checks=RELOADED)
+case("restart_reload_flow_br", "bench_app restarted at 1 s: flow VUs reload and go on",
+     ["-t", "1", "--mode", "browser", "-c", "8", "-d", "4s", "--timeout", "5s",
+      "--interval", "1s", "flow", os.path.join(HERE, "..", "..", "examples", "flows",
+                                                "counter.yaml")],
+     "bench_app", fault=app_restart(1.0, 0.5), extra_s=0.5, phases=4, checks=RELOADED)
 # --no-reload: the loss is counted and every later action gets 400.
 NOT_RELOADED = [exit_in(1), json_at_least("disruption.context_lost", 1),
                 json_equals("disruption.reloads", 0),
