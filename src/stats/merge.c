@@ -26,6 +26,7 @@ typedef enum rule {
     R_ANY,   /* booleans: true when any is */
     R_MEAN,  /* numbers averaged */
     R_MIN,   /* the smallest number, or the first string in order (times) */
+    R_MAX,   /* the largest number */
     R_FIRST, /* the first input's value (settings every shard shares) */
     R_SKIP,  /* rebuilt after the generic merge */
 } rule;
@@ -103,6 +104,10 @@ static rule rule_of(const char *key, level lv)
     if (!strcmp(key, "server_watch") || (lv == LV_INNER && !strcmp(key, "server"))) return R_FIRST;
     if (!strcmp(key, "interrupted")) return R_ANY;
     if (!strcmp(key, "interrupted_at_s")) return R_MIN;
+    /* The outage window over the shards: from the first failure anywhere
+     * to the last (its duration_s is rebuilt from them). */
+    if (!strcmp(key, "first_failure_s")) return R_MIN;
+    if (!strcmp(key, "last_failure_s")) return R_MAX;
     /* A first example (error_reasons, status_examples, sse.first_failure)
      * stays one input's: its reason, where and bytes belong together. */
     static const char *const example[] = {"reason", "where", "bytes", "kind"};
@@ -177,6 +182,17 @@ static void fix_ok_pct(json_t *o)
     json_int_t s = json_integer_value(sent);
     json_object_set_new(o, "ok_pct",
                         json_real(s ? 100.0 * (double)json_integer_value(ok) / (double)s : 0));
+}
+
+/* An outage window's duration is its end minus its start, not a sum. */
+static void fix_outage(json_t *o)
+{
+    json_t *first = json_object_get(o, "first_failure_s"),
+           *last = json_object_get(o, "last_failure_s");
+    if (!json_object_get(o, "duration_s") || !json_is_number(first) || !json_is_number(last))
+        return;
+    json_object_set_new(o, "duration_s",
+                        json_real(json_number_value(last) - json_number_value(first)));
 }
 
 /* A latency summary without its histogram inside a time series (a point's
@@ -274,6 +290,7 @@ static json_t *merge_object(merge_ctx *m, const char *path, level lv, src_val *v
         return NULL;
     }
     fix_ok_pct(out);
+    fix_outage(out);
     return out;
 }
 
@@ -332,11 +349,13 @@ static json_t *merge_numbers(merge_ctx *m, const char *path, rule r, src_val *va
         return json_deep_copy(vals[0].v);
     }
     if (r == R_FIRST) return json_deep_copy(vals[0].v);
-    if (r == R_MIN) {
-        int lo = 0;
+    if (r == R_MIN || r == R_MAX) {
+        int pick = 0;
         for (int i = 1; i < k; i++)
-            if (json_number_value(vals[i].v) < json_number_value(vals[lo].v)) lo = i;
-        return json_deep_copy(vals[lo].v);
+            if (r == R_MIN ? json_number_value(vals[i].v) < json_number_value(vals[pick].v)
+                           : json_number_value(vals[i].v) > json_number_value(vals[pick].v))
+                pick = i;
+        return json_deep_copy(vals[pick].v);
     }
     if (r == R_MEAN) {
         double s = 0;
