@@ -24,6 +24,7 @@
 
 typedef struct vu_totals {
     uint64_t vus, vus_passed, page_failed, streams_connected, reconnects, patches, swallowed;
+    uint64_t applied; /* unanswered actions lost contexts showed anyway */
     int64_t baseline_sum, final_sum;
     char first_failure[256];
 } vu_totals;
@@ -62,7 +63,7 @@ struct hammer_vu {
     uint64_t unanswered; /* its actions sent whose connection broke before the answer */
     uint64_t reconnects;
     /* The pages left so far, as their checks saw them. */
-    uint64_t pages_left, patches, swallowed;
+    uint64_t pages_left, patches, swallowed, applied;
     int64_t baseline_sum, final_sum;
     unsigned rng;
     char *html;             /* the last page, for action look-ups by name */
@@ -500,6 +501,9 @@ void hm_vu_leave_page(hammer_vu *v)
             hammer_vu_fail(v, verdict);
         v->run->stats[v->thread].swallowed += swallowed;
         v->swallowed += swallowed;
+        /* Unanswered actions the server applied before it lost the context. */
+        int64_t net = v->watch.have_baseline ? v->watch.last - v->watch.baseline : 0;
+        if (net > (int64_t)v->ok) v->applied += (uint64_t)net - v->ok;
     } else if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict))) {
         hammer_vu_fail(v, verdict);
     }
@@ -533,10 +537,12 @@ int hm_vu_reload(hammer_vu *v)
     bool had_stream = v->sse_co != NULL || v->connected;
     note_trouble(v);
     hm_vu_leave_page(v);
-    int64_t backoff = 100 * 1000000LL;
+    int64_t backoff = 100 * 1000000LL, first_fail = 0;
     char why[256];
     /* While the server is away (a restart), try again with backoff, as a
-     * user pressing reload would; a target that stays dead ends the run. */
+     * user pressing reload would; a target that stays dead ends the run
+     * (liveness), one that answers but serves no page for --timeout ends
+     * the VU. */
     while (!run_stopping(run) && hm_vu_budget_left(v)) {
         int64_t t0 = hm_now_ns();
         int rc = hm_via_load_page(&v->conn, &v->jar, v->path, o->action, t0 + o->timeout_ns,
@@ -554,7 +560,16 @@ int hm_vu_reload(hammer_vu *v)
         }
         if (rc == -ECANCELED) break;
         st->reload_failed++;
-        if (hm_liveness_report(&run->live, hm_now_ns(), false, v->conn.fail, o->timeout_ns)) break;
+        int64_t now = hm_now_ns();
+        if (hm_liveness_report(&run->live, now, false, v->conn.fail, o->timeout_ns)) break;
+        if (!first_fail) first_fail = now;
+        if (v->conn.fail != HM_FAIL_CONNECT && now - first_fail > o->timeout_ns) {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "lost its context and could not reload within --timeout: %s",
+                     why);
+            hammer_vu_fail(v, msg);
+            return -ETIMEDOUT;
+        }
         if (hm_coro_sleep(backoff) == -ECANCELED) break;
         if (backoff < 2000 * 1000000LL) backoff *= 2;
     }
@@ -666,6 +681,7 @@ static void vu_coro(void *p)
     tot->baseline_sum += v->baseline_sum;
     tot->final_sum += v->final_sum;
     tot->swallowed += v->swallowed;
+    tot->applied += v->applied;
     st->connects += v->conn.connects + v->sse_conn.connects;
     st->reconnects += v->conn.reconnects + v->reconnects;
     st->retries += v->conn.retries;
@@ -748,6 +764,7 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         all.baseline_sum += t->baseline_sum;
         all.final_sum += t->final_sum;
         all.swallowed += t->swallowed;
+        all.applied += t->applied;
         if (!all.first_failure[0] && t->first_failure[0])
             memcpy(all.first_failure, t->first_failure, sizeof(all.first_failure));
     }
@@ -788,10 +805,11 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         r->baseline_known = r->final_known = true;
         r->baseline = all.baseline_sum;
         r->final_value = all.final_sum;
-        /* OK actions a lost context swallowed never showed on any stream. */
-        uint64_t checked = r->total.ok - all.swallowed;
+        /* OK actions a lost context swallowed never showed on any stream;
+         * unanswered ones it applied did. */
+        uint64_t checked = r->total.ok - all.swallowed + all.applied;
         r->matches_ok = r->check_passed && all.final_sum - all.baseline_sum == (int64_t)checked;
-        if (all.swallowed) {
+        if (checked != r->total.ok) {
             r->ok_checked_known = true;
             r->ok_checked = checked;
         }

@@ -61,8 +61,9 @@ bool hm_vu_context_lost(const hammer_vu *v);
  * context is judged leniently: its swallowed OK actions are counted, not
  * failed), loads the same path again with the same cookies (a new
  * context), retrying with backoff while the server is away, and reopens
- * the SSE stream if the page had one. 0, or -ECANCELED when the run ended
- * (or its budget did) first. */
+ * the SSE stream if the page had one. 0, -ECANCELED when the run ended
+ * (or its budget did) first, or -ETIMEDOUT (the VU failed) when the server
+ * answered but served no page for --timeout. */
 int hm_vu_reload(hammer_vu *v);
 
 /* True while the run's -n budget is not spent, -d has not elapsed and the

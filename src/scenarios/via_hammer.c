@@ -63,6 +63,10 @@ typedef struct counter_run {
      * whether a reload happened since: the recovery time. */
     _Atomic int64_t trouble_ns;
     atomic_bool reloaded;
+    /* The server answered but served no page for --timeout: senders stop
+     * waiting for a new context and the check fails with why. */
+    atomic_bool reload_gave_up;
+    char reload_why[256];
 
     _Atomic int64_t next_seq;
     _Atomic int64_t ok_total;
@@ -254,7 +258,7 @@ static bool load_again(counter_run *run, hm_http_conn *c, const char *action, hm
 {
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[0];
-    int64_t backoff = 100 * 1000000LL;
+    int64_t backoff = 100 * 1000000LL, first_fail = 0;
     char why[256];
     while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead)) {
         int64_t t0 = hm_now_ns();
@@ -267,9 +271,21 @@ static bool load_again(counter_run *run, hm_http_conn *c, const char *action, hm
         }
         if (rc == -ECANCELED) return false;
         st->reload_failed++;
-        if (hm_liveness_report(&run->live, hm_now_ns(), false, c->fail, o->timeout_ns))
-            return false;
+        int64_t now = hm_now_ns();
+        if (hm_liveness_report(&run->live, now, false, c->fail, o->timeout_ns)) return false;
         if (atomic_load(&run->workers_left) == 0) return false;
+        if (!first_fail) first_fail = now;
+        /* Connect failures are the liveness watch's; a server that answers
+         * but serves no page gets --timeout. */
+        if (c->fail != HM_FAIL_CONNECT && now - first_fail > o->timeout_ns) {
+            if (!atomic_load(&run->reload_gave_up)) {
+                snprintf(run->reload_why, sizeof(run->reload_why),
+                         "the context was lost and no reload succeeded within --timeout: %.120s",
+                         why);
+                atomic_store(&run->reload_gave_up, true);
+            }
+            return false;
+        }
         if (hm_coro_sleep(backoff) == -ECANCELED) return false;
         if (backoff < 2000 * 1000000LL) backoff *= 2;
     }
@@ -512,7 +528,7 @@ static void sender_coro(void *p)
             rq.req = req;
             rq.len = req_len;
         }
-        if (atomic_load(&g->dead) && !o->no_reload) {
+        if (atomic_load(&g->dead) && !o->no_reload && !atomic_load(&run->reload_gave_up)) {
             /* The reloader is getting a new context: wait for it (-d runs
              * on; a budget of -n is spent only on requests). */
             if (run->live.dead || (o->duration_ns && hm_now_ns() - run->t_go >= o->duration_ns))
@@ -613,6 +629,10 @@ static void judge(counter_run *run, hm_results *r, bool counting)
         bool ok = hm_watch_verdict(&ob->watch, last_ok, w, sizeof(w));
         if (!ok && passed) snprintf(why, sizeof(why), "%s", w);
         passed = passed && ok;
+    }
+    if (atomic_load(&run->reload_gave_up)) {
+        if (passed) snprintf(why, sizeof(why), "%.199s", run->reload_why);
+        passed = false;
     }
     r->total.swallowed += swallowed;
     r->check_passed = passed;

@@ -704,7 +704,7 @@ void hm_report_print(FILE *f, const hm_results *r)
                     (long long)r->baseline, (long long)r->final_value,
                     r->matches_ok ? "YES" : "NO");
         if (r->baseline_known && r->final_known && r->ok_checked_known)
-            fprintf(f, " (%llu of %llu OK: the rest went to lost contexts)",
+            fprintf(f, " (compared with %llu of %llu OK: contexts were lost, see Disruption)",
                     (unsigned long long)r->ok_checked, (unsigned long long)t->ok);
         if (r->baseline_known && r->final_known)
             fputc('\n', f);

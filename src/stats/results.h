@@ -310,7 +310,9 @@ typedef struct hm_results {
      * outage window is reported in seconds from it. 0: not known. */
     int64_t t0_ns;
     /* A workload whose count was checked across lost contexts: the OK
-     * actions checked exactly (on contexts that lived to the end). */
+     * count its net increment is compared with (browser: all OK less what
+     * lost contexts swallowed, plus unanswered actions they applied;
+     * hammer: the OK actions on the newest context). */
     bool ok_checked_known;
     uint64_t ok_checked;
 } hm_results;
