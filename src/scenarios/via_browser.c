@@ -64,6 +64,7 @@ struct hammer_vu {
     uint64_t reconnects;
     /* The pages left so far, as their checks saw them. */
     uint64_t pages_left, patches, swallowed, applied;
+    bool seen_state; /* a page it left showed its state (the baseline) */
     int64_t baseline_sum, final_sum;
     unsigned rng;
     char *html;             /* the last page, for action look-ups by name */
@@ -493,6 +494,7 @@ void hm_vu_leave_page(hammer_vu *v)
     hm_free(cookie);
 
     char verdict[256];
+    v->seen_state = v->seen_state || v->watch.have_baseline;
     if (v->ctx_dead) {
         /* Its OK actions whose patch never came were swallowed with it. */
         uint64_t swallowed = 0;
@@ -565,8 +567,8 @@ int hm_vu_reload(hammer_vu *v)
         if (!first_fail) first_fail = now;
         if (v->conn.fail != HM_FAIL_CONNECT && now - first_fail > o->timeout_ns) {
             char msg[300];
-            snprintf(msg, sizeof(msg), "lost its context and could not reload within --timeout: %s",
-                     why);
+            snprintf(msg, sizeof(msg),
+                     "lost its context and could not reload within --timeout: %.180s", why);
             hammer_vu_fail(v, msg);
             return -ETIMEDOUT;
         }
@@ -665,9 +667,10 @@ static void vu_coro(void *p)
         hm_coro_sleep(1000000);
     }
     char verdict[256];
-    /* A VU that never left a page is judged on what it has (nothing). */
-    if (!v->pages_left && !v->failed &&
-        !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict)))
+    /* A VU that never left a page is judged on what it has (nothing); one
+     * whose every page was lost before showing its state checked nothing. */
+    if ((!v->pages_left || !v->seen_state) && !v->failed &&
+        !hm_watch_verdict(&v->watch, v->pages_left ? 0 : v->ok, verdict, sizeof(verdict)))
         hammer_vu_fail(v, verdict);
     if (!v->failed)
         tot->vus_passed++;

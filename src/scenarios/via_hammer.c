@@ -46,6 +46,7 @@ typedef struct ctx_gen {
     _Atomic uint64_t unanswered; /* sent to it, the connection broke before the answer */
     atomic_bool dead;            /* the server lost it */
     atomic_bool ready;           /* the main observer has its baseline (or gave up): fire */
+    atomic_bool had_ok;          /* an action on it was OK: a reload that recovered */
     hm_watch watch;              /* the main observer's view of it, once the observer left it */
     bool watched;
 } ctx_gen;
@@ -67,6 +68,10 @@ typedef struct counter_run {
      * waiting for a new context and the check fails with why. */
     atomic_bool reload_gave_up;
     char reload_why[256];
+    /* Until when the reloader holds off after reloads that did not recover
+     * (several workers that do not share contexts lose every new one too):
+     * meanwhile senders go on at the dead context, as --no-reload does. */
+    _Atomic int64_t holdoff_until;
 
     _Atomic int64_t next_seq;
     _Atomic int64_t ok_total;
@@ -392,11 +397,26 @@ static void reloader_coro(void *p)
     hm_thread_stats *st = &run->stats[0];
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
+    int fruitless = 0; /* reloads in a row whose context was lost before any OK */
     while (!run_over(run)) {
         ctx_gen *g = atomic_load(&run->cur);
         if (o->no_reload || !atomic_load(&g->dead)) {
             if (hm_coro_sleep(1000000) == -ECANCELED) break;
             continue;
+        }
+        /* A restart loses a context once and the reload recovers; a server
+         * whose workers do not share contexts (OpenSwoole's mode 7) loses
+         * the new one at once. Back off from the second fruitless reload
+         * (100 ms doubling to 2 s) so the run goes on. */
+        fruitless = g->prev && !atomic_load(&g->had_ok) ? fruitless + 1 : 0;
+        if (fruitless > 1) {
+            int shift = fruitless - 2 < 5 ? fruitless - 2 : 5;
+            int64_t wait = (100 * 1000000LL) << shift;
+            if (wait > 2000 * 1000000LL) wait = 2000 * 1000000LL;
+            atomic_store(&run->holdoff_until, hm_now_ns() + wait);
+            int rc = hm_coro_sleep(wait);
+            atomic_store(&run->holdoff_until, 0);
+            if (rc == -ECANCELED || run_over(run)) break;
         }
         ctx_gen *n = hm_calloc(1, sizeof(*n));
         if (!n) break;
@@ -487,7 +507,7 @@ typedef struct sender {
 static bool wait_ready(counter_run *run, ctx_gen *g)
 {
     int64_t give_up = hm_now_ns() + run->o->timeout_ns;
-    while (!atomic_load(&g->ready) && hm_now_ns() < give_up) {
+    while (!atomic_load(&g->ready) && !atomic_load(&g->dead) && hm_now_ns() < give_up) {
         if (run_over(run) || hm_coro_sleep(1000000) == -ECANCELED) return false;
     }
     return true;
@@ -528,7 +548,8 @@ static void sender_coro(void *p)
             rq.req = req;
             rq.len = req_len;
         }
-        if (atomic_load(&g->dead) && !o->no_reload && !atomic_load(&run->reload_gave_up)) {
+        if (atomic_load(&g->dead) && !o->no_reload && !atomic_load(&run->reload_gave_up) &&
+            !atomic_load(&run->holdoff_until)) {
             /* The reloader is getting a new context: wait for it (-d runs
              * on; a budget of -n is spent only on requests). */
             if (run->live.dead || (o->duration_ns && hm_now_ns() - run->t_go >= o->duration_ns))
@@ -548,6 +569,8 @@ static void sender_coro(void *p)
         if (status >= 200 && status < 300) {
             atomic_fetch_add(&run->ok_total, 1);
             atomic_fetch_add(&g->ok, 1);
+            if (!atomic_load_explicit(&g->had_ok, memory_order_relaxed))
+                atomic_store(&g->had_ok, true);
             note_ok(run, st, hm_now_ns());
         } else {
             note_trouble(run);
@@ -629,6 +652,16 @@ static void judge(counter_run *run, hm_results *r, bool counting)
         bool ok = hm_watch_verdict(&ob->watch, last_ok, w, sizeof(w));
         if (!ok && passed) snprintf(why, sizeof(why), "%s", w);
         passed = passed && ok;
+    }
+    /* Lost contexts are judged leniently, but a stream that never showed
+     * the page's state on any of them checked nothing. */
+    bool seen = ob->watch.have_baseline;
+    for (ctx_gen *g = last->prev; g && !seen; g = g->prev)
+        seen = g->watched && g->watch.have_baseline;
+    char w[200];
+    if (!seen && !hm_watch_verdict(&ob->watch, 0, w, sizeof(w))) {
+        if (passed) snprintf(why, sizeof(why), "%s", w);
+        passed = false;
     }
     if (atomic_load(&run->reload_gave_up)) {
         if (passed) snprintf(why, sizeof(why), "%.199s", run->reload_why);
