@@ -58,6 +58,21 @@
  * print one line naming the file to stderr and return -EINVAL before it
  * listens.
  *
+ * HTTP/2 (http2 set; php-via serves it with TLS, and on cleartext with
+ * withH2c()): over TLS, ALPN selects h2 when the client offers it (else
+ * http/1.1 as before); on a cleartext port, a connection that opens with
+ * the client preface is h2c (prior knowledge), any other HTTP/1.1. Same
+ * routes, same answers: each request is a stream answered by the same
+ * handlers, with HEADERS (lower-case names, no Connection) and DATA; an SSE
+ * stream stays open with one DATA frame per event, within the client's
+ * flow-control windows (a stream whose window is closed is a blocked
+ * writer, as a full socket is over HTTP/1.1); a stream the client resets is
+ * noticed at its next write. SETTINGS as OpenSwoole's defaults: 128
+ * concurrent streams, windows of 2^31-1 for what clients send. With
+ * workers > 1 the run refuses http2 (-EINVAL, saying why on stderr):
+ * php-via's multi-worker mode is OpenSwoole's dispatch_mode 7, which
+ * refuses HTTP/2 at start.
+ *
  * Use: the bench_app executable (main.c; its --processes runs N of these
  * in child processes), or embedded: hammer forks a child that calls
  * hm_bench_app_run(), which takes workers and dispatch as the command line
@@ -114,6 +129,9 @@ typedef struct hm_bench_app_options {
     /* HTTPS: PEM certificate chain and private key, both or neither (NULL,
      * the default: plain HTTP). See "TLS" above. */
     const char *tls_cert, *tls_key;
+    /* HTTP/2 (see "HTTP/2" above): h2 through ALPN on a TLS run, h2c with
+     * prior knowledge on a cleartext one; workers must be 1. */
+    bool http2;
 } hm_bench_app_options;
 
 #define HM_BENCH_APP_DEFAULT_PORT 3099

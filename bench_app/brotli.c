@@ -76,7 +76,7 @@ void ba_br_free(ba_br *br)
     hm_free(br);
 }
 
-int ba_br_chunk(ba_br *br, ba_buf *out, const char *p, size_t n)
+int ba_br_chunk(ba_br *br, const ba_conn *c, ba_buf *out, const char *p, size_t n)
 {
     const char *data = p;
     size_t len = n;
@@ -87,15 +87,7 @@ int ba_br_chunk(ba_br *br, ba_buf *out, const char *p, size_t n)
         data = br->tmp.data;
         len = br->tmp.len;
     }
-    if (len == 0) return 0; /* an empty chunk would end the body */
-    char head[24];
-    ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), len);
-    if (hl < 0) return (int)hl;
-    int rc = ba_buf_reserve(out, (size_t)hl + len + 2);
-    if (rc == 0) rc = ba_buf_append(out, head, (size_t)hl);
-    if (rc == 0) rc = ba_buf_append(out, data, len);
-    if (rc == 0) rc = ba_buf_append(out, "\r\n", 2);
-    return rc;
+    return ba_body_chunk(c, out, data, len);
 }
 
 int ba_br_page(ba_buf *out, const char *p, size_t n)

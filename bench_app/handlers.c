@@ -332,6 +332,9 @@ static void peer_watch(void *arg)
 
 void ba_peer_watch_start(ba_conn *c, bool cancel)
 {
+    /* An HTTP/2 stream has no socket to watch: h2.c marks it gone when the
+     * client resets it or its connection ends. */
+    if (c->h2s) return;
     c->reader_stop = c->peer_gone = false;
     c->watch_cancels = cancel;
     hm_wg_init(&c->reader_wg);
@@ -344,6 +347,7 @@ void ba_peer_watch_start(ba_conn *c, bool cancel)
 
 void ba_peer_watch_stop(ba_conn *c)
 {
+    if (c->h2s) return;
     c->reader_stop = true;
     /* A wait cancelled by the stop ticker just waits again: the socket must
      * not be closed while the watcher is still inside a read. */
@@ -359,14 +363,16 @@ static int stream_append(ba_stream *st, const char *ev, size_t n)
 {
     ba_buf *out = &st->c->out;
     size_t at = out->len;
-    int rc = ba_br_chunk(st->br, out, ev, n);
+    int rc = ba_br_chunk(st->br, st->c, out, ev, n);
     if (rc < 0) out->len = at;
     return rc;
 }
 
 static bool stream_blocked(const ba_stream *st)
 {
-    return st->c->out.len + st->c->ev.len > SSE_OUT_MAX;
+    /* Over HTTP/2, bytes waiting for the client's window are unwritten too. */
+    size_t unsent = st->c->h2s ? ba_h2_unsent(st->c) : 0;
+    return st->c->out.len + st->c->ev.len + unsent > SSE_OUT_MAX;
 }
 
 void ba_stream_wake(ba_stream *st)
@@ -383,6 +389,7 @@ void ba_stream_wake(ba_stream *st)
 static bool stream_write_now(ba_stream *st)
 {
     ba_conn *c = st->c;
+    if (c->h2s) return ba_h2_write_now(c); /* framed at once, written by its connection */
     if (c->tls || c->ev.len || !c->out.len) return true;
     ssize_t k = send(hm_sock_fd(c->sock), c->out.data, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
@@ -400,8 +407,11 @@ bool ba_stream_deliver(ba_stream *st, const char *ev, size_t n)
         ba_stream_wake(st);
         return false;
     }
-    if (st->c->out.len) ba_stream_wake(st);
-    return !stream_blocked(st);
+    /* A stream that has output, or stops waiting because its writer is
+     * blocked, runs again: to write, or to wait for the writer. */
+    bool blocked = stream_blocked(st);
+    if (st->c->out.len || blocked) ba_stream_wake(st);
+    return !blocked;
 }
 
 /* The stream part of SseHandler::handleSSE() for a live, authorised
@@ -466,6 +476,12 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx, const hm_http_header *h, size_t n
             if (r < 0) break;
             continue;
         }
+        /* HTTP/2: what a delivery handed over waits for the client's window;
+         * until it opens, this stream is a blocked writer. */
+        if (c->h2s && ba_h2_unsent(c)) {
+            if (c->peer_gone || ba_h2_drain(c, ba_deadline(app)) < 0) break;
+            continue;
+        }
         if (st.woken_closed) { /* pop() on the closed channel, then usleep() */
             st.woken_closed = false;
             hm_coro_sleep(app->poll_ns > 0 ? app->poll_ns : PHPVIA_POLL_NS);
@@ -525,12 +541,9 @@ static int handle_sse(ba_conn *c)
             rc = ba_respond(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS), "", 0, false);
         } else {
             if (cid) ba_reload_mark(app, cid, cid_len);
-            char head[24];
-            ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), sizeof(RELOAD_EVENT) - 1);
             rc = ba_respond_chunked_head(c, 200, SSE_HEADERS, HM_ARRAY_LEN(SSE_HEADERS));
-            if (!rc) rc = ba_buf_append(&c->out, head, (size_t)hl);
-            if (!rc) rc = ba_buf_append(&c->out, RELOAD_EVENT, sizeof(RELOAD_EVENT) - 1);
-            if (!rc) rc = ba_buf_lit(&c->out, "\r\n0\r\n\r\n");
+            if (!rc) rc = ba_body_chunk(c, &c->out, RELOAD_EVENT, sizeof(RELOAD_EVENT) - 1);
+            if (!rc) rc = ba_body_end(c);
         }
         json_decref(root);
         return rc < 0 ? BA_DROP : BA_NEXT;

@@ -23,6 +23,9 @@
  *             and its response over a loopback link to that worker.
  *   brotli.c  --brotli: pages and SSE chunks compressed as php-via's
  *             withBrotli() does (libbrotlienc).
+ *   h2.c      --http2: HTTP/2 connections (ALPN h2, h2c prior knowledge) on
+ *             libnghttp2, each request a stream with a record and a
+ *             coroutine of its own, answered by the same handlers.
  *
  * Naming: ba_* for the functions and types shared between these files
  * (hm__ is the engine's; bench_app's public interface is app.h's
@@ -191,7 +194,12 @@ int ba_sheet_table(ba_sheet *sh, int64_t vr, int64_t vc, int64_t fr, int64_t fc,
 /* ---- connections and the app (server.c) ------------------------------- */
 
 typedef struct ba_proxy ba_proxy;
+typedef struct ba_h2 ba_h2;
+typedef struct ba_h2s ba_h2s;
 
+/* A connection record, or over HTTP/2 also a stream's: a stream record has
+ * no socket (sock and tls NULL) and h2s set; its request is in req, its
+ * answer goes through the same response functions (h2.c frames it). */
 typedef struct ba_conn {
     ba_app *app;
     struct ba_conn *prev, *next; /* in app->conns, or next in the pool */
@@ -214,6 +222,8 @@ typedef struct ba_conn {
     ba_buf ev;      /* SSE: the bytes being written while deliveries fill out */
     ba_buf raw;     /* reactor: the current request's bytes as received */
     ba_proxy *px;   /* reactor: response parser and buffer (reactor.c), or NULL */
+    ba_h2 *h2;      /* the connection speaks HTTP/2 (h2.c), else NULL */
+    ba_h2s *h2s;    /* an HTTP/2 stream's record: its state (h2.c), else NULL */
     char rbuf[BA_RBUF];
 } ba_conn;
 
@@ -322,6 +332,24 @@ ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
 /* For a second coroutine watching the peer (for EOF) while the connection's
  * coroutine writes: reads and discards, never writes to the socket. */
 ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len);
+/* A read that never writes to the socket (TLS: hm_tls_read_quiet), for a
+ * reader beside a writer coroutine (HTTP/2). */
+ssize_t ba_read_quiet(ba_conn *c, void *buf, size_t len, int64_t deadline);
+/* One piece of a streamed body appended to out: an HTTP/1.1 chunk, or over
+ * HTTP/2 the bytes as they are (DATA frames frame them). Nothing when n is
+ * 0. 0 or -ENOMEM. */
+int ba_body_chunk(const ba_conn *c, ba_buf *out, const char *p, size_t n);
+/* The end of a streamed body on c->out: HTTP/1.1's last chunk; over HTTP/2
+ * nothing (the stream's end follows the handler). 0 or -ENOMEM. */
+int ba_body_end(ba_conn *c);
+
+/* Connection records for h2.c's streams: a pooled record (counted as a new
+ * connection, with a new id, when new_conn), linked into app->conns so the
+ * stop ticker reaches its coroutine; unlink and put back when done. */
+ba_conn *ba_conn_get(ba_app *app, bool new_conn);
+void ba_conn_put(ba_app *app, ba_conn *c);
+void ba_conn_link(ba_app *app, ba_conn *c);
+void ba_conn_unlink(ba_app *app, ba_conn *c);
 /* Starts / stops the coroutine that watches a streaming connection for the
  * client going away: it sets c->peer_gone, and with cancel also cancels
  * c->co at once (the reactor's proxying, as OpenSwoole's reactor sees a
@@ -340,11 +368,12 @@ typedef struct ba_br ba_br;
 /* 0 or -ENOMEM. */
 int ba_br_new(ba_br **out);
 void ba_br_free(ba_br *br); /* NULL: nothing */
-/* Appends p[0, n) to out as one HTTP chunk: compressed and flushed
- * (BROTLI_OPERATION_FLUSH) when br is non-NULL, so the chunk decodes to
+/* Appends p[0, n) to out as one piece of c's streamed body (ba_body_chunk:
+ * an HTTP chunk, or HTTP/2 DATA bytes): compressed and flushed
+ * (BROTLI_OPERATION_FLUSH) when br is non-NULL, so the piece decodes to
  * exactly these bytes on arrival; as it is when br is NULL. 0 or a
- * negative errno (out may then hold part of the chunk). */
-int ba_br_chunk(ba_br *br, ba_buf *out, const char *p, size_t n);
+ * negative errno (out may then hold part of the piece). */
+int ba_br_chunk(ba_br *br, const ba_conn *c, ba_buf *out, const char *p, size_t n);
 /* Appends a whole page body compressed as php-via sends one: FLUSH of the
  * HTML, then FINISH. 0 or a negative errno. */
 int ba_br_page(ba_buf *out, const char *p, size_t n);
@@ -362,6 +391,31 @@ void ba_via_free(ba_app *app);
 int ba_via_handle(ba_conn *c);
 /* Runs due context cleanups; called by the ticker (contexts.c). */
 void ba_via_tick(ba_app *app, int64_t now);
+
+/* ---- HTTP/2 (h2.c) -------------------------------------------------------- */
+
+/* Serves the connection c as HTTP/2 until it ends (the client leaves, a
+ * GOAWAY, an error, the stop): pre[0, n) are bytes already read from it
+ * (the cleartext preface), fed first. Every stream's coroutine has ended
+ * when it returns; the caller then closes the socket. */
+void ba_h2_serve(ba_conn *c, const char *pre, size_t n);
+/* A stream's response head (server.c's write_head for HTTP/2): status,
+ * the headers (HTTP/1.1-only ones dropped, names lower-cased) and
+ * content-length when content_length >= 0. 0 or -ENOMEM / -EINVAL. */
+int ba_h2_head(ba_conn *s, int status, const hm_http_header *h, size_t n, long long content_length);
+/* ba_write for a stream: hands buf to nghttp2 as DATA and waits until it
+ * has taken every byte (the client's flow-control windows allow it), as a
+ * socket write waits for the kernel. len, -EPIPE when the stream or its
+ * connection is gone, -ETIMEDOUT (the stream is then reset), -ECANCELED. */
+ssize_t ba_h2_write(ba_conn *s, const void *buf, size_t len, int64_t deadline);
+/* An SSE delivery's write without waiting (handlers.c): s->out goes to
+ * nghttp2 now unless a write of the stream's own is in flight (s->ev) or
+ * waits for the window. False when the stream is gone. */
+bool ba_h2_write_now(ba_conn *s);
+/* Bytes handed to nghttp2 that it has not taken yet (a closed window). */
+size_t ba_h2_unsent(const ba_conn *s);
+/* Waits until those are taken (as ba_h2_write). 0 or a negative errno. */
+int ba_h2_drain(ba_conn *s, int64_t deadline);
 
 /* ---- reactor.c ---------------------------------------------------------- */
 

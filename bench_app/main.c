@@ -8,6 +8,7 @@
  *
  * --tls-cert/--tls-key: HTTPS (see app.h, "TLS"); with --workers TLS ends
  * at the reactor, with --processes every process serves TLS itself.
+ * --http2: HTTP/2 (app.h, "HTTP/2"); refused with --workers > 1 (exit 2).
  *
  * --processes N: N independent servers (each with --workers workers) in
  * child processes, on ports P .. P+N-1; process i's workers answer
@@ -61,6 +62,12 @@ static void usage(FILE *f)
             "                         --workers TLS ends at the reactor, with --processes\n"
             "                         each process serves TLS\n"
             "  --tls-key FILE         the certificate's PEM private key\n"
+            "  --http2                HTTP/2 as php-via serves it with TLS or withH2c():\n"
+            "                         over TLS, ALPN h2 (else http/1.1); on cleartext, h2c\n"
+            "                         with prior knowledge (a connection that opens with the\n"
+            "                         client preface), HTTP/1.1 otherwise. Needs --workers 1\n"
+            "                         (OpenSwoole refuses HTTP/2 in php-via's multi-worker\n"
+            "                         dispatch mode); --processes N is fine\n"
             "  --engine E             auto | io_uring | epoll (default auto)\n"
             "  --cleanup-delay-ms N   context cleanup delay (default 5000)\n"
             "  --revival-window-ms N  a context the cleanup took comes back when its session\n"
@@ -234,6 +241,7 @@ enum {
     OPT_BROTLI,
     OPT_HEADER_TIMEOUT,
     OPT_MAXSIGNAL,
+    OPT_HTTP2,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -262,6 +270,7 @@ int main(int argc, char **argv)
         {"brotli", no_argument, NULL, OPT_BROTLI},
         {"header-timeout-ms", required_argument, NULL, OPT_HEADER_TIMEOUT},
         {"max-signal-bytes", required_argument, NULL, OPT_MAXSIGNAL},
+        {"http2", no_argument, NULL, OPT_HTTP2},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -304,6 +313,9 @@ int main(int argc, char **argv)
             break;
         case OPT_BROTLI:
             o.brotli = true;
+            break;
+        case OPT_HTTP2:
+            o.http2 = true;
             break;
         case OPT_HEADER_TIMEOUT:
             if (!parse_num(optarg, 1, max_ms, &v))
@@ -381,6 +393,10 @@ int main(int argc, char **argv)
     if (optind < argc) return bad("unexpected argument '%s'", argv[optind]);
     if (o.tls_cert && !o.tls_key) return bad("--tls-cert needs --tls-key%s", "");
     if (o.tls_key && !o.tls_cert) return bad("--tls-key needs --tls-cert%s", "");
+    if (o.http2 && o.workers > 1)
+        return bad("--http2 needs --workers 1%s: php-via's multi-worker mode (OpenSwoole's "
+                   "dispatch_mode 7) refuses HTTP/2 at start; use --processes N behind a balancer",
+                   "");
     if (o.tls_cert) {
         /* Loaded once here, so a bad file is a usage error (exit 2) before
          * any process starts; each run loads it again for itself. */

@@ -53,6 +53,7 @@
  * freed when the run ends; each app is created and freed on its own
  * thread. */
 #include "bench_app/internal.h"
+#include "proto/h2.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -187,6 +188,7 @@ static int write_head(ba_conn *c, int status, const hm_http_header *h, size_t n,
     if (!has_type) all[n++] = (hm_http_header){"Content-Type", "text/html"};
     all[n++] = (hm_http_header){"Date", http_date(c->app)};
     all[n++] = (hm_http_header){"X-Via-Worker", c->via_id};
+    if (c->h2s) return ba_h2_head(c, status, all, n, content_length);
     size_t want = 512;
     for (;;) {
         int rc = ba_buf_reserve(&c->out, want);
@@ -226,6 +228,7 @@ ssize_t ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline)
 
 ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline)
 {
+    if (c->h2s) return ba_h2_write(c, buf, len, deadline);
     if (!len) return 0; /* SSL_write refuses empty writes */
     return c->tls ? hm_tls_write(c->tls, c->sock, buf, len, deadline, NULL)
                   : hm_sock_write(c->sock, buf, len, deadline, NULL);
@@ -233,8 +236,32 @@ ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline)
 
 ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len)
 {
-    return c->tls ? hm_tls_read_quiet(c->tls, c->sock, buf, len, 0)
-                  : hm_sock_read(c->sock, buf, len, 0);
+    return ba_read_quiet(c, buf, len, 0);
+}
+
+ssize_t ba_read_quiet(ba_conn *c, void *buf, size_t len, int64_t deadline)
+{
+    return c->tls ? hm_tls_read_quiet(c->tls, c->sock, buf, len, deadline)
+                  : hm_sock_read(c->sock, buf, len, deadline);
+}
+
+int ba_body_chunk(const ba_conn *c, ba_buf *out, const char *p, size_t n)
+{
+    if (n == 0) return 0; /* an empty chunk would end the body */
+    if (c->h2s) return ba_buf_append(out, p, n);
+    char head[24];
+    ssize_t hl = hm_http_write_chunk_head(head, sizeof(head), n);
+    if (hl < 0) return (int)hl;
+    int rc = ba_buf_reserve(out, (size_t)hl + n + 2);
+    if (rc == 0) rc = ba_buf_append(out, head, (size_t)hl);
+    if (rc == 0) rc = ba_buf_append(out, p, n);
+    if (rc == 0) rc = ba_buf_append(out, "\r\n", 2);
+    return rc;
+}
+
+int ba_body_end(ba_conn *c)
+{
+    return c->h2s ? 0 : ba_buf_lit(&c->out, "0\r\n\r\n");
 }
 
 int ba_flush(ba_conn *c)
@@ -249,7 +276,7 @@ int ba_flush(ba_conn *c)
 
 static void conn_free(ba_conn *c);
 
-static ba_conn *conn_get(ba_app *app)
+ba_conn *ba_conn_get(ba_app *app, bool new_conn)
 {
     ba_conn *c = app->pool;
     if (c) {
@@ -268,10 +295,12 @@ static ba_conn *conn_get(ba_app *app)
     c->app = app;
     c->prev = c->next = NULL;
     c->sock = NULL;
-    c->id = ++app->conn_seq;
+    if (new_conn) c->id = ++app->conn_seq;
     memcpy(c->via_id, app->via_id, sizeof(c->via_id));
     c->co = c->reader = NULL;
     c->reader_stop = c->peer_gone = c->keep_alive = c->fat = false;
+    c->h2 = NULL;
+    c->h2s = NULL;
     c->out.len = c->scratch.len = c->ev.len = c->raw.len = 0;
     return c;
 }
@@ -289,7 +318,7 @@ static void conn_free(ba_conn *c)
     hm_free(c);
 }
 
-static void conn_put(ba_app *app, ba_conn *c)
+void ba_conn_put(ba_app *app, ba_conn *c)
 {
     if (c->fat || app->pool_len >= BA_POOL_MAX || c->out.cap > BA_FAT_BYTES ||
         c->scratch.cap > BA_FAT_BYTES || c->ev.cap > BA_FAT_BYTES || c->raw.cap > BA_FAT_BYTES) {
@@ -301,7 +330,7 @@ static void conn_put(ba_app *app, ba_conn *c)
     app->pool_len++;
 }
 
-static void conn_link(ba_app *app, ba_conn *c)
+void ba_conn_link(ba_app *app, ba_conn *c)
 {
     c->prev = NULL;
     c->next = app->conns;
@@ -310,7 +339,7 @@ static void conn_link(ba_app *app, ba_conn *c)
     app->n_conns++;
 }
 
-static void conn_unlink(ba_app *app, ba_conn *c)
+void ba_conn_unlink(ba_app *app, ba_conn *c)
 {
     if (c->prev)
         c->prev->next = c->next;
@@ -380,6 +409,28 @@ static void conn_main(void *arg)
      * speaking TLS (or gives up) just loses its connection. */
     bool live =
         !c->tls || (!app->stopping && hm_tls_accept(c->tls, c->sock, ba_deadline(app)) == 0);
+    /* --http2: h2 when ALPN agreed on it; on cleartext, a connection that
+     * opens with the client preface is h2c (prior knowledge). */
+    if (live && app->opt.http2 && c->tls && hm_tls_selected_h2(c->tls)) {
+        ba_h2_serve(c, NULL, 0);
+        live = false;
+    } else if (live && app->opt.http2 && !c->tls) {
+        for (;;) {
+            ssize_t n = ba_read(c, c->rbuf + len, sizeof(c->rbuf) - len, ba_deadline(app));
+            if (n <= 0) {
+                live = false;
+                break;
+            }
+            len += (size_t)n;
+            size_t m = len < HM_H2_PREFACE_LEN ? len : HM_H2_PREFACE_LEN;
+            if (memcmp(c->rbuf, HM_H2_PREFACE, m) != 0) break; /* HTTP/1.1, from rbuf */
+            if (len >= HM_H2_PREFACE_LEN) {
+                ba_h2_serve(c, c->rbuf, len);
+                live = false;
+                break;
+            }
+        }
+    }
     while (live) {
         if (off == len) {
             off = len = 0;
@@ -444,8 +495,8 @@ static void conn_main(void *arg)
     if (c->tls) hm_tls_reset(c->tls);
     hm_sock_close(c->sock);
     c->sock = NULL;
-    conn_unlink(app, c);
-    conn_put(app, c);
+    ba_conn_unlink(app, c);
+    ba_conn_put(app, c);
 }
 
 /* ---- acceptor and ticker ------------------------------------------------- */
@@ -471,18 +522,18 @@ static void accept_main(void *arg)
             hm_sock_close(s);
             break;
         }
-        ba_conn *c = conn_get(app);
+        ba_conn *c = ba_conn_get(app, true);
         if (!c) {
             hm_sock_close(s);
             continue;
         }
         c->sock = s;
         if (app->rx) ba_reactor_conn_start(c);
-        conn_link(app, c);
+        ba_conn_link(app, c);
         if (hm_coro_spawn(app->loop, conn_main, c, &c->co) < 0) {
-            conn_unlink(app, c);
+            ba_conn_unlink(app, c);
             hm_sock_close(s);
-            conn_put(app, c);
+            ba_conn_put(app, c);
         }
     }
     hm_sock_close(app->listener);
@@ -659,7 +710,7 @@ static void app_finish(ba_app *app)
     /* Only after a failed hm_loop_run() can records still be live. */
     while (app->conns) {
         ba_conn *c = app->conns;
-        conn_unlink(app, c);
+        ba_conn_unlink(app, c);
         hm_sock_close(c->sock);
         conn_free(c);
     }
@@ -800,6 +851,14 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
         fprintf(stderr, "bench_app: TLS needs both a certificate and a key\n");
         return -EINVAL;
     }
+    if (opt.http2 && opt.workers > 1) {
+        /* php-via runs several workers with OpenSwoole's dispatch_mode 7,
+         * and OpenSwoole refuses that mode with HTTP/2 at start. */
+        fprintf(stderr, "bench_app: HTTP/2 needs --workers 1: php-via's multi-worker mode "
+                        "(OpenSwoole's dispatch_mode 7) refuses HTTP/2 at start; run "
+                        "--processes N behind a balancer instead\n");
+        return -EINVAL;
+    }
 
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
@@ -815,6 +874,7 @@ int hm_bench_app_run(const hm_bench_app_options *o, int ready_fd)
             fprintf(stderr, "bench_app: %s\n", why);
             return rc;
         }
+        if (opt.http2) hm_tls_server_config_allow_h2(run.tls);
     }
     run.stats = hm_calloc((size_t)n, sizeof(*run.stats));
     ba_app *apps = hm_calloc((size_t)n + 1, sizeof(*apps));

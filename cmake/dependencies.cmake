@@ -14,6 +14,8 @@ pkg_check_modules(BROTLIDEC REQUIRED IMPORTED_TARGET libbrotlidec)
 # Flow files (hammer flow FILE.yaml) are YAML, read and written with libyaml
 # (libyaml-dev).
 pkg_check_modules(YAML REQUIRED IMPORTED_TARGET yaml-0.1)
+# HTTP/2 (libnghttp2-dev): hammer's --http2 client and bench_app's h2 and h2c.
+pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
 find_package(Threads REQUIRED)
 
 # Debian's libmimalloc-dev ships a CMake config but no pkg-config file.

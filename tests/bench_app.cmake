@@ -3,12 +3,13 @@
 # --processes), talked to with blocking sockets, OpenSSL for HTTPS (which
 # also makes the test's certificates). The shared client and php-via steps
 # are bench_app_client.c / bench_app_steps.c (bench_app_client.h);
+# h2_test_client.c, a blocking HTTP/2 client on libnghttp2 for --http2;
 # hm_scenarios for hammer's own table check, SQLite to inspect the
 # database, zlib for session dispatch's crc32, libbrotlidec to decode
 # --brotli answers.
-add_library(ba_test_client STATIC bench_app_client.c bench_app_steps.c)
+add_library(ba_test_client STATIC bench_app_client.c bench_app_steps.c h2_test_client.c)
 target_link_libraries(ba_test_client PUBLIC hm_flags hm_benchapp hm_proto hm_scenarios
-  PkgConfig::SQLITE PkgConfig::ZLIB PkgConfig::OPENSSL PkgConfig::BROTLIDEC)
+  PkgConfig::SQLITE PkgConfig::ZLIB PkgConfig::OPENSSL PkgConfig::BROTLIDEC PkgConfig::NGHTTP2)
 target_include_directories(ba_test_client PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 
 # bench_app_NAME from test_bench_app_NAME.c. PER_BACKEND: registered as
@@ -61,6 +62,9 @@ ba_test(tls_options EXE)         # bad certificate / key pairs refused
 ba_test(tls_workers)             # TLS at the reactor with --workers 2
 ba_test(tls_processes EXE)       # --processes 2 with TLS
 ba_test(brotli)                  # --brotli: pages, SSE flushed per event, what stays plain
+ba_test(h2 PER_BACKEND)          # --http2: h2c and h2 (ALPN), a tab on one connection, flow
+                                 # control, limits, resets, the stop; refused with --workers 2
+ba_test(h2_peers)                # --http2 against h2load and curl (skipped without them)
 # The p99/p50 of one hammer run on the io_uring and the epoll server.
 hm_test(bench_app_fairness SOURCES test_bench_app_fairness.c LIBS ba_test_client
   ARGS $<TARGET_FILE:hammer> TIMEOUT 600)

@@ -12,6 +12,7 @@ struct hm_tls_config {
     SSL_CTX *ctx;
     bool insecure;
     bool server; /* made by hm_tls_server_config_create */
+    bool h2;     /* ALPN: the client offers h2 alone; the server prefers h2 */
 };
 
 struct hm_tls {
@@ -96,18 +97,41 @@ bool hm_tls_config_insecure(const hm_tls_config *cfg)
     return cfg->insecure;
 }
 
+int hm_tls_config_offer_h2(hm_tls_config *cfg)
+{
+    /* h2 alone: a server that cannot speak it must say so (no ALPN
+     * agreement), not quietly turn an HTTP/2 run into an HTTP/1.1 one. */
+    static const unsigned char alpn[] = {2, 'h', '2'};
+    if (cfg->server || SSL_CTX_set_alpn_protos(cfg->ctx, alpn, sizeof(alpn)) != 0) return -EINVAL;
+    cfg->h2 = true;
+    return 0;
+}
+
+bool hm_tls_selected_h2(const hm_tls *t)
+{
+    const unsigned char *p = NULL;
+    unsigned int n = 0;
+    if (t->ssl) SSL_get0_alpn_selected(t->ssl, &p, &n);
+    return n == 2 && p[0] == 'h' && p[1] == '2';
+}
+
 /* ---- server side ------------------------------------------------------- */
 
-/* ALPN: http/1.1 when the client offers it; an offer without it is fatal
- * (RFC 7301 3.2), no offer at all is simply not acknowledged. */
+/* ALPN: http/1.1 when the client offers it (and h2 first when the config
+ * allows it); an offer without one of ours is fatal (RFC 7301 3.2), no
+ * offer at all is simply not acknowledged. */
 static int on_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
                           const unsigned char *in, unsigned int inlen, void *arg)
 {
-    (void)ssl, (void)arg;
-    static const unsigned char ours[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    (void)ssl;
+    const hm_tls_config *cfg = arg;
+    static const unsigned char h1[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    static const unsigned char h2_h1[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    const unsigned char *ours = cfg->h2 ? h2_h1 : h1;
+    unsigned int ours_len = cfg->h2 ? sizeof(h2_h1) : sizeof(h1);
     unsigned char *sel = NULL;
-    if (SSL_select_next_proto(&sel, outlen, ours, sizeof(ours), in, inlen) !=
-        OPENSSL_NPN_NEGOTIATED)
+    /* Server preference: the first of ours the client offers. */
+    if (SSL_select_next_proto(&sel, outlen, ours, ours_len, in, inlen) != OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_ALERT_FATAL;
     *out = sel;
     return SSL_TLSEXT_ERR_OK;
@@ -189,7 +213,7 @@ int hm_tls_server_config_create(hm_tls_config **out, const char *cert_file, cons
     SSL_CTX_set_options(cfg->ctx, SSL_OP_NO_RENEGOTIATION);
     /* Idle connections (SSE streams) give their read and write buffers back. */
     SSL_CTX_set_mode(cfg->ctx, SSL_MODE_RELEASE_BUFFERS);
-    SSL_CTX_set_alpn_select_cb(cfg->ctx, on_alpn_select, NULL);
+    SSL_CTX_set_alpn_select_cb(cfg->ctx, on_alpn_select, cfg);
     /* Resumption: TLS 1.2 session ids from the server cache, and stateless
      * tickets (TLS 1.2 and 1.3, on by default) sealed with this context's
      * keys. */
@@ -201,6 +225,11 @@ int hm_tls_server_config_create(hm_tls_config **out, const char *cert_file, cons
 bad:
     hm_tls_config_free(cfg);
     return -EINVAL;
+}
+
+void hm_tls_server_config_allow_h2(hm_tls_config *cfg)
+{
+    if (cfg->server) cfg->h2 = true;
 }
 
 int hm_tls_create(hm_tls **out, hm_tls_config *cfg, const char *server_name)

@@ -38,6 +38,10 @@ int hm_tls_config_create(hm_tls_config **out, bool insecure, const char *cafile,
                          size_t whylen);
 void hm_tls_config_free(hm_tls_config *cfg);
 bool hm_tls_config_insecure(const hm_tls_config *cfg);
+/* Makes a client config offer "h2" alone in ALPN (instead of http/1.1),
+ * for HTTP/2 over TLS; call before any connection uses it. -EINVAL on a
+ * server config. */
+int hm_tls_config_offer_h2(hm_tls_config *cfg);
 
 /* A connection's TLS state, created once and reused over reconnects. */
 int hm_tls_create(hm_tls **out, hm_tls_config *cfg, const char *server_name);
@@ -55,6 +59,8 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
 void hm_tls_reset(hm_tls *t);
 
 bool hm_tls_resumed(const hm_tls *t);
+/* The handshake just made agreed on "h2" through ALPN. */
+bool hm_tls_selected_h2(const hm_tls *t);
 
 /* ---- server side ------------------------------------------------------- */
 
@@ -68,6 +74,11 @@ bool hm_tls_resumed(const hm_tls *t);
  * failure -EINVAL (-ENOMEM) and a one-line reason naming the file in why. */
 int hm_tls_server_config_create(hm_tls_config **out, const char *cert_file, const char *key_file,
                                 char *why, size_t whylen);
+/* ALPN of a server config also accepts h2, preferred over http/1.1 when a
+ * client offers both (hm_tls_selected_h2 then tells the connection's
+ * protocol); a client offering neither still gets the alert. Call before
+ * the first accept. */
+void hm_tls_server_config_allow_h2(hm_tls_config *cfg);
 /* Runs the server side of the handshake on a freshly accepted socket, the
  * whole of it before the deadline. 0, or a negative error (-HM_ETLS: the
  * peer is no TLS client, or its hello is unacceptable; hm_tls_last_reason
