@@ -6,8 +6,9 @@
  * event, the stream left open) and its actions, cookie crumbs joined as
  * one Cookie, the header and body limits, a stream the client resets
  * noticed at the next patch, flow control (a stream's window caps what is
- * sent, actions still answer, the rest follows the WINDOW_UPDATE), and the
- * stop with a stream open. --workers 2 with HTTP/2 is refused.
+ * sent, actions still answer, the rest follows the WINDOW_UPDATE), a
+ * client's protocol error (GOAWAY, then the close), and the stop with a
+ * stream open. --workers 2 with HTTP/2 is refused.
  * argv[1]: the engine backend. */
 #include "h2_test_client.h"
 
@@ -240,9 +241,35 @@ static void flow_control(int port, bool tls)
            tls ? "h2" : "h2c");
 }
 
+/* A client that breaks the protocol gets a GOAWAY and the close; the
+ * server serves on. */
+static void protocol_error(int port, bool tls)
+{
+    h2t *c = h2t_open(port, tls, NULL, 0, false);
+    h2t_pump(c, now_ms() + 100); /* the server's SETTINGS */
+    static const char bad[] = {0, 0, 4,   1,   4,   0,  0,
+                               0, 0, 'x', 'x', 'x', 'x'}; /* HEADERS, stream 0 */
+    send_all(c->fd, bad, sizeof(bad));
+    int64_t until = now_ms() + IO_TIMEOUT_MS;
+    while (!c->eof) {
+        ASSERT_LT(now_ms(), until);
+        h2t_pump(c, until);
+    }
+    ASSERT(c->goaway);
+    h2t_close(c);
+    c = h2t_open(port, tls, NULL, 0, false);
+    h2t_stream *s = h2t_req(c, "GET", "/_health", NULL, NULL);
+    h2t_wait(c, s);
+    ASSERT_EQ(s->status, 200);
+    h2t_close(c);
+    printf("%s: a protocol error gets GOAWAY and the close; the server serves on: ok\n",
+           tls ? "h2" : "h2c");
+}
+
 static void both(int port, bool tls)
 {
     routes(port, tls);
+    protocol_error(port, tls);
     one_tab(port, tls);
     flow_control(port, tls);
 }

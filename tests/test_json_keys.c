@@ -183,9 +183,11 @@ int main(int argc, char **argv)
     fputs("x=1", f);
     fclose(f);
 
-    char *rate[] = {hammer,   "-q", "-R",          "2000",    "-n",          "400",
-                    "-c",     "10", "--threshold", "p99<10s", "--threshold", "ok>=0%",
-                    "--json", json, "scenario",    "counter", NULL};
+    /* Over HTTP/2 (h2c) too, for shard.options' http2 and streams. */
+    char *rate[] = {hammer,   "-q",          "-R",       "2000",        "-n",
+                    "400",    "-c",          "10",       "--http2",     "--streams",
+                    "2",      "--threshold", "p99<10s",  "--threshold", "ok>=0%",
+                    "--json", json,          "scenario", "counter",     NULL};
     run_doc(rate, json, 0);
     /* --watch-grace: the server watch's end check writes server_watch.end */
     char *browser[] = {hammer,          "-q", "--mode", "browser", "-n",       "60",      "-c", "4",

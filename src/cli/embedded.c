@@ -15,7 +15,7 @@
 static pid_t app_pid = -1;
 
 /* The child: bench_app until hammer's SIGTERM (or hammer's death). */
-static void run_child(hm_backend_kind backend, int workers, int ready_fd, pid_t parent)
+static void run_child(hm_backend_kind backend, int workers, bool http2, int ready_fd, pid_t parent)
 {
     /* Own process group: a Ctrl-C at the terminal stops hammer's sending,
      * not the server under test. Still, it must not outlive hammer. */
@@ -28,6 +28,7 @@ static void run_child(hm_backend_kind backend, int workers, int ready_fd, pid_t 
     ao.port = 0;
     ao.quiet = true;
     ao.backend = backend;
+    ao.http2 = http2;  /* h2c with prior knowledge; HTTP/1.1 still served */
     if (workers > 1) { /* php-via's intended affinity */
         ao.workers = workers;
         ao.dispatch = "session";
@@ -36,7 +37,7 @@ static void run_child(hm_backend_kind backend, int workers, int ready_fd, pid_t 
     _exit(rc < 0 ? 1 : 0);
 }
 
-int hm_embedded_start(hm_backend_kind backend, int workers, char *why, size_t whylen)
+int hm_embedded_start(hm_backend_kind backend, int workers, bool http2, char *why, size_t whylen)
 {
     int fds[2];
     if (pipe(fds) < 0) {
@@ -56,7 +57,7 @@ int hm_embedded_start(hm_backend_kind backend, int workers, char *why, size_t wh
     }
     if (pid == 0) {
         close(fds[0]);
-        run_child(backend, workers, fds[1], parent);
+        run_child(backend, workers, http2, fds[1], parent);
     }
     close(fds[1]);
     app_pid = pid;

@@ -107,7 +107,8 @@ static int open_target(run_state *rs)
     hm_options *o = &rs->cli.o;
     char why[512] = "";
     if (!o->url) {
-        int port = hm_embedded_start(o->backend, rs->cli.sc->caps.app_workers, why, sizeof(why));
+        int port =
+            hm_embedded_start(o->backend, rs->cli.sc->caps.app_workers, o->http2, why, sizeof(why));
         if (port < 0)
             return early_exit(rs, interrupted() ? "interrupted while the embedded bench_app started"
                                                 : why);
@@ -121,9 +122,11 @@ static int open_target(run_state *rs)
         snprintf(msg, sizeof(msg), "bad --url '%s': %s", o->url, hm_strerror(rc));
         return early_exit(rs, msg);
     }
+    o->target.http2 = o->http2;
     if (o->target.tls) {
         rc = hm_tls_config_create(&rs->tls_cfg, rs->cli.insecure, rs->cli.cafile, why, sizeof(why));
         if (rc < 0) return early_exit(rs, why);
+        if (o->http2) hm_tls_config_offer_h2(rs->tls_cfg); /* ALPN h2 alone */
         o->target.tls_cfg = rs->tls_cfg;
     }
     /* A browser asks for compression; the other models only when told. */
@@ -255,9 +258,13 @@ static void describe_pass(run_state *rs, hm_results *rp, const char *pass)
     rp->engine = hm_backend_name(o->backend);
     rp->threads = o->threads;
     rp->concurrency = o->concurrency;
+    /* A browser VU's tab: page and SSE on two HTTP/1.1 connections, on one
+     * HTTP/2 connection. */
     rp->conns_requested = o->browser
-                              ? 2 * (uint64_t)o->concurrency
+                              ? (o->http2 ? 1 : 2) * (uint64_t)o->concurrency
                               : (uint64_t)o->concurrency + (sc->route ? (uint64_t)o->observers : 0);
+    rp->protocol = !o->http2 ? "http/1.1" : o->target.tls ? "h2" : "h2c";
+    rp->streams = o->http2 && !o->browser ? o->streams : 1;
     rp->unit = sc->route ? "actions" : "requests";
     rp->tls = o->target.tls;
     rp->tls_insecure = rs->cli.insecure;

@@ -51,6 +51,11 @@ static void usage(FILE *f)
             "                        script) count it, do not reload the page as a browser does\n"
             "      --timeout T       per-request timeout (5s)\n"
             "                        (durations other than -d need a unit: us, ms, s, m, h)\n"
+            "      --http2           HTTP/2: h2 through ALPN for https URLs, h2c with prior\n"
+            "                        knowledge for http ones; a browser VU runs its page,\n"
+            "                        SSE stream and actions on one connection\n"
+            "      --streams N       with --http2: N concurrent streams on each of the -c\n"
+            "                        connections (h2load's -m; hammer model and get) (1)\n"
             "      --engine E        auto | io_uring | epoll (auto)\n"
             "      --compressed      send Accept-Encoding: gzip, deflate, br and decode the\n"
             "                        answers (default in browser mode)\n"
@@ -116,6 +121,7 @@ static void set_defaults(hm_cli *cli)
         .timeout_ns = 5000000000LL,
         .observers = 1,
         .backend = HM_BACKEND_AUTO,
+        .streams = 1,
     };
     /* One thread per CPU hammer may run on: under taskset (or hammer
      * matrix's hammer_cpus) that is fewer than the machine has. */
@@ -165,6 +171,8 @@ enum {
     OPT_NO_COMPRESSED,
     OPT_WATCH_GRACE,
     OPT_NO_SERVER_WATCH,
+    OPT_HTTP2,
+    OPT_STREAMS,
 };
 
 static const struct option longopts[] = {
@@ -210,6 +218,8 @@ static const struct option longopts[] = {
     {"no-compressed", no_argument, 0, OPT_NO_COMPRESSED},
     {"watch-grace", required_argument, 0, OPT_WATCH_GRACE},
     {"no-server-watch", no_argument, 0, OPT_NO_SERVER_WATCH},
+    {"http2", no_argument, 0, OPT_HTTP2},
+    {"streams", required_argument, 0, OPT_STREAMS},
     {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -512,6 +522,13 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_THINK:
         return parse_think(o, arg);
+    case OPT_HTTP2:
+        o->http2 = true;
+        return HM_CLI_GO;
+    case OPT_STREAMS:
+        if (hm_parse_int(arg, 1, 1000, &v) < 0) return BAD_VALUE;
+        o->streams = (int)v;
+        return HM_CLI_GO;
     case 'q':
         o->quiet = true;
         return HM_CLI_GO;
@@ -763,11 +780,24 @@ int hm_cli_validate(hm_cli *cli)
                                  "and sticky are paced by the server's patches");
     if (o->browser && !sc->caps.browser)
         return usage_error("--mode browser applies to php-via scenarios, not %s", sc->name);
+    if (o->streams > 1 && !o->http2)
+        return usage_error("%s", "--streams multiplexes HTTP/2 streams: it needs --http2 (an "
+                                 "HTTP/1.1 connection carries one request at a time)");
+    if (o->streams > 1 && (o->browser || !sc->caps.streams))
+        return usage_error("--streams applies to the hammer load model and to get, not %s "
+                           "(a browser VU runs its page, SSE and actions on one connection)",
+                           o->browser ? "--mode browser" : sc->name);
+    if (o->http2 && !o->url && sc->caps.app_workers > 1)
+        return usage_error("%s needs --url over --http2: bench_app's several workers (php-via's "
+                           "dispatch_mode 7) refuse HTTP/2, as OpenSwoole does; put a balancer "
+                           "in front of `bench_app --processes N --http2` (docs/http2.md)",
+                           sc->name);
     char why[1024];
     if (sc->caps.flow_file && !o->flow_file)
         return usage_error("scenario %s reads a flow file: hammer flow FILE.yaml", sc->name);
     if (sc->prepare && sc->prepare(o, why, sizeof(why)) < 0) return usage_error("%s", why);
-    int need = o->browser ? 2 * o->concurrency + 64 : o->concurrency + o->observers + 64;
+    int need =
+        o->browser ? (o->http2 ? 1 : 2) * o->concurrency + 64 : o->concurrency + o->observers + 64;
     if (raise_nofile(need, why, sizeof(why)) < 0) return usage_error("%s", why);
     return pick_backend(o);
 }

@@ -175,6 +175,10 @@ static json_t *options_record(const hm_cli *cli)
     json_object_set_new(r, "timeout_s", json_real((double)o->timeout_ns / 1e9));
     json_object_set_new(r, "no_origin", json_boolean(o->no_origin));
     json_object_set_new(r, "no_cookies", json_boolean(o->no_cookies));
+    if (o->http2) { /* only then: the run ids of HTTP/1.1 runs stay as they were */
+        json_object_set_new(r, "http2", json_true());
+        json_object_set_new(r, "streams", json_integer(o->streams));
+    }
     json_object_set_new(r, "passes", string_array(cli->pass_names, cli->n_passes));
     const char *th[HM_MAX_THRESHOLDS];
     for (int i = 0; i < cli->n_thresholds; i++)

@@ -37,6 +37,9 @@ enum {
 
 enum { FOR_RESP = 1, FOR_REQ = 2 };
 
+/* hm_http_resp_push_field looks names up only for the lengths of the
+ * FOR_RESP entries (8, 10, 12): keep it in step with this table. */
+
 static const struct {
     const char *name;
     uint8_t len;
@@ -468,9 +471,14 @@ static void resp_clear_results(hm_http_resp_parser *p)
     hm_content_decoder_free(&p->dec_);
 }
 
+/* The results of a complete head (status and framing set): the headers
+ * callers read by name, then the on_headers callback, then room for a
+ * buffered body of known length. 1 when no body follows, 0 when one may,
+ * or HPE_USER with the error recorded. */
+static int resp_head_done(hm_http_resp_parser *p);
+
 static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
 {
-    hm_http_core_ *c = &p->c_;
     int st = h->status_code;
     /* 1xx: no body; skipped at message complete, its headers dropped at the
      * next message begin. */
@@ -484,7 +492,13 @@ static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
     p->content_length = p->has_content_length ? h->content_length : 0;
     p->upgrade = h->upgrade;
     p->keep_alive = llhttp_should_keep_alive(h); /* provisional; final at DONE */
+    return resp_head_done(p);
+}
 
+static int resp_head_done(hm_http_resp_parser *p)
+{
+    hm_http_core_ *c = &p->c_;
+    int st = p->status;
     size_t n_sc = 0;
     for (size_t i = 0; i < c->n_hdrs; i++)
         n_sc += c->hdrs[i].id == HID_SET_COOKIE;
@@ -562,8 +576,10 @@ void hm_http_resp_init(hm_http_resp_parser *p, const hm_http_limits *lim)
 void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request)
 {
     hm_http_core_ *c = &p->c_;
-    if (c->state == ST_DONE && p->keep_alive && !p->upgrade &&
-        llhttp_get_errno(&c->llh) == HPE_PAUSED)
+    if (c->pushed)
+        c->pushed = false; /* llhttp saw none of it: nothing to resume or reset */
+    else if (c->state == ST_DONE && p->keep_alive && !p->upgrade &&
+             llhttp_get_errno(&c->llh) == HPE_PAUSED)
         llhttp_resume(&c->llh); /* same connection, right after the last message */
     else if (c->state != ST_FRESH)
         llhttp_reset(&c->llh); /* abandoned, failed, closed or upgraded: new connection */
@@ -609,6 +625,151 @@ int hm_http_resp_feed(hm_http_resp_parser *p, const char *data, size_t len, size
         hm_http_resp_begin(p, false);
     }
     return core_exec(&p->c_, data, len, consumed);
+}
+
+/* ---- responses pushed as fields (HTTP/2) ---- */
+
+/* The current push cannot go on: the sticky error, or a push out of order. */
+static int push_check(hm_http_resp_parser *p, bool head_done)
+{
+    hm_http_core_ *c = &p->c_;
+    if (c->err) return c->err;
+    if (c->state == ST_DONE || c->in_headers_done != head_done) {
+        c->err = -HM_EPROTO_HTTP;
+        c->reason = head_done ? "body before the response head" : "header field after the head";
+        c->state = ST_FAILED;
+        return c->err;
+    }
+    return 0;
+}
+
+/* Turns a recorded error into the push's result. */
+static int push_failed(hm_http_core_ *c)
+{
+    c->state = ST_FAILED;
+    return c->err ? c->err : -HM_EPROTO_HTTP;
+}
+
+int hm_http_resp_push_field(hm_http_resp_parser *p, const char *name, size_t nlen,
+                            const char *value, size_t vlen)
+{
+    hm_http_core_ *c = &p->c_;
+    if (HM_UNLIKELY(c->state != ST_PARTIAL || c->err)) {
+        int rc = push_check(p, false);
+        if (rc) return rc;
+        c->state = ST_PARTIAL;
+        c->msg_begun = true;
+        c->pushed = true;
+    } else if (HM_UNLIKELY(c->in_headers_done)) {
+        return push_check(p, false);
+    }
+    c->head_bytes += nlen + vlen + 4;
+    if (HM_UNLIKELY(c->head_bytes > c->lim.max_header_bytes)) {
+        fail(c, -HM_ETOOBIG, "header section over the size limit");
+        return push_failed(c);
+    }
+    if (nlen == 14 && strncasecmp(name, "content-length", 14) == 0) {
+        uint64_t v = 0;
+        bool ok = vlen > 0 && vlen <= 19;
+        for (size_t i = 0; ok && i < vlen; i++) {
+            ok = value[i] >= '0' && value[i] <= '9';
+            v = v * 10 + (uint64_t)(value[i] - '0');
+        }
+        if (!ok || (p->has_content_length && p->content_length != v)) {
+            c->err = -HM_EPROTO_HTTP;
+            c->reason = "bad content-length";
+            return push_failed(c);
+        }
+        p->has_content_length = true;
+        p->content_length = v;
+        return 0;
+    }
+    /* Most fields are of no interest: only these lengths can match. */
+    if (nlen != 8 && nlen != 10 && nlen != 12) return 0;
+    int id = match_header(name, nlen, FOR_RESP);
+    if (id == HID_NONE) return 0;
+    if (c->n_hdrs == c->hdrs_cap) {
+        size_t ncap = c->hdrs_cap ? c->hdrs_cap * 2 : 16;
+        hm_http_hdr_ *nh = hm_realloc(c->hdrs, ncap * sizeof(*nh));
+        if (!nh) {
+            fail(c, -ENOMEM, "out of memory");
+            return push_failed(c);
+        }
+        c->hdrs = nh;
+        c->hdrs_cap = ncap;
+    }
+    uint32_t off = (uint32_t)c->arena.len;
+    if (arena_append(c, value, vlen) || arena_append(c, "", 1)) return push_failed(c);
+    c->hdrs[c->n_hdrs++] = (hm_http_hdr_){.val_off = off, .val_len = (uint32_t)vlen, .id = id};
+    return 0;
+}
+
+int hm_http_resp_push_head(hm_http_resp_parser *p, int status, uint8_t http_major)
+{
+    hm_http_core_ *c = &p->c_;
+    int rc = push_check(p, false);
+    if (rc) return rc;
+    c->state = ST_PARTIAL;
+    c->msg_begun = true;
+    c->pushed = true;
+    if (status < 100 || status > 999) {
+        c->err = -HM_EPROTO_HTTP;
+        c->reason = "bad status";
+        return push_failed(c);
+    }
+    if (status / 100 == 1) { /* informational: its fields are dropped, the answer follows */
+        if (++c->interim > HM_HTTP_MAX_INTERIM) {
+            fail(c, -HM_EPROTO_HTTP, "more than 16 informational (1xx) responses before the answer");
+            return push_failed(c);
+        }
+        core_clear_msg(c);
+        resp_clear_results(p);
+        return 0;
+    }
+    c->in_headers_done = true;
+    p->status = status;
+    p->http_major = http_major;
+    p->http_minor = 0;
+    p->keep_alive = true; /* the stream ends, the connection stays */
+    if (resp_head_done(p) == HPE_USER) return push_failed(c);
+    return 0;
+}
+
+int hm_http_resp_push_body(hm_http_resp_parser *p, const char *data, size_t len)
+{
+    hm_http_core_ *c = &p->c_;
+    int rc = push_check(p, true);
+    if (rc) return rc;
+    if (len == 0 || p->head_ || p->status == 204 || p->status == 304) return 0;
+    if (p->on_body_) {
+        rc = p->on_body_(p->user_, data, len);
+        if (rc < 0) {
+            fail(c, rc, "body callback failed");
+            return push_failed(c);
+        }
+        return 0;
+    }
+    if (HM_UNLIKELY(len > c->lim.max_body_bytes - c->body.len)) {
+        fail(c, -HM_ETOOBIG, "body over the size limit");
+        return push_failed(c);
+    }
+    if (HM_UNLIKELY(hm_buf_append(&c->body, data, len) != 0)) {
+        fail(c, -ENOMEM, "out of memory");
+        return push_failed(c);
+    }
+    return 0;
+}
+
+int hm_http_resp_push_end(hm_http_resp_parser *p)
+{
+    hm_http_core_ *c = &p->c_;
+    int rc = push_check(p, true);
+    if (rc) return rc;
+    p->body = c->body.len ? c->body.data : "";
+    p->body_len = c->body.len;
+    c->done = true;
+    c->state = ST_DONE;
+    return HM_HTTP_DONE;
 }
 
 int hm_http_resp_finish(hm_http_resp_parser *p)

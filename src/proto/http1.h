@@ -98,6 +98,7 @@ typedef struct hm_http_core_ {
     bool in_finish;       /* on_message_complete runs inside llhttp_finish */
     bool done;            /* on_message_complete has run for a final message */
     uint16_t interim;     /* 1xx responses since hm_http_resp_begin */
+    bool pushed;          /* the message came through the push functions, not llhttp */
     int cur_id;           /* id of the current header, 0 when uninteresting */
     uint32_t cur_name_off, cur_name_len, cur_val_off;
     uint8_t name_len;
@@ -217,6 +218,25 @@ int hm_http_resp_finish(hm_http_resp_parser *p);
 
 /* Why the parser failed (llhttp's reason or ours); NULL while healthy. */
 const char *hm_http_resp_error_reason(const hm_http_resp_parser *p);
+
+/* A response that arrives as fields rather than bytes (HTTP/2: nghttp2
+ * decodes the frames) fills the same results through these, in order,
+ * after hm_http_resp_begin: push_field for each field of the head,
+ * push_head once they are complete, push_body for each piece of body,
+ * push_end at its end. The same limits (header bytes counted as HTTP/1.1
+ * counts them), the same callbacks (on_headers runs in push_head,
+ * on_body in push_body), the same results; keep_alive is true (the stream
+ * ends, not the connection). Each returns 0 (push_end HM_HTTP_DONE) or a
+ * negative error, sticky as a feed's: -HM_ETOOBIG, -HM_EPROTO_HTTP (bad
+ * status or content-length, a push out of order), -ENOMEM, or a
+ * callback's value. An informational (1xx) head drops its fields and the
+ * next head follows. A parser is either fed bytes or pushed fields for the
+ * life of its connection, not both. */
+int hm_http_resp_push_field(hm_http_resp_parser *p, const char *name, size_t nlen,
+                            const char *value, size_t vlen);
+int hm_http_resp_push_head(hm_http_resp_parser *p, int status, uint8_t http_major);
+int hm_http_resp_push_body(hm_http_resp_parser *p, const char *data, size_t len);
+int hm_http_resp_push_end(hm_http_resp_parser *p);
 
 /* Releases p's buffers; p may be initialised again afterwards. */
 void hm_http_resp_free(hm_http_resp_parser *p);

@@ -1,6 +1,8 @@
-/* Keep-alive HTTP/1.1 client connections: connect on demand, send, parse. */
+/* Keep-alive HTTP/1.1 client connections: connect on demand, send, parse.
+ * A conn whose target is HTTP/2 hands each request to h2_client.c. */
 #include "proto/http_client.h"
 
+#include "proto/h2_client.h"
 #include "proto/url.h"
 
 #include <stdio.h>
@@ -44,8 +46,19 @@ void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_l
     hm_http_resp_set_decoding(&c->resp, t->accept_encoding != NULL);
 }
 
+void hm_http_conn_init_shared(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim,
+                              hm_h2_conn *h2)
+{
+    hm_http_conn_init(c, t, lim);
+    c->h2 = h2;
+}
+
 void hm_http_conn_close(hm_http_conn *c)
 {
+    if (c->target->http2) {
+        hm_h2_conn_close(c);
+        return;
+    }
     if (c->tls) hm_tls_reset(c->tls);
     if (c->sock) {
         hm_sock_close(c->sock);
@@ -55,6 +68,7 @@ void hm_http_conn_close(hm_http_conn *c)
 
 void hm_http_conn_free(hm_http_conn *c)
 {
+    if (c->target->http2) hm_h2_conn_release(c);
     hm_http_conn_close(c);
     hm_tls_free(c->tls);
     c->tls = NULL;
@@ -273,9 +287,14 @@ static ssize_t conn_write(hm_http_conn *c, const char *buf, size_t len, int64_t 
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err)
 {
     if (c->why[0]) return c->why;
-    if (c->fail == HM_FAIL_TLS && c->tls && hm_tls_last_reason(c->tls)[0])
-        return hm_tls_last_reason(c->tls);
+    const hm_tls *tls = hm_http_conn_tls(c);
+    if (c->fail == HM_FAIL_TLS && tls && hm_tls_last_reason(tls)[0]) return hm_tls_last_reason(tls);
     return hm_strerror(err);
+}
+
+const hm_tls *hm_http_conn_tls(const hm_http_conn *c)
+{
+    return c->target->http2 ? hm_h2_conn_tls(c) : c->tls;
 }
 
 static int count_body(void *user, const char *at, size_t len)
@@ -288,6 +307,7 @@ static int count_body(void *user, const char *at, size_t len)
 
 int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o)
 {
+    if (c->target->http2) return hm_h2_exchange(c, req, len, o);
     bool retried = false;
     int64_t budget = o->deadline > 0 ? o->deadline - hm_now_ns() : 0;
     hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
@@ -365,6 +385,8 @@ again:
 int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                         hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user)
 {
+    if (c->target->http2)
+        return hm_h2_exchange_stream(c, req, len, header_deadline, on_headers, on_body, user);
     request_start(c);
     int64_t budget = header_deadline > 0 ? header_deadline - hm_now_ns() : 0;
     int rc = ensure_connected(c, header_deadline);

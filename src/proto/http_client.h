@@ -1,8 +1,14 @@
-/* http_client.h — keep-alive HTTP/1.1 client connections on the engine.
+/* http_client.h — client connections on the engine: keep-alive HTTP/1.1,
+ * or HTTP/2 streams (h2_client.h) when the target says so.
  *
  * A hm_http_conn is one logical connection to one target, used by one
  * coroutine at a time. It (re)connects on demand, sends a complete request
- * that the caller serialized, and parses the response with http1.h.
+ * that the caller serialized (as HTTP/1.1 bytes, whatever the protocol),
+ * and parses the response with http1.h. Over HTTP/2 (target->http2) each
+ * request is a stream instead: on the conn's own HTTP/2 connection, or on
+ * one it shares with other conns (hm_http_conn_init_shared), each conn
+ * with one stream in flight; the response lands in c->resp as it would
+ * over HTTP/1.1.
  *
  * Retry rule: a request is re-sent once on a fresh connection only when
  * none of its bytes reached the server (the write failed before anything
@@ -38,7 +44,13 @@ typedef struct hm_http_target {
      * NULL for none; when set, connections decode what comes back coded
      * (hm_http_resp_set_decoding). Static or outliving the target. */
     const char *accept_encoding;
+    /* HTTP/2: h2 through ALPN over TLS (tls_cfg must offer it,
+     * hm_tls_config_offer_h2), h2c with prior knowledge otherwise. */
+    bool http2;
 } hm_http_target;
+
+typedef struct hm_h2_conn hm_h2_conn;     /* an HTTP/2 connection (h2_client.h) */
+typedef struct hm_h2_stream hm_h2_stream; /* a conn's stream state (h2_client.c) */
 
 /* hm_fail_kind (why a request failed) and its names: base/hm_fail.h. */
 
@@ -62,11 +74,18 @@ typedef struct hm_http_conn {
     uint64_t bytes_read, bytes_written;
     uint64_t body_bytes; /* body bytes of the last response (also when discarded) */
     /* The last request's failure, explained: `why` in words (empty after
-     * success); `head` the first bytes of its response (evidence). */
+     * success); `head` the first bytes of its response (evidence; over
+     * HTTP/2 its status as "HTTP/2 200", since its frames are binary). */
     char why[160];
     char head[HM_EVIDENCE_BYTES];
     size_t head_len;
     size_t resp_bytes; /* bytes read for the last request */
+    /* HTTP/2: the connection this conn's streams go on, and whether the
+     * conn made it (and frees it) or shares one (hm_http_conn_init_shared);
+     * the stream state. */
+    hm_h2_conn *h2;
+    bool h2_own;
+    hm_h2_stream *h2s;
 } hm_http_conn;
 
 /* Options of one exchange. */
@@ -78,8 +97,14 @@ typedef struct hm_http_xopts {
     int64_t deadline;  /* absolute; covers connect, write and the whole response */
 } hm_http_xopts;
 
-/* Prepares c for target t; allocates nothing until the first request. */
+/* Prepares c for target t; allocates nothing until the first request.
+ * Over HTTP/2 the conn makes a connection of its own, on first use. */
 void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim);
+/* As hm_http_conn_init, for an HTTP/2 target: c's requests are streams of
+ * h2, which other conns may share and which must outlive c (a tab's page,
+ * SSE stream and actions on one connection). h2 NULL: as init. */
+void hm_http_conn_init_shared(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim,
+                              hm_h2_conn *h2);
 /* Sends req[0..len) and reads the whole response into c->resp (buffered
  * body, or counted only with discard_body). Returns 0, or a negative error
  * with c->fail saying what kind and c->why in words. The deadline is
@@ -97,7 +122,11 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
 /* Why the last request failed, in words: c->why, else OpenSSL's reason
  * (TLS) or hm_strerror(err). */
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err);
-/* Closes the socket (the next request reconnects). */
+/* The TLS state of the conn's last handshake (over HTTP/2, its
+ * connection's), or NULL: for hm_tls_resumed and the failure's reason. */
+const hm_tls *hm_http_conn_tls(const hm_http_conn *c);
+/* Closes the socket (the next request reconnects). Over HTTP/2, a conn's
+ * own connection closes; a shared one is left to its owner. */
 void hm_http_conn_close(hm_http_conn *c);
 /* Closes and releases everything c owns. */
 void hm_http_conn_free(hm_http_conn *c);

@@ -2,7 +2,9 @@
  * wrk, so hammer's HTTP path can be compared with the peers. Each of the -c
  * connections sends its next request as soon as the previous response is
  * complete, until -n requests in total or -d elapses. -m, -H and --body
- * change the request (as wrk's, oha's and hey's do). */
+ * change the request (as wrk's, oha's and hey's do). Over HTTP/2 each
+ * connection carries --streams such senders, as h2load's -m. */
+#include "proto/h2_client.h"
 #include "scenarios/scenario.h"
 
 #include <stdio.h>
@@ -21,10 +23,18 @@ typedef struct get_run {
     atomic_int workers_left;
 } get_run;
 
+/* One connection of the -c: over HTTP/2 the one its getters' streams
+ * share (freed by the last of them); over HTTP/1.1 each getter's own. */
+typedef struct get_conn {
+    hm_h2_conn *h2;
+    int users;
+} get_conn;
+
 typedef struct getter {
     get_run *run;
     int thread;
     int index; /* connection number over all threads */
+    get_conn *gc;
 } getter;
 
 static void getter_coro(void *p)
@@ -34,7 +44,7 @@ static void getter_coro(void *p)
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[g->thread];
     hm_http_conn c;
-    hm_http_conn_init(&c, &o->target, NULL);
+    hm_http_conn_init_shared(&c, &o->target, NULL, g->gc->h2);
     hm_gauge_vus(o, 1);
     char where[96];
     snprintf(where, sizeof(where), "%s %.60s, connection %d", o->method ? o->method : "GET",
@@ -59,6 +69,10 @@ static void getter_coro(void *p)
     hm_thread_stats_add_conn(st, &c);
     hm_gauge_vus(o, -1);
     hm_http_conn_free(&c);
+    if (--g->gc->users == 0) {
+        hm_h2_conn_free(g->gc->h2);
+        hm_free(g->gc);
+    }
     if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
     hm_free(g);
 }
@@ -66,14 +80,22 @@ static void getter_coro(void *p)
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     get_run *run = arg;
+    const hm_options *o = run->o;
     int first = 0;
     for (int i = 0; i < idx; i++)
-        first += hm_share(run->o->concurrency, run->o->threads, i);
-    int mine = hm_share(run->o->concurrency, run->o->threads, idx);
+        first += hm_share(o->concurrency, o->threads, i);
+    int mine = hm_share(o->concurrency, o->threads, idx);
+    int streams = o->http2 ? o->streams : 1;
     for (int i = 0; i < mine; i++) {
-        getter *g = hm_alloc(sizeof(*g));
-        *g = (getter){run, idx, first + i};
-        hm_coro_spawn(loop, getter_coro, g, NULL);
+        get_conn *gc = hm_calloc(1, sizeof(*gc));
+        if (!gc) break;
+        gc->users = streams;
+        if (o->http2) hm_h2_conn_create(&gc->h2, &o->target); /* NULL: each its own */
+        for (int k = 0; k < streams; k++) {
+            getter *g = hm_alloc(sizeof(*g));
+            *g = (getter){run, idx, first + i, gc};
+            hm_coro_spawn(loop, getter_coro, g, NULL);
+        }
     }
 }
 
@@ -142,7 +164,7 @@ static int get_run_fn(const hm_options *o, hm_results *r)
     if (!run.stats) return -ENOMEM;
     for (int i = 0; i < o->threads; i++)
         hm_thread_stats_init(&run.stats[i]);
-    atomic_store(&run.workers_left, o->concurrency);
+    atomic_store(&run.workers_left, o->concurrency * (o->http2 ? o->streams : 1));
     int rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                     &run.t_start, &run.t_end);
     for (int i = 0; i < o->threads; i++) {
@@ -160,5 +182,5 @@ const hm_scenario_def hm_scenario_get = {
     .name = "get",
     .help = "plain GET flood over keep-alive connections, like wrk (needs --url)",
     .run = get_run_fn,
-    .caps = {.needs_url = true, .rate = true, .custom_request = true},
+    .caps = {.needs_url = true, .rate = true, .custom_request = true, .streams = true},
 };

@@ -21,7 +21,7 @@ static const hm_workload spreadsheet_live = {
     .check = HM_CHECK_TABLE, .set_signal = "direction", .set_value = "ArrowDown"};
 
 /* A php-via page in either load model, paced by -R in the hammer model. */
-#define VIA_CAPS .browser = true, .rate = true
+#define VIA_CAPS .browser = true, .rate = true, .streams = true
 
 static const hm_scenario_def counter = {
     .name = "counter",
@@ -127,17 +127,18 @@ const hm_scenario_def *hm_scenario_find(const char *name)
 void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c)
 {
     hm_thread_stats_take_bytes(s, c);
-    if (c->fail == HM_FAIL_TLS && c->tls) {
-        hm_tls_fail k = hm_tls_last_fail(c->tls);
+    const hm_tls *tls = hm_http_conn_tls(c); /* over HTTP/2, its connection's */
+    if (c->fail == HM_FAIL_TLS && tls) {
+        hm_tls_fail k = hm_tls_last_fail(tls);
         s->tls_fail[(unsigned)k < HM_ARRAY_LEN(s->tls_fail) ? k : HM_TLS_PROTOCOL]++;
         if (!s->tls_first_reason[0])
             snprintf(s->tls_first_reason, sizeof(s->tls_first_reason), "%s",
-                     hm_tls_last_reason(c->tls));
+                     hm_tls_last_reason(tls));
     }
     if (c->connect_ns) hm_thread_stats_record(s, HM_PHASE_CONNECT, c->connect_ns / 1000);
-    if (c->tls_ns) {
+    if (c->tls_ns && tls) {
         hm_thread_stats_record(s, HM_PHASE_TLS, c->tls_ns / 1000);
-        if (hm_tls_resumed(c->tls))
+        if (hm_tls_resumed(tls))
             s->tls_resumed++;
         else
             s->tls_full++;

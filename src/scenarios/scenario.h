@@ -56,6 +56,8 @@ typedef struct hm_options {
     int n_headers;
     const char *body;
     size_t body_len;
+    bool http2;               /* --http2: h2 (https) or h2c with prior knowledge (http) */
+    int streams;              /* --streams: concurrent streams per HTTP/2 connection (1) */
 
     /* Resolved by the CLI. */
     hm_http_target target;
@@ -79,6 +81,8 @@ typedef struct hm_scenario_caps {
                               * dispatch by session, as php-via's dispatch_func */
     bool flow_file;          /* reads its steps from a flow file (hammer flow FILE) */
     bool custom_request;     /* takes -m, -H and --body (get) */
+    bool streams;            /* --streams: several HTTP/2 streams per connection (in the
+                              * hammer model; a browser VU has its own connection) */
 } hm_scenario_caps;
 
 typedef struct hm_scenario_def {

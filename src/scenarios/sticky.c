@@ -19,6 +19,8 @@
 #include "scenarios/scenario.h"
 #include "scenarios/via_client.h"
 
+#include "proto/h2_client.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,9 +146,14 @@ static void sticky_vu_coro(void *p)
     sticky_thread *t = &run->threads[sv->thread];
     hm_cookie_jar jar;
     hm_cookie_jar_init(&jar);
+    /* Over HTTP/2 the cookie variant is a tab: page, SSE and actions on one
+     * connection (a balancer sees one connection per tab); legacy's
+     * actions still take a new connection each. */
+    hm_h2_conn *tab = NULL;
+    if (o->http2 && run->v == V_COOKIE) hm_h2_conn_create(&tab, &o->target);
     hm_http_conn page, act;
-    hm_http_conn_init(&page, &o->target, NULL);
-    hm_http_conn_init(&act, &o->target, NULL);
+    hm_http_conn_init_shared(&page, &o->target, NULL, tab);
+    hm_http_conn_init_shared(&act, &o->target, NULL, tab);
     hm_via_page pg = {0};
     char why[512], cookie[4096], req[16384];
 
@@ -180,7 +187,7 @@ static void sticky_vu_coro(void *p)
     hm_via_cookie_header(&jar, &o->target, "/", cookie, sizeof(cookie));
     if (run->v == V_COOKIE) {
         hm_http_conn sse;
-        hm_http_conn_init(&sse, &o->target, NULL);
+        hm_http_conn_init_shared(&sse, &o->target, NULL, tab);
         probe_sse(sv, &sse, pg.ctx, cookie);
         hm_http_conn_free(&sse);
     }
@@ -209,6 +216,7 @@ out:
     hm_thread_stats_add_conn(&t->st, &act);
     hm_http_conn_free(&page);
     hm_http_conn_free(&act);
+    hm_h2_conn_free(tab);
     hm_via_page_free(&pg);
     hm_cookie_jar_free(&jar);
     if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();

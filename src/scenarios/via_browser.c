@@ -16,6 +16,7 @@
 #include "scenarios/via_browser.h"
 #include "scenarios/via_client.h"
 
+#include "proto/h2_client.h"
 #include "proto/via_html.h"
 
 #include <stdio.h>
@@ -52,6 +53,7 @@ struct hammer_vu {
     hm_via_page page;
     hm_http_conn conn;     /* page load and actions, keep-alive */
     hm_http_conn sse_conn; /* the EventSource */
+    hm_h2_conn *h2;        /* HTTP/2: the tab's one connection, both conns' streams */
     hm_watch watch;
     hm_chan *patched; /* a token per patch, so the VU can wait for one */
     hm_chan *woken;   /* hm_vu_wake's token */
@@ -645,8 +647,11 @@ static void vu_coro(void *p)
     hm_thread_stats *st = &run->stats[v->thread];
     vu_totals *tot = &run->totals[v->thread];
     hm_cookie_jar_init(&v->jar);
-    hm_http_conn_init(&v->conn, &o->target, NULL);
-    hm_http_conn_init(&v->sse_conn, &o->target, NULL);
+    /* Over HTTP/2 a tab is one connection, as Chromium makes it: the page,
+     * the EventSource and the actions are streams of it. */
+    if (o->http2) hm_h2_conn_create(&v->h2, &o->target);
+    hm_http_conn_init_shared(&v->conn, &o->target, NULL, v->h2);
+    hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
     watch_start(v);
     snprintf(v->where_sse, sizeof(v->where_sse), "SSE GET /_sse, VU %d", v->id);
     hm_chan_create(&v->patched, 1);
@@ -693,6 +698,7 @@ static void vu_coro(void *p)
     hm_gauge_vus(o, -1);
     hm_http_conn_free(&v->conn);
     hm_http_conn_free(&v->sse_conn);
+    hm_h2_conn_free(v->h2);
     hm_watch_free(&v->watch);
     hm_chan_destroy(v->patched);
     hm_chan_destroy(v->woken);

@@ -26,6 +26,7 @@
 #include "scenarios/scenario.h"
 #include "scenarios/via_client.h"
 
+#include "proto/h2_client.h"
 #include "scenarios/workload.h"
 
 #include <stdio.h>
@@ -496,10 +497,18 @@ static void finisher_coro(void *p)
 
 /* ---- senders ---------------------------------------------------------------- */
 
+/* One of the -c connections: over HTTP/2 the one its --streams senders
+ * share (freed by the last of them); over HTTP/1.1 each sender's own. */
+typedef struct sender_conn {
+    hm_h2_conn *h2;
+    int users;
+} sender_conn;
+
 typedef struct sender {
     counter_run *run;
     int thread;
     int index; /* connection number over all threads */
+    sender_conn *sc;
 } sender;
 
 /* Waits until g may be fired at (its baseline is known) or the request
@@ -522,7 +531,7 @@ static void sender_coro(void *p)
     while (!atomic_load(&run->go) && !atomic_load(&hm_stop_requested))
         hm_coro_sleep(1000000);
     hm_http_conn c;
-    hm_http_conn_init(&c, &o->target, NULL);
+    hm_http_conn_init_shared(&c, &o->target, NULL, s->sc->h2);
     hm_gauge_vus(o, 1);
     ctx_gen *g = NULL;
     char *req = NULL;
@@ -584,6 +593,10 @@ static void sender_coro(void *p)
     hm_gauge_vus(o, -1);
     hm_http_conn_free(&c);
     hm_free(req);
+    if (--s->sc->users == 0) {
+        hm_h2_conn_free(s->sc->h2);
+        hm_free(s->sc);
+    }
     if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
     hm_free(s);
 }
@@ -602,10 +615,17 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     for (int i = 0; i < idx; i++)
         first += hm_share(o->concurrency, o->threads, i);
     int mine = hm_share(o->concurrency, o->threads, idx);
+    int streams = o->http2 ? o->streams : 1;
     for (int i = 0; i < mine; i++) {
-        sender *s = hm_alloc(sizeof(*s));
-        *s = (sender){run, idx, first + i};
-        hm_coro_spawn(loop, sender_coro, s, NULL);
+        sender_conn *sc = hm_calloc(1, sizeof(*sc));
+        if (!sc) break;
+        sc->users = streams;
+        if (o->http2) hm_h2_conn_create(&sc->h2, &o->target); /* NULL: each its own */
+        for (int k = 0; k < streams; k++) {
+            sender *s = hm_alloc(sizeof(*s));
+            *s = (sender){run, idx, first + i, sc};
+            hm_coro_spawn(loop, sender_coro, s, NULL);
+        }
     }
 }
 
@@ -724,7 +744,7 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     for (int i = 0; i < o->observers; i++)
         run.obs[i] = (observer){.run = &run, .index = i};
     if (o->observers == 0) start_senders(&run, NULL);
-    atomic_store(&run.workers_left, o->concurrency);
+    atomic_store(&run.workers_left, o->concurrency * (o->http2 ? o->streams : 1));
 
     rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                 &run.t_start, &run.t_end);

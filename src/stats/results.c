@@ -721,6 +721,9 @@ void hm_report_print(FILE *f, const hm_results *r)
             (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
             (unsigned long long)t->reconnects,
             (unsigned long long)(t->by_fail[HM_FAIL_CONNECT] + t->by_fail[HM_FAIL_TLS]));
+    if (r->protocol && strcmp(r->protocol, "http/1.1"))
+        fprintf(f, "Protocol          HTTP/2 (%s), %d stream%s per connection\n", r->protocol,
+                r->streams > 1 ? r->streams : 1, r->streams > 1 ? "s" : "");
     if (r->tls)
         fprintf(f, "TLS               %llu full + %llu resumed handshakes%s\n",
                 (unsigned long long)t->tls_full, (unsigned long long)t->tls_resumed,
@@ -992,6 +995,8 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(conns, "established", json_integer((json_int_t)t->connects));
     json_object_set_new(conns, "reconnects", json_integer((json_int_t)t->reconnects));
     json_object_set_new(conns, "retries", json_integer((json_int_t)t->retries));
+    json_object_set_new(conns, "protocol", json_string(r->protocol ? r->protocol : "http/1.1"));
+    json_object_set_new(conns, "streams", json_integer(r->streams > 1 ? r->streams : 1));
     json_object_set_new(
         conns, "failed",
         json_integer((json_int_t)(t->by_fail[HM_FAIL_CONNECT] + t->by_fail[HM_FAIL_TLS])));

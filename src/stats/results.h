@@ -279,6 +279,8 @@ typedef struct hm_results {
     int observers, observers_connected;
     /* Connection accounting. */
     uint64_t conns_requested;
+    const char *protocol; /* "http/1.1", "h2" or "h2c"; NULL: http/1.1 */
+    int streams;          /* concurrent streams per connection (HTTP/2 --streams), 0: 1 */
     /* Variants (sticky), reported as a table. */
     hm_variant_result variants[4];
     int n_variants;

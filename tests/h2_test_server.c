@@ -1,0 +1,413 @@
+/* A misbehaving h2c server for the HTTP/2 client tests (h2_test_server.h). */
+#include "h2_test_server.h"
+
+#include "hm_test.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CONNS 64
+#define BIG_BODY (7u << 20)
+
+typedef struct stream {
+    int32_t id;
+    char path[256];
+    char method[16];
+    char cookie[512];
+    char body[4096];
+    size_t body_len;
+    const char *out; /* response body source */
+    size_t out_len, out_off;
+    bool sse, ping_wait, ended;
+    int sse_n;
+    struct stream *next;
+} stream;
+
+typedef struct sconn {
+    int fd;
+    nghttp2_session *ng;
+    stream *streams;
+    bool close_after_flush, garbage;
+} sconn;
+
+static sconn conns[MAX_CONNS];
+static int n_accepted, n_client_resets, n_ping_acks;
+static bool refused_once, goaway_once;
+static char *big;
+static char stats_buf[256];
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static stream *find(sconn *c, int32_t id)
+{
+    for (stream *s = c->streams; s; s = s->next)
+        if (s->id == id) return s;
+    return NULL;
+}
+
+static ssize_t on_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *user)
+{
+    (void)ng, (void)flags;
+    sconn *c = user;
+    ssize_t w = send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) return errno == EAGAIN ? NGHTTP2_ERR_WOULDBLOCK : NGHTTP2_ERR_CALLBACK_FAILURE;
+    return w;
+}
+
+static ssize_t read_out(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length,
+                        uint32_t *flags, nghttp2_data_source *src, void *user)
+{
+    (void)ng, (void)id, (void)user;
+    stream *s = src->ptr;
+    if (s->sse) {
+        if (s->out_off == s->out_len) return NGHTTP2_ERR_DEFERRED;
+    }
+    size_t k = s->out_len - s->out_off < length ? s->out_len - s->out_off : length;
+    memcpy(buf, s->out + s->out_off, k);
+    s->out_off += k;
+    if (!s->sse && s->out_off == s->out_len) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)k;
+}
+
+static void respond(sconn *c, stream *s, const char *status, const nghttp2_nv *extra, size_t nextra,
+                    const char *body, size_t len)
+{
+    nghttp2_nv nv[96];
+    size_t n = 0;
+    nv[n++] = (nghttp2_nv){(uint8_t *)":status", (uint8_t *)status, 7, strlen(status), 0};
+    for (size_t i = 0; i < nextra; i++)
+        nv[n++] = extra[i];
+    s->out = body;
+    s->out_len = len;
+    s->out_off = 0;
+    nghttp2_data_provider dp = {.source.ptr = s, .read_callback = read_out};
+    ASSERT_EQ(nghttp2_submit_response(c->ng, s->id, nv, n, body || s->sse ? &dp : NULL), 0);
+}
+
+#define NV(k, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)(k), (uint8_t *)(v), sizeof(k) - 1, strlen(v), 0                                \
+    }
+
+static void answer_ok(sconn *c, stream *s)
+{
+    static const char body[] = "hello";
+    nghttp2_nv extra[] = {NV("x-via-worker", "7"), NV("set-cookie", "a=1; path=/"),
+                          NV("set-cookie", "b=2; path=/"), NV("content-type", "text/plain")};
+    respond(c, s, "200", extra, 4, body, 5);
+}
+
+static void answer(sconn *c, stream *s)
+{
+    const char *p = s->path;
+    if (!strcmp(p, "/ok")) {
+        answer_ok(c, s);
+    } else if (!strcmp(p, "/echo")) {
+        static char echo[8192];
+        int k = snprintf(echo, sizeof(echo), "%s|%s|%.*s", s->method, s->cookie, (int)s->body_len,
+                         s->body);
+        respond(c, s, "200", NULL, 0, echo, (size_t)k);
+    } else if (!strcmp(p, "/big")) {
+        respond(c, s, "200", NULL, 0, big, BIG_BODY);
+    } else if (!strcmp(p, "/silent")) {
+        /* nothing */
+    } else if (!strcmp(p, "/refuse-once")) {
+        if (!refused_once) {
+            refused_once = true;
+            nghttp2_submit_rst_stream(c->ng, 0, s->id, NGHTTP2_REFUSED_STREAM);
+        } else {
+            answer_ok(c, s);
+        }
+    } else if (!strcmp(p, "/goaway-once")) {
+        if (!goaway_once) {
+            goaway_once = true;
+            nghttp2_submit_goaway(c->ng, 0, s->id - 2, NGHTTP2_NO_ERROR, NULL, 0);
+            c->close_after_flush = true;
+        } else {
+            answer_ok(c, s);
+        }
+    } else if (!strcmp(p, "/reset")) {
+        nghttp2_submit_rst_stream(c->ng, 0, s->id, NGHTTP2_INTERNAL_ERROR);
+    } else if (!strcmp(p, "/close")) {
+        s->sse = true; /* a head, no body yet */
+        respond(c, s, "200", NULL, 0, NULL, 0);
+        c->close_after_flush = true;
+    } else if (!strcmp(p, "/garbage")) {
+        c->garbage = true;
+    } else if (!strcmp(p, "/fat-head")) {
+        static char val[1024];
+        memset(val, 'v', sizeof(val) - 1);
+        nghttp2_nv extra[80];
+        for (int i = 0; i < 80; i++)
+            extra[i] = (nghttp2_nv){(uint8_t *)"x-fat", (uint8_t *)val, 5, sizeof(val) - 1,
+                                    NGHTTP2_NV_FLAG_NO_INDEX};
+        respond(c, s, "200", extra, 80, "x", 1);
+    } else if (!strcmp(p, "/ping")) {
+        s->ping_wait = true;
+        nghttp2_submit_ping(c->ng, 0, NULL);
+    } else if (!strcmp(p, "/sse")) {
+        s->sse = true;
+        respond(c, s, "200", NULL, 0, NULL, 0);
+    } else if (!strcmp(p, "/early-100")) {
+        nghttp2_nv hints[] = {NV(":status", "103"), NV("link", "</x.css>; rel=preload")};
+        nghttp2_submit_headers(c->ng, 0, s->id, NULL, hints, 2, NULL);
+        answer_ok(c, s);
+    } else if (!strcmp(p, "/stats")) {
+        int k = snprintf(stats_buf, sizeof(stats_buf),
+                         "{\"connections\":%d,\"client_resets\":%d,\"ping_acks\":%d}", n_accepted,
+                         n_client_resets, n_ping_acks);
+        respond(c, s, "200", NULL, 0, stats_buf, (size_t)k);
+    } else {
+        respond(c, s, "404", NULL, 0, "no", 2);
+    }
+}
+
+static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *user)
+{
+    sconn *c = user;
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    stream *s = calloc(1, sizeof(*s));
+    ASSERT(s);
+    s->id = f->hd.stream_id;
+    s->next = c->streams;
+    c->streams = s;
+    (void)ng;
+    return 0;
+}
+
+static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
+                     const uint8_t *val, size_t vlen, uint8_t flags, void *user)
+{
+    (void)ng, (void)flags;
+    stream *s = find(user, f->hd.stream_id);
+    if (!s) return 0;
+    char *dst = NULL;
+    size_t cap = 0;
+    if (nlen == 5 && !memcmp(name, ":path", 5)) dst = s->path, cap = sizeof(s->path);
+    if (nlen == 7 && !memcmp(name, ":method", 7)) dst = s->method, cap = sizeof(s->method);
+    if (nlen == 6 && !memcmp(name, "cookie", 6)) dst = s->cookie, cap = sizeof(s->cookie);
+    if (dst) snprintf(dst, cap, "%.*s", (int)vlen, val);
+    return 0;
+}
+
+static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
+                   void *user)
+{
+    (void)ng, (void)flags;
+    stream *s = find(user, id);
+    if (!s) return 0;
+    size_t k = len < sizeof(s->body) - s->body_len ? len : sizeof(s->body) - s->body_len;
+    memcpy(s->body + s->body_len, data, k);
+    s->body_len += k;
+    return 0;
+}
+
+static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user)
+{
+    (void)ng;
+    sconn *c = user;
+    if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
+        n_ping_acks++;
+        for (stream *s = c->streams; s; s = s->next) {
+            if (!s->ping_wait) continue;
+            s->ping_wait = false;
+            respond(c, s, "200", NULL, 0, "acked", 5);
+        }
+        return 0;
+    }
+    if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+        (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+        stream *s = find(c, f->hd.stream_id);
+        if (s && !s->ended) {
+            s->ended = true;
+            answer(c, s);
+        }
+    }
+    if (f->hd.type == NGHTTP2_RST_STREAM) n_client_resets++;
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void *user)
+{
+    (void)ng, (void)code;
+    sconn *c = user;
+    for (stream **pp = &c->streams; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id == id) {
+            stream *s = *pp;
+            *pp = s->next;
+            free(s);
+            break;
+        }
+    }
+    return 0;
+}
+
+static void conn_close(sconn *c)
+{
+    nghttp2_session_del(c->ng);
+    close(c->fd);
+    while (c->streams) {
+        stream *s = c->streams;
+        c->streams = s->next;
+        free(s);
+    }
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+}
+
+static void conn_open(int fd)
+{
+    for (int i = 0; i < MAX_CONNS; i++) {
+        sconn *c = &conns[i];
+        if (c->fd >= 0) continue;
+        c->fd = fd;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        nghttp2_session_callbacks *cb;
+        nghttp2_session_callbacks_new(&cb);
+        nghttp2_session_callbacks_set_send_callback(cb, on_send);
+        nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+        nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+        nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+        nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+        nghttp2_option *opt;
+        nghttp2_option_new(&opt);
+        nghttp2_option_set_max_send_header_block_length(opt, 1 << 20);
+        nghttp2_session_server_new2(&c->ng, cb, c, opt);
+        nghttp2_option_del(opt);
+        nghttp2_session_callbacks_del(cb);
+        nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100}};
+        nghttp2_submit_settings(c->ng, 0, iv, 1);
+        n_accepted++;
+        return;
+    }
+    close(fd);
+}
+
+static void serve(int lfd)
+{
+    for (int i = 0; i < MAX_CONNS; i++)
+        conns[i].fd = -1;
+    big = malloc(BIG_BODY);
+    ASSERT(big);
+    memset(big, 'b', BIG_BODY);
+    int64_t next_tick = mono_ms() + 20;
+    for (;;) {
+        struct pollfd pf[MAX_CONNS + 1];
+        int map[MAX_CONNS + 1], n = 0;
+        pf[n] = (struct pollfd){.fd = lfd, .events = POLLIN};
+        map[n++] = -1;
+        for (int i = 0; i < MAX_CONNS; i++) {
+            sconn *c = &conns[i];
+            if (c->fd < 0) continue;
+            short ev = POLLIN;
+            if (nghttp2_session_want_write(c->ng)) ev |= POLLOUT;
+            pf[n] = (struct pollfd){.fd = c->fd, .events = ev};
+            map[n++] = i;
+        }
+        poll(pf, (nfds_t)n, 10);
+        if (pf[0].revents & POLLIN) {
+            int fd = accept(lfd, NULL, NULL);
+            if (fd >= 0) conn_open(fd);
+        }
+        bool tick = mono_ms() >= next_tick;
+        if (tick) next_tick = mono_ms() + 20;
+        for (int k = 1; k < n; k++) {
+            sconn *c = &conns[map[k]];
+            if (c->fd < 0) continue;
+            if (pf[k].revents & (POLLIN | POLLHUP | POLLERR)) {
+                char buf[65536];
+                ssize_t r = recv(c->fd, buf, sizeof(buf), 0);
+                if (r <= 0 && !(r < 0 && errno == EAGAIN)) {
+                    conn_close(c);
+                    continue;
+                }
+                if (r > 0 && nghttp2_session_mem_recv(c->ng, (uint8_t *)buf, (size_t)r) < 0) {
+                    conn_close(c);
+                    continue;
+                }
+            }
+            if (tick) {
+                for (stream *s = c->streams; s; s = s->next) {
+                    if (!s->sse || strcmp(s->path, "/sse")) continue;
+                    static char ev[64][32];
+                    int len = snprintf(ev[s->sse_n % 64], 32, "data: %d\n\n", s->sse_n);
+                    s->out = ev[s->sse_n % 64];
+                    s->out_len = (size_t)len;
+                    s->out_off = 0;
+                    s->sse_n++;
+                    nghttp2_session_resume_data(c->ng, s->id);
+                }
+            }
+            if (nghttp2_session_send(c->ng) != 0) {
+                conn_close(c);
+                continue;
+            }
+            if (c->garbage) { /* after our SETTINGS: the client knows it is HTTP/2 */
+                /* HEADERS on stream 0: a connection error (PROTOCOL_ERROR). */
+                static const unsigned char junk[] = {0, 0, 4, 1, 4, 0, 0, 0, 0, 'x', 'x', 'x', 'x'};
+                send(c->fd, junk, sizeof(junk), MSG_NOSIGNAL);
+                c->garbage = false;
+            }
+            if (c->close_after_flush && !nghttp2_session_want_write(c->ng)) conn_close(c);
+        }
+    }
+}
+
+void h2ts_start(h2ts *s)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT(lfd >= 0);
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ASSERT_EQ(listen(lfd, 128), 0);
+    socklen_t len = sizeof(a);
+    getsockname(lfd, (struct sockaddr *)&a, &len);
+    s->port = ntohs(a.sin_port);
+    fflush(NULL);
+    pid_t parent = getpid();
+    s->pid = fork();
+    ASSERT(s->pid >= 0);
+    if (s->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
+        signal(SIGPIPE, SIG_IGN);
+        serve(lfd);
+        _exit(0);
+    }
+    close(lfd);
+}
+
+void h2ts_stop(h2ts *s)
+{
+    if (s->pid <= 0) return;
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    s->pid = 0;
+}

@@ -1,0 +1,41 @@
+/* h2_test_server.h — an HTTP/2 (h2c) server that misbehaves on request,
+ * for hammer's HTTP/2 client tests: a forked child with a poll loop and an
+ * nghttp2 server session per connection. What it does with a stream
+ * depends on the request's :path:
+ *
+ *   /ok            200, body "hello", x-via-worker: 7, two set-cookie fields
+ *   /echo          200, the request's method, cookie and body: "M|cookie|body"
+ *   /big           200 and 7 MiB of body (more than the client's 6 MiB stream
+ *                  window: it arrives only through the client's WINDOW_UPDATEs)
+ *   /silent        no answer, ever (the connection stays served)
+ *   /refuse-once   RST_STREAM REFUSED_STREAM the first time, then as /ok
+ *   /goaway-once   GOAWAY naming the previous stream the first time, then
+ *                  closes that connection; later as /ok
+ *   /reset         RST_STREAM INTERNAL_ERROR
+ *   /close         the response head, then the connection closes
+ *   /garbage       a frame HTTP/2 forbids (HEADERS on stream 0)
+ *   /fat-head      200 with 80 fields of 1 KiB (over a 64 KiB header limit)
+ *   /ping          a PING first; the answer ("acked") once its ACK is back
+ *   /sse           200, then "data: n\n\n" every 20 ms, never ending
+ *   /early-100     a 103 Early Hints head, then as /ok
+ *   anything else  404
+ *
+ * Counters the test reads back through /stats (a JSON object): connections
+ * accepted, streams reset by the client, PING ACKs received.
+ *
+ * Ownership: h2ts_start forks the child; h2ts_stop kills and reaps it. */
+#ifndef HM_TEST_H2_SERVER_H
+#define HM_TEST_H2_SERVER_H
+
+#include <sys/types.h>
+
+typedef struct h2ts {
+    pid_t pid;
+    int port;
+} h2ts;
+
+/* Starts the server on a free loopback port. */
+void h2ts_start(h2ts *s);
+void h2ts_stop(h2ts *s);
+
+#endif
