@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# HTTP/2 (issue 17), three parts:
+#  1. `hammer get --http2` vs `h2load` against nghttpd (h2c, a 13-byte
+#     file): client on CPU 0, nghttpd on CPU 1, one client thread, CONNS
+#     connections x STREAMS streams each, DURATION seconds a run, the two
+#     tools interleaved (the order swaps each round), ROUNDS rounds.
+#     Requests/s and client CPU us per request (user+sys, /usr/bin/time).
+#  2. The same load under callgrind, N requests each (epoll for hammer, as
+#     valgrind has no io_uring): instructions per request, which the
+#     machine's load cannot move.
+#  3. Browser VUs over HTTP/1.1 vs HTTP/2 (h2c) against `bench_app --http2`
+#     (CPU 1): peak RSS of hammer (CPU 0) at VUS1 and VUS2 VUs holding a
+#     stream (one action, then a long think), and a paced run (LAT_VUS VUs,
+#     LAT_N actions, --think 20ms): action and action->patch latency p50
+#     and p99; h1 and h2 interleaved, ROUNDS rounds.
+# Prints median (range) per variant; the load average before and after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+HAMMER=${HAMMER:-build/bin/hammer}
+APP=${APP:-build/bin/bench_app}
+ROUNDS=${ROUNDS:-5}
+DURATION=${DURATION:-5}
+CONNS=${CONNS:-20}
+STREAMS=${STREAMS:-10}
+N=${N:-50000}
+VUS1=${VUS1:-200}
+VUS2=${VUS2:-1000}
+LAT_VUS=${LAT_VUS:-50}
+LAT_N=${LAT_N:-5000}
+PARTS=${PARTS:-1 2 3}
+for t in nghttpd h2load /usr/bin/time taskset valgrind; do
+    command -v "$t" >/dev/null || { echo "missing $t: HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh" >&2; exit 1; }
+done
+dir=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"' EXIT
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Waits until something accepts connections on the port.
+wait_port() {
+    for _ in $(seq 200); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "nothing listens on port $1" >&2
+    exit 1
+}
+
+mkdir "$dir/www"
+printf 'Hello, world!' >"$dir/www/index.html"
+port=$(bench_port)
+taskset -c 1 nghttpd --no-tls -d "$dir/www" "$port" >"$dir/nghttpd.log" 2>&1 &
+pids+=($!)
+wait_port "$port"
+url="http://127.0.0.1:$port/index.html"
+results="$dir/results.txt"
+
+run_tool() { # tool -> appends "tool rps cpu_us_per_req"
+    local tool=$1 out="$dir/out.txt" reqs rps
+    case $tool in
+    hammer)
+        taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
+            "$HAMMER" -q -t 1 --http2 -c "$CONNS" --streams "$STREAMS" -d "${DURATION}s" \
+            --url "$url" --json "$dir/h.json" scenario get >"$out" 2>&1 || true
+        reqs=$(grep -o '"sent": [0-9]*' "$dir/h.json" | grep -o '[0-9]*$')
+        rps=$(grep -o '"throughput_rps": [0-9.e+]*' "$dir/h.json" | awk '{print $2}')
+        ;;
+    h2load)
+        taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
+            h2load -t1 -c "$CONNS" -m "$STREAMS" -D "$DURATION" "$url" >"$out" 2>&1
+        reqs=$(awk '/^requests:/ {print $8}' "$out") # succeeded
+        rps=$(awk '/^finished in/ {gsub(",",""); print $4}' "$out")
+        ;;
+    esac
+    read -r u s <"$dir/time"
+    awk -v t="$tool" -v r="$rps" -v u="$u" -v s="$s" -v n="$reqs" \
+        'BEGIN { printf "%s %.0f %.3f\n", t, r, (u + s) * 1e6 / n }' >>"$results"
+    tail -1 "$results"
+}
+
+if [[ " $PARTS " == *" 1 "* ]]; then
+    echo "== 1. get over h2c: $CONNS connections x $STREAMS streams, ${DURATION}s, $ROUNDS rounds"
+    tools=(hammer h2load)
+    for ((r = 0; r < ROUNDS; r++)); do
+        for ((i = 0; i < 2; i++)); do run_tool "${tools[(i + r) % 2]}"; done
+    done
+    echo "tool     req/s median (range)       client CPU us/req median (range)"
+    for t in "${tools[@]}"; do
+        printf "%-8s %-26s %s\n" "$t" "$(awk -v t="$t" '$1 == t {print $2}' "$results" | stat)" \
+            "$(awk -v t="$t" '$1 == t {print $3}' "$results" | stat)"
+    done
+    awk '$1 == "hammer" {h[++nh] = $3} $1 == "h2load" {g[++ng] = $3}
+         END { for (i = 1; i <= nh && i <= ng; i++) print h[i] / g[i] }' "$results" |
+        { printf "hammer / h2load CPU per request, per round: "; stat; echo; }
+fi
+
+if [[ " $PARTS " == *" 2 "* ]]; then
+    echo "== 2. callgrind: instructions per request, $N requests, $CONNS x $STREAMS"
+    valgrind --tool=callgrind --callgrind-out-file="$dir/cg.hammer" \
+        "$HAMMER" -q -t 1 --engine epoll --http2 -c "$CONNS" --streams "$STREAMS" -n "$N" \
+        --url "$url" scenario get >/dev/null 2>&1 || true
+    valgrind --tool=callgrind --callgrind-out-file="$dir/cg.h2load" \
+        h2load -t1 -c "$CONNS" -m "$STREAMS" -n "$N" "$url" >/dev/null 2>&1
+    for t in hammer h2load; do
+        ir=$(awk '/^totals:/ {print $2}' "$dir/cg.$t")
+        awk -v t="$t" -v ir="$ir" -v n="$N" 'BEGIN { printf "%-8s %.0f instructions per request\n", t, ir / n }'
+    done
+fi
+
+if [[ " $PARTS " == *" 3 "* ]]; then
+    aport=$((port + 1))
+    taskset -c 1 "$APP" --http2 --port "$aport" --quiet &
+    pids+=($!)
+    wait_port "$aport"
+    aurl="http://127.0.0.1:$aport"
+    echo "== 3a. browser VUs holding a stream: peak RSS of hammer (KiB)"
+    peak() { taskset -c 0 /usr/bin/time -f "%M" -o "$dir/rss" "$@" >"$dir/out" 2>&1 || true; tail -1 "$dir/rss"; }
+    for ((r = 0; r < ROUNDS; r++)); do
+        for proto in h1 h2; do
+            flag=; [ "$proto" = h2 ] && flag=--http2
+            a=$(peak "$HAMMER" -q -t 1 $flag --mode browser -c "$VUS1" -n "$VUS1" --think 3s \
+                --timeout 30s --url "$aurl" scenario counter)
+            b=$(peak "$HAMMER" -q -t 1 $flag --mode browser -c "$VUS2" -n "$VUS2" --think 3s \
+                --timeout 30s --url "$aurl" scenario counter)
+            awk -v p="$proto" -v a="$a" -v b="$b" -v n1="$VUS1" -v n2="$VUS2" \
+                'BEGIN { printf "rss %s %d %d %.2f\n", p, a, b, (b - a) / (n2 - n1) }' >>"$results"
+            tail -1 "$results"
+        done
+    done
+    for p in h1 h2; do
+        printf "%s: %d VUs %s KiB, %d VUs %s KiB, marginal per VU %s KiB\n" "$p" "$VUS1" \
+            "$(awk -v p="$p" '$1 == "rss" && $2 == p {print $3}' "$results" | stat)" "$VUS2" \
+            "$(awk -v p="$p" '$1 == "rss" && $2 == p {print $4}' "$results" | stat)" \
+            "$(awk -v p="$p" '$1 == "rss" && $2 == p {print $5}' "$results" | stat)"
+    done
+    echo "== 3b. paced browser VUs: $LAT_VUS VUs, $LAT_N actions, --think 20ms; latency in us"
+    lat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["latency_us"][sys.argv[2]][sys.argv[3]])' \
+        "$dir/l.json" "$1" "$2"; }
+    for ((r = 0; r < ROUNDS; r++)); do
+        for proto in h1 h2; do
+            flag=; [ "$proto" = h2 ] && flag=--http2
+            taskset -c 0 "$HAMMER" -q -t 1 $flag --mode browser -c "$LAT_VUS" -n "$LAT_N" \
+                --think 20ms --url "$aurl" --json "$dir/l.json" scenario counter >/dev/null 2>&1 || true
+            echo "lat $proto $(lat action p50) $(lat action p99) $(lat patch p50) $(lat patch p99)" >>"$results"
+            tail -1 "$results"
+        done
+    done
+    for p in h1 h2; do
+        printf "%s: action p50 %s p99 %s; action->patch p50 %s p99 %s\n" "$p" \
+            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $3}' "$results" | stat)" \
+            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $4}' "$results" | stat)" \
+            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $5}' "$results" | stat)" \
+            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $6}' "$results" | stat)"
+    done
+fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
