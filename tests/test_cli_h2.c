@@ -54,7 +54,7 @@ static bool port_open(int port)
     return ok;
 }
 
-static void wait_port(int port)
+static void wait_listening(int port)
 {
     for (int i = 0; i < 200; i++) {
         if (port_open(port)) return;
@@ -247,7 +247,7 @@ static pid_t start_app(int port, const char *a, const char *b, const char *c, co
         argv[n++] = (char *)extra[i];
     argv[n] = NULL;
     pid_t pid = start(argv);
-    wait_port(port);
+    wait_listening(port);
     return pid;
 }
 
@@ -297,9 +297,9 @@ static pid_t start_caddy(const char *exe, const char *cert, const char *key, int
                lb_tls, cert, key, app, lb_h2c, app, lb_up, app2);
     char *argv[] = {(char *)exe, "run", "--config", conf, "--adapter", "caddyfile", NULL};
     pid_t pid = start(argv);
-    wait_port(lb_tls);
-    wait_port(lb_h2c);
-    wait_port(lb_up);
+    wait_listening(lb_tls);
+    wait_listening(lb_h2c);
+    wait_listening(lb_up);
     return pid;
 }
 
@@ -371,7 +371,7 @@ static const char *part_sticky(void)
     char *app_argv[] = {(char *)bench_app, "--port", base_s, "--quiet", "--processes", "4", NULL};
     pid_t app = start(app_argv);
     for (int i = 0; i < 4; i++)
-        wait_port(base + i);
+        wait_listening(base + i);
     char conf[400];
     snprintf(conf, sizeof(conf), "%s/Caddyfile.sticky", tmpdir);
     write_file(conf,
@@ -382,7 +382,7 @@ static const char *part_sticky(void)
                lb, base, base + 1, base + 2, base + 3);
     char *caddy_argv[] = {exe, "run", "--config", conf, "--adapter", "caddyfile", NULL};
     pid_t caddy = start(caddy_argv);
-    wait_port(lb);
+    wait_listening(lb);
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", lb);
     char *args[] = {"--http2", "--url", url, "-c", "40", "-n", "2000", "scenario", "sticky", NULL};
@@ -423,8 +423,8 @@ static const char *part_nghttpd(void)
     char *a1[] = {exe, "--no-tls", "-d", www, p1s, NULL};
     char *a2[] = {exe, "-d", www, p2s, key, cert, NULL};
     pid_t s1 = start(a1), s2 = start(a2);
-    wait_port(p1);
-    wait_port(p2);
+    wait_listening(p1);
+    wait_listening(p2);
     for (int tls = 0; tls < 2; tls++) {
         snprintf(url, sizeof(url), "%s://127.0.0.1:%d/index.html", tls ? "https" : "http",
                  tls ? p2 : p1);

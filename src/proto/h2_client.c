@@ -652,10 +652,11 @@ static int get_link(hm_http_conn *c, int64_t deadline, h2_link **out)
         }
         h->connecting = true;
         hm_wg_add(&h->connect_wg, 1);
+        int64_t budget = deadline > 0 ? deadline - hm_now_ns() : 0;
         int rc = link_connect(h, c, deadline, &L);
         h->connect_gen++;
         h->connect_err = rc;
-        if (rc < 0) connect_words(c, rc, deadline > 0 ? deadline - hm_now_ns() : 0);
+        if (rc < 0) connect_words(c, rc, budget);
         h->connect_fail = c->fail;
         snprintf(h->connect_why, sizeof(h->connect_why), "%s", c->why);
         if (rc == 0) h->link = L;
@@ -761,7 +762,7 @@ static int stream_submit(h2_link *L, hm_h2_stream *s)
     s->done = s->got_head = s->refused = s->closed = false;
     s->err = 0;
     s->fail = HM_FAIL_NONE;
-    s->why = NULL;
+    s->why[0] = 0;
     s->status = 0;
     s->body_off = 0;
     void *tok;
@@ -845,7 +846,7 @@ static int run_stream(hm_http_conn *c, const char *req, size_t len, bool idempot
     bool retried = false;
 again:;
     hm_http_resp_begin(&c->resp, head);
-    h2_link *L;
+    h2_link *L = NULL;
     int rc = get_link(c, deadline, &L);
     if (rc < 0) return rc; /* get_link said why */
     rc = stream_submit(L, s);
