@@ -7,10 +7,10 @@ hm_engine_test(h2_client SOURCES test_h2_client.c h2_test_server.c LIBS ba_test_
 # that part skipped: every php-via scenario in both load models over h2c
 # (embedded) and h2 (TLS), through Caddy, sticky through Caddy, get against
 # nghttpd.
-add_executable(test_cli_h2 test_cli_h2.c)
-target_link_libraries(test_cli_h2 PRIVATE hm_flags hm_base PkgConfig::JANSSON)
+add_executable(test_cli_h2 test_cli_h2.c h2_test_server.c)
+target_link_libraries(test_cli_h2 PRIVATE hm_flags hm_base PkgConfig::JANSSON PkgConfig::NGHTTP2)
 target_include_directories(test_cli_h2 PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-foreach(part embedded tls caddy sticky nghttpd)
+foreach(part embedded tls caddy sticky nghttpd misbehave)
   add_test(NAME cli_h2_${part}
     COMMAND test_cli_h2 $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>
       ${CMAKE_SOURCE_DIR}/scripts/gen-test-cert.sh $<TARGET_FILE:hammer_plugin_double_click>

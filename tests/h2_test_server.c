@@ -118,9 +118,32 @@ static void answer_ok(sconn *c, stream *s)
     respond(c, s, "200", extra, 4, body, 5);
 }
 
+/* Whether path was asked for before (a few distinct paths are tracked). */
+static bool seen_before(const char *path)
+{
+    static char seen[16][256];
+    for (size_t i = 0; i < 16; i++) {
+        if (!strcmp(seen[i], path)) return true;
+        if (!seen[i][0]) {
+            snprintf(seen[i], sizeof(seen[i]), "%s", path);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void answer(sconn *c, stream *s)
 {
     const char *p = s->path;
+    /* /first-ok-TAG/PATH: the first request as /ok (a client's reachability
+     * check passes), every later one as /PATH. */
+    if (!strncmp(p, "/first-ok-", 10) && strchr(p + 10, '/')) {
+        if (!seen_before(p)) {
+            answer_ok(c, s);
+            return;
+        }
+        p = strchr(p + 10, '/');
+    }
     if (!strcmp(p, "/ok")) {
         answer_ok(c, s);
     } else if (!strcmp(p, "/echo")) {
@@ -147,6 +170,10 @@ static void answer(sconn *c, stream *s)
         } else {
             answer_ok(c, s);
         }
+    } else if (!strcmp(p, "/goaway-calm")) {
+        /* The stream is within the GOAWAY, so not refused: it dies with the connection. */
+        nghttp2_submit_goaway(c->ng, 0, s->id, NGHTTP2_ENHANCE_YOUR_CALM, NULL, 0);
+        c->close_after_flush = true;
     } else if (!strcmp(p, "/reset")) {
         nghttp2_submit_rst_stream(c->ng, 0, s->id, NGHTTP2_INTERNAL_ERROR);
     } else if (!strcmp(p, "/close")) {

@@ -11,6 +11,8 @@
  *   /refuse-once   RST_STREAM REFUSED_STREAM the first time, then as /ok
  *   /goaway-once   GOAWAY naming the previous stream the first time, then
  *                  closes that connection; later as /ok
+ *   /goaway-calm   GOAWAY ENHANCE_YOUR_CALM that includes the stream, then
+ *                  closes the connection without answering it
  *   /reset         RST_STREAM INTERNAL_ERROR
  *   /close         the response head, then the connection closes
  *   /garbage       a frame HTTP/2 forbids (HEADERS on stream 0)
@@ -18,6 +20,8 @@
  *   /ping          a PING first; the answer ("acked") once its ACK is back
  *   /sse           200, then "data: n\n\n" every 20 ms, never ending
  *   /early-100     a 103 Early Hints head, then as /ok
+ *   /first-ok-TAG/PATH  as /ok the first time (a reachability check
+ *                  passes), then as /PATH
  *   anything else  404
  *
  * Counters the test reads back through /stats (a JSON object): connections

@@ -11,8 +11,12 @@
  *   caddy     through Caddy (skips, 77, when caddy is not installed)
  *   sticky    sticky over HTTP/2 through Caddy's cookie affinity (skips
  *             likewise): honoured 100%, ignored (--no-cookies) it fails
- *   nghttpd   get against nghttpd, h2c and h2 (skips without nghttpd) */
+ *   nghttpd   get against nghttpd, h2c and h2 (skips without nghttpd)
+ *   misbehave get against an h2c server of the test's own that resets,
+ *             sends GOAWAY, closes, breaks the protocol or stays silent:
+ *             each failure counted by kind, with its reason (never skips) */
 #include "base/hm_base.h"
+#include "h2_test_server.h"
 #include "run_util.h"
 
 #include <stdarg.h>
@@ -443,6 +447,59 @@ static const char *part_nghttpd(void)
     return NULL;
 }
 
+static const char *reason_of(json_t *j, const char *kind)
+{
+    const char *r = json_string_value(
+        json_object_get(json_object_get(json_object_get(j, "error_reasons"), kind), "reason"));
+    return r ? r : "";
+}
+
+/* get against a server that misbehaves after answering the reachability
+ * check (h2_test_server.c): each kind of HTTP/2 failure counted under its
+ * error kind, with its reason in words. */
+static void part_misbehave(void)
+{
+    h2ts srv;
+    h2ts_start(&srv);
+    char url[128];
+    typedef struct {
+        const char *path, *kind, *reason, *timeout;
+    } bad;
+    static const bad cases[] = {
+        {"reset", "reset", "RST_STREAM INTERNAL_ERROR", NULL},
+        {"goaway-calm", "closed", "GOAWAY ENHANCE_YOUR_CALM", NULL},
+        {"close", "closed", "closed", NULL},
+        {"garbage", "protocol", "", NULL},
+        {"silent", "timeout", "within 0.3 s", "300ms"},
+    };
+    for (size_t i = 0; i < HM_ARRAY_LEN(cases); i++) {
+        const bad *b = &cases[i];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/first-ok-%zu/%s", srv.port, i, b->path);
+        char *args[] = {"--http2", "--url",     url,       "-c", "2", "-n", "6",
+                        "--timeout", b->timeout ? (char *)b->timeout : "10s", "scenario", "get",
+                        NULL};
+        json_t *j = hammer_json(1, args);
+        char key[64];
+        snprintf(key, sizeof(key), "errors.%s", b->kind);
+        ASSERT_EQ(json_int_at(j, key), 6);
+        ASSERT_EQ(json_int_at(j, "actions.ok"), 0);
+        const char *why = reason_of(j, b->kind);
+        if (!why[0] || !strstr(why, b->reason))
+            HM_FAIL_("%s: reason '%s' does not say '%s'", b->path, why, b->reason);
+        printf("misbehaving h2c server, /%s: 6 errors of kind %s, reason \"%s\": ok\n", b->path,
+               b->kind, why);
+        json_decref(j);
+    }
+    /* Misbehaving from the start: unreachable, saying why. */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/reset", srv.port);
+    char *argv[] = {(char *)hammer, "--http2", "--url", url, "-n", "5", "scenario", "get", NULL};
+    proc p;
+    ASSERT_EQ(proc_run(&p, argv, 30), 2);
+    ASSERT(strstr(p.out, "RST_STREAM INTERNAL_ERROR"));
+    h2ts_stop(&srv);
+    printf("misbehaving h2c server from the first request: exit 2, said why: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 6) HM_FAIL_("usage: %s HAMMER BENCH_APP GEN_CERT PLUGIN PART", argv[0]);
@@ -469,6 +526,8 @@ int main(int argc, char **argv)
         skipped = part_sticky();
     else if (!strcmp(part, "nghttpd"))
         skipped = part_nghttpd();
+    else if (!strcmp(part, "misbehave"))
+        part_misbehave();
     else
         HM_FAIL_("unknown part %s", part);
     if (skipped) HM_SKIP("%s", skipped);

@@ -208,8 +208,14 @@ static void reader_main(void *arg)
         if (n == -ECANCELED) continue;
         if (n <= 0) {
             int err = n == 0 ? -HM_ECLOSED : (int)n;
-            link_die(L, err, classify(err),
-                     n == 0 ? "the server closed the HTTP/2 connection" : NULL);
+            char why[160];
+            if (L->goaway && L->goaway_code != NGHTTP2_NO_ERROR)
+                snprintf(why, sizeof(why), "the server ended the HTTP/2 connection (GOAWAY %s)",
+                         nghttp2_http2_strerror(L->goaway_code));
+            else
+                snprintf(why, sizeof(why), "the server closed the HTTP/2 connection%s",
+                         L->goaway ? " after its GOAWAY" : "");
+            link_die(L, err, classify(err), n == 0 || L->goaway ? why : NULL);
             break;
         }
         L->bytes_read += (uint64_t)n;
