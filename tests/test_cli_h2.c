@@ -462,15 +462,18 @@ static void part_misbehave(void)
     h2ts srv;
     h2ts_start(&srv);
     char url[128];
+    /* also: a second kind the failure may take. The server closes right
+     * after the head; bytes of ours it has not read yet (a WINDOW_UPDATE)
+     * make its kernel answer with a reset instead of a clean close. */
     typedef struct {
-        const char *path, *kind, *reason, *timeout;
+        const char *path, *kind, *reason, *timeout, *also;
     } bad;
     static const bad cases[] = {
-        {"reset", "reset", "RST_STREAM INTERNAL_ERROR", NULL},
-        {"goaway-calm", "closed", "GOAWAY ENHANCE_YOUR_CALM", NULL},
-        {"close", "closed", "closed", NULL},
-        {"garbage", "protocol", "", NULL},
-        {"silent", "timeout", "within 0.3 s", "300ms"},
+        {"reset", "reset", "RST_STREAM INTERNAL_ERROR", NULL, NULL},
+        {"goaway-calm", "closed", "GOAWAY ENHANCE_YOUR_CALM", NULL, "reset"},
+        {"close", "closed", "closed", NULL, "reset"},
+        {"garbage", "protocol", "", NULL, NULL},
+        {"silent", "timeout", "within 0.3 s", "300ms", NULL},
     };
     for (size_t i = 0; i < HM_ARRAY_LEN(cases); i++) {
         const bad *b = &cases[i];
@@ -481,13 +484,22 @@ static void part_misbehave(void)
         json_t *j = hammer_json(1, args);
         char key[64];
         snprintf(key, sizeof(key), "errors.%s", b->kind);
-        ASSERT_EQ(json_int_at(j, key), 6);
+        long long n = json_int_at(j, key), also = 0;
+        if (b->also) {
+            snprintf(key, sizeof(key), "errors.%s", b->also);
+            also = json_int_at(j, key);
+        }
+        if (also < 0) also = 0;
+        ASSERT_EQ(n + also, 6);
+        ASSERT_EQ(json_int_at(j, "actions.failed"), 6);
         ASSERT_EQ(json_int_at(j, "actions.ok"), 0);
-        const char *why = reason_of(j, b->kind);
-        if (!why[0] || !strstr(why, b->reason))
+        /* All of them reset (possible, if unlikely): that reason says so. */
+        const char *why = n ? reason_of(j, b->kind) : reason_of(j, b->also);
+        if (!why[0] || (n && !strstr(why, b->reason)))
             HM_FAIL_("%s: reason '%s' does not say '%s'", b->path, why, b->reason);
-        printf("misbehaving h2c server, /%s: 6 errors of kind %s, reason \"%s\": ok\n", b->path,
-               b->kind, why);
+        printf("misbehaving h2c server, /%s: %lld errors of kind %s (%lld %s), reason \"%s\": "
+               "ok\n",
+               b->path, n, b->kind, also, b->also ? b->also : "-", why);
         json_decref(j);
     }
     /* Misbehaving from the start: unreachable, saying why. */

@@ -3,6 +3,7 @@
  * for readiness after EAGAIN, so no readiness edge can be missed. */
 #include "engine/internal.h"
 
+#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -34,7 +35,20 @@ static int ep_poll(hm_loop *loop, int64_t timeout_ns)
         ts.tv_nsec = timeout_ns % 1000000000;
         tsp = &ts;
     }
-    int n = epoll_pwait2(loop->epfd, evs, (int)HM_ARRAY_LEN(evs), tsp, NULL);
+    /* epoll_pwait2 (Linux 5.11) waits to the nanosecond; without it (older
+     * kernels, valgrind) epoll_wait, rounded up to the millisecond. */
+    static _Atomic bool no_pwait2;
+    int n = -1;
+    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+        n = epoll_pwait2(loop->epfd, evs, (int)HM_ARRAY_LEN(evs), tsp, NULL);
+        if (n < 0 && errno == ENOSYS) atomic_store(&no_pwait2, true);
+    }
+    if (atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+        int ms = timeout_ns < 0 ? -1
+                 : timeout_ns > (int64_t)INT32_MAX * 1000000 ? INT32_MAX
+                                                             : (int)((timeout_ns + 999999) / 1000000);
+        n = epoll_wait(loop->epfd, evs, (int)HM_ARRAY_LEN(evs), ms);
+    }
     if (n < 0) return -errno;
     for (int i = 0; i < n; i++) {
         hm_sock *s = evs[i].data.ptr;

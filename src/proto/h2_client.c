@@ -84,6 +84,11 @@ struct hm_h2_stream {
     int32_t id;
     hm_chan *wake;
     bool done, got_head, refused, streaming;
+    bool expired; /* its deadline passed (the sweeper failed it) */
+    /* On the thread's deadline list while a deadline bounds its wait. */
+    int64_t deadline;
+    bool timed;
+    hm_h2_stream *tprev, *tnext;
     bool closed; /* nghttp2 closed the stream: no frame of it comes any more */
     int err;
     hm_fail_kind fail;
@@ -116,6 +121,102 @@ static hm_fail_kind classify(int err)
     default:
         return HM_FAIL_OTHER;
     }
+}
+
+/* ---- deadlines ------------------------------------------------------------------
+ *
+ * A stream's wait is bounded by its deadline, but not through a timer of
+ * its own: arming and disarming one per request was the costliest thing
+ * hammer did per request after nghttp2 itself (a heap of hundreds of
+ * timers, a cache miss at each level). The streams of a thread's loop that
+ * wait with a deadline are on one list instead, and one sweeper coroutine
+ * sleeps until the earliest of them and fails those whose deadline passed
+ * (as timeouts; their waiters reset them). Nearly every deadline is "now +
+ * --timeout", so the sweeper wakes about once per timeout; a stream whose
+ * deadline is earlier than the sweeper's plan wakes it to plan again. The
+ * sweeper leaves when the list empties (a loop runs until its coroutines
+ * end), woken for that by the last stream off it. */
+typedef struct deadline_list {
+    hm_h2_stream *head, *tail;
+    hm_coro *sweeper;
+    hm_chan *kick;
+    int64_t planned; /* when the sweeper wakes (0: it is not asleep on one) */
+} deadline_list;
+static _Thread_local deadline_list deadlines;
+
+static void stream_fail(hm_h2_stream *s, int err, hm_fail_kind kind, const char *why);
+
+static void deadline_remove(hm_h2_stream *s)
+{
+    if (!s->timed) return;
+    deadline_list *d = &deadlines;
+    if (s->tprev)
+        s->tprev->tnext = s->tnext;
+    else
+        d->head = s->tnext;
+    if (s->tnext)
+        s->tnext->tprev = s->tprev;
+    else
+        d->tail = s->tprev;
+    s->tprev = s->tnext = NULL;
+    s->timed = false;
+    /* The last one off: the sweeper must not hold the loop until its plan. */
+    if (!d->head && d->planned) hm_chan_try_push(d->kick, d);
+}
+
+static void sweeper_main(void *arg)
+{
+    (void)arg;
+    deadline_list *d = &deadlines;
+    while (d->head) {
+        int64_t now = hm_now_ns(), next = INT64_MAX;
+        for (hm_h2_stream *s = d->head, *n; s; s = n) {
+            n = s->tnext;
+            if (s->deadline <= now) {
+                deadline_remove(s);
+                s->expired = true;
+                stream_fail(s, -ETIMEDOUT, HM_FAIL_TIMEOUT, NULL);
+            } else if (s->deadline < next) {
+                next = s->deadline;
+            }
+        }
+        if (!d->head) break;
+        d->planned = next;
+        void *tok;
+        /* A kick (plan again), the time, or an interrupt: look again
+         * either way (an abort's waiters leave, and the list empties). */
+        if (hm_chan_pop(d->kick, &tok, next) == -ECANCELED) hm_coro_yield();
+        d->planned = 0;
+        /* Emptied: a request that follows at once (a VU's next) keeps
+         * this sweeper instead of spawning another. */
+        if (!d->head) hm_coro_yield();
+    }
+    d->sweeper = NULL;
+    hm_chan_destroy(d->kick);
+    d->kick = NULL;
+}
+
+/* s waits until its deadline at the latest (none: 0). 0 or -ENOMEM. */
+static int deadline_add(hm_h2_stream *s, int64_t deadline)
+{
+    if (deadline <= 0) return 0;
+    deadline_list *d = &deadlines;
+    if (!d->sweeper) {
+        if (!d->kick && hm_chan_create(&d->kick, 1) < 0) return -ENOMEM;
+        if (hm_coro_spawn(NULL, sweeper_main, NULL, &d->sweeper) < 0) return -ENOMEM;
+    } else if (d->planned && deadline < d->planned) {
+        hm_chan_try_push(d->kick, d); /* -EAGAIN: already kicked */
+    }
+    s->deadline = deadline;
+    s->timed = true;
+    s->tnext = NULL;
+    s->tprev = d->tail;
+    if (d->tail)
+        d->tail->tnext = s;
+    else
+        d->head = s;
+    d->tail = s;
+    return 0;
 }
 
 /* ---- links: lifetime ------------------------------------------------------ */
@@ -358,10 +459,14 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user
         if (s->status >= 200) {
             s->got_head = true;
             /* Evidence as HTTP/1.1 keeps its status line: the frames are binary. */
+            _Static_assert(HM_EVIDENCE_BYTES >= 12, "room for HTTP/2 NNN");
             hm_http_conn *c = s->c;
-            c->head_len = (size_t)snprintf(c->head, sizeof(c->head), "HTTP/2 %d\r\n", s->status);
-            if (c->head_len >= sizeof(c->head)) c->head_len = sizeof(c->head) - 1;
-            if (s->streaming) hm_chan_try_push(s->wake, s); /* it drops the header deadline */
+            memcpy(c->head, "HTTP/2 000\r\n", 12);
+            c->head[7] = (char)('0' + s->status / 100 % 10);
+            c->head[8] = (char)('0' + s->status / 10 % 10);
+            c->head[9] = (char)('0' + s->status % 10);
+            c->head_len = 12;
+            if (s->streaming) deadline_remove(s); /* the header deadline is met */
         } else {
             s->status = 0; /* informational: the answer follows */
         }
@@ -765,7 +870,7 @@ static int prepare_request(hm_h2_stream *s, const hm_http_target *t, const char 
  * streams (ids spent, a GOAWAY in between), -ENOMEM. */
 static int stream_submit(h2_link *L, hm_h2_stream *s)
 {
-    s->done = s->got_head = s->refused = s->closed = false;
+    s->done = s->got_head = s->refused = s->closed = s->expired = false;
     s->err = 0;
     s->fail = HM_FAIL_NONE;
     s->why[0] = 0;
@@ -865,16 +970,32 @@ again:;
         c->fail = HM_FAIL_OTHER;
         return rc;
     }
+    if (deadline_add(s, deadline) < 0) {
+        stream_detach(s, true);
+        c->fail = HM_FAIL_OTHER;
+        return -ENOMEM;
+    }
+    bool stop_seen = false;
     while (!s->done) {
         void *tok;
-        rc = hm_chan_pop(s->wake, &tok, streaming && s->got_head ? 0 : deadline);
+        rc = hm_chan_pop(s->wake, &tok, 0); /* the sweeper keeps the deadline */
         if (rc < 0 && !s->done) {
-            stream_detach(s, true); /* -ETIMEDOUT or -ECANCELED: the stream is reset */
+            /* The first Ctrl-C (STOP) lets a request in flight finish
+             * within its deadline, as a socket operation would; a second
+             * cancel (abort, or a cancel of the coroutine) ends it. */
+            if (rc == -ECANCELED && !streaming && deadline > 0 && !stop_seen &&
+                hm_interrupt_current() == HM_INTERRUPT_STOP) {
+                stop_seen = true;
+                continue;
+            }
+            deadline_remove(s);
+            stream_detach(s, true); /* cancelled: the stream is reset */
             c->fail = classify(rc);
             return stream_words(c, rc, NULL, budget, s->got_head);
         }
     }
-    stream_detach(s, false);
+    deadline_remove(s);
+    stream_detach(s, s->expired); /* expired: reset, as its waiter gave up */
     if (s->err) {
         /* Never processed (refused), or an idempotent request whose
          * connection died before any answer: once more, on a fresh link. */
@@ -931,6 +1052,7 @@ void hm_h2_conn_release(hm_http_conn *c)
 {
     hm_h2_stream *s = c->h2s;
     if (s) {
+        deadline_remove(s);
         stream_detach(s, true);
         hm_chan_destroy(s->wake);
         hm_http_req_free(&s->req);
