@@ -47,6 +47,10 @@ struct hm_h2_conn {
     hm_fail_kind connect_fail;
     char connect_why[160];
     uint64_t connects;
+    /* Started streams (hm_h2_start) that are done, in the order they
+     * finished, for hm_h2_wait_done; done_kick wakes its waiter. */
+    hm_h2_stream *done_head, *done_tail;
+    hm_chan *done_kick;
 };
 
 struct h2_link {
@@ -85,6 +89,11 @@ struct hm_h2_stream {
     hm_chan *wake;
     bool done, got_head, refused, streaming;
     bool expired; /* its deadline passed (the sweeper failed it) */
+    /* Started by hm_h2_start: when done it goes on its handle's done list
+     * (nobody waits on wake); the exchange's options, kept for a re-send. */
+    bool async, on_done, retried, idempotent, head;
+    int64_t xdeadline, budget;
+    hm_h2_stream *done_next;
     /* On the thread's deadline list while a deadline bounds its wait. */
     int64_t deadline;
     bool timed;
@@ -263,7 +272,34 @@ static void stream_fail(hm_h2_stream *s, int err, hm_fail_kind kind, const char 
         snprintf(s->why, sizeof(s->why), "%s", why);
     else
         s->why[0] = 0;
-    hm_chan_try_push(s->wake, s);
+    if (!s->async) {
+        hm_chan_try_push(s->wake, s);
+        return;
+    }
+    hm_h2_conn *h = s->c->h2;
+    s->on_done = true;
+    s->done_next = NULL;
+    if (h->done_tail)
+        h->done_tail->done_next = s;
+    else
+        h->done_head = s;
+    h->done_tail = s;
+    hm_chan_try_push(h->done_kick, h); /* -EAGAIN: already kicked */
+}
+
+/* s leaves its handle's done list (its conn is released unawaited). */
+static void done_unlink(hm_h2_stream *s)
+{
+    if (!s->on_done) return;
+    hm_h2_conn *h = s->c->h2;
+    hm_h2_stream **pp = &h->done_head, *prev = NULL;
+    while (*pp && *pp != s) {
+        prev = *pp;
+        pp = &(*pp)->done_next;
+    }
+    if (*pp) *pp = s->done_next;
+    if (h->done_tail == s) h->done_tail = prev;
+    s->on_done = false;
 }
 
 /* The handle lets its current link go: new streams make another. */
@@ -954,6 +990,7 @@ static int run_stream(hm_http_conn *c, const char *req, size_t len, bool idempot
         return -EINVAL;
     }
     s->streaming = streaming;
+    s->async = false;
     bool retried = false;
 again:;
     hm_http_resp_begin(&c->resp, head);
@@ -1036,6 +1073,106 @@ int hm_h2_exchange_stream(hm_http_conn *c, const char *req, size_t len, int64_t 
     return rc;
 }
 
+/* ---- started streams: many on one coroutine ------------------------------------ */
+
+/* One attempt of s's exchange: a link, the stream on it, its deadline. */
+static int start_attempt(hm_http_conn *c, hm_h2_stream *s)
+{
+    for (;;) {
+        hm_http_resp_begin(&c->resp, s->head);
+        h2_link *L = NULL;
+        int rc = get_link(c, s->xdeadline, &L);
+        if (rc < 0) return rc; /* get_link said why */
+        rc = stream_submit(L, s);
+        if (rc == -EAGAIN && !s->retried) { /* the link is spent: the next one takes it */
+            s->retried = true;
+            link_retire(L);
+            continue;
+        }
+        if (rc == 0) rc = deadline_add(s, s->xdeadline);
+        if (rc < 0) {
+            stream_detach(s, true);
+            c->fail = HM_FAIL_OTHER;
+            snprintf(c->why, sizeof(c->why), "%s", hm_strerror(rc));
+        }
+        return rc;
+    }
+}
+
+int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o)
+{
+    c->fail = HM_FAIL_NONE;
+    c->why[0] = 0;
+    c->head_len = 0;
+    c->resp_bytes = 0;
+    c->body_bytes = 0;
+    c->connect_ns = 0;
+    c->tls_ns = 0;
+    hm_h2_conn *h = c->h2;
+    hm_h2_stream *s = stream_state(c);
+    if (!h || !s || (!h->done_kick && hm_chan_create(&h->done_kick, 1) < 0)) {
+        c->fail = HM_FAIL_OTHER;
+        snprintf(c->why, sizeof(c->why), "%s", h ? "out of memory" : "no shared HTTP/2 connection");
+        return h ? -ENOMEM : -EINVAL;
+    }
+    if (prepare_request(s, c->target, req, len) < 0) {
+        c->fail = HM_FAIL_OTHER;
+        snprintf(c->why, sizeof(c->why), "the request cannot be sent over HTTP/2");
+        return -EINVAL;
+    }
+    hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
+    s->async = true;
+    s->streaming = false;
+    s->retried = false;
+    s->idempotent = o->idempotent;
+    s->head = o->head;
+    s->xdeadline = o->deadline;
+    s->budget = o->deadline > 0 ? o->deadline - hm_now_ns() : 0;
+    return start_attempt(c, s);
+}
+
+int hm_h2_wait_done(hm_h2_conn *h, hm_http_conn **out)
+{
+    bool stop_seen = false;
+    while (!h->done_head) {
+        void *tok;
+        int rc = hm_chan_pop(h->done_kick, &tok, 0); /* the sweeper keeps the deadlines */
+        /* The first Ctrl-C lets the streams in flight finish (see run_stream). */
+        if (rc == -ECANCELED && !stop_seen && hm_interrupt_current() == HM_INTERRUPT_STOP) {
+            stop_seen = true;
+            continue;
+        }
+        if (rc < 0) return rc;
+    }
+    hm_h2_stream *s = h->done_head;
+    h->done_head = s->done_next;
+    if (!h->done_head) h->done_tail = NULL;
+    s->on_done = false;
+    *out = s->c;
+    return 0;
+}
+
+int hm_h2_finish(hm_http_conn *c)
+{
+    hm_h2_stream *s = c->h2s;
+    deadline_remove(s);
+    stream_detach(s, s->expired);
+    if (!s->err) return 0;
+    /* As run_stream: refused, or idempotent and its connection died
+     * before any answer: once more, on a fresh link. */
+    bool again_ok = !s->retried && (s->refused || (s->idempotent && !s->got_head &&
+                                                   (s->fail == HM_FAIL_CLOSED ||
+                                                    s->fail == HM_FAIL_RESET)));
+    if (again_ok) {
+        s->retried = true;
+        c->retries++;
+        int rc = start_attempt(c, s);
+        return rc < 0 ? rc : -EINPROGRESS;
+    }
+    c->fail = s->fail;
+    return stream_words(c, s->err, s->why, s->budget, s->got_head);
+}
+
 const hm_tls *hm_h2_conn_tls(const hm_http_conn *c)
 {
     return c->h2 ? c->h2->tls : NULL;
@@ -1053,6 +1190,7 @@ void hm_h2_conn_release(hm_http_conn *c)
     hm_h2_stream *s = c->h2s;
     if (s) {
         deadline_remove(s);
+        if (c->h2) done_unlink(s);
         stream_detach(s, true);
         hm_chan_destroy(s->wake);
         hm_http_req_free(&s->req);
@@ -1093,6 +1231,7 @@ void hm_h2_conn_free(hm_h2_conn *h)
         }
     }
     hm_tls_free(h->tls);
+    hm_chan_destroy(h->done_kick);
     hm_free(h);
 }
 

@@ -55,6 +55,29 @@ int hm_h2_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_x
 /* hm_http_conn_stream over HTTP/2. */
 int hm_h2_exchange_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                           hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
+/* ---- started streams: one coroutine drives many (get's fast path) ----
+ *
+ * hm_http_conn_exchange waits for its stream on the coroutine that sent
+ * it, so --streams N costs N coroutines per connection and a switch into
+ * one per response. A caller that drives all the streams of a shared
+ * handle (hm_http_conn_init_shared) from one coroutine starts them, waits
+ * for whichever is done, and finishes it, as h2load does on its event
+ * loop. A conn has at most one stream in flight. */
+
+/* Starts c's request as a stream (c shares a handle); returns without
+ * waiting for the answer, or a negative error with c->fail and c->why
+ * (nothing started). */
+int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o);
+/* Waits until a stream started on h is done; *out its conn, for
+ * hm_h2_finish. The first Ctrl-C does not end the wait; -ECANCELED after
+ * that (or on an abort). */
+int hm_h2_wait_done(hm_h2_conn *h, hm_http_conn **out);
+/* The outcome of c's done stream, as hm_http_conn_exchange's: 0 (c->resp
+ * holds the answer) or a negative error with c->fail and c->why; or
+ * -EINPROGRESS when the stream was sent again (refused, or its connection
+ * died before any answer) and is to be waited for once more. */
+int hm_h2_finish(hm_http_conn *c);
+
 /* The TLS state of the connection c's last request made, or NULL. */
 const hm_tls *hm_h2_conn_tls(const hm_http_conn *c);
 /* hm_http_conn_close / hm_http_conn_free over HTTP/2: c's own connection

@@ -77,6 +77,94 @@ static void getter_coro(void *p)
     hm_free(g);
 }
 
+/* Starts c's next request unless the run is over (then true). A request
+ * that cannot start (no connection) is accounted for at once, and the
+ * next one tried. */
+static bool pump_send(get_run *run, const hm_request *rq, hm_thread_stats *st, hm_http_conn *c,
+                      int64_t *t0, int *in_flight)
+{
+    const hm_options *o = run->o;
+    for (;;) {
+        if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) return true;
+        int64_t seq = atomic_fetch_add(&run->next_seq, 1);
+        if (!hm_budget_allows(o, seq, run->t_start)) return true;
+        *t0 = hm_now_ns();
+        hm_http_xopts xo = {.idempotent = rq->idempotent,
+                            .head = rq->head,
+                            .discard_body = true,
+                            .deadline = *t0 + rq->timeout_ns};
+        hm_thread_stats_in_flight(st, 1);
+        int rc = hm_h2_start(c, rq->req, rq->len, &xo);
+        if (rc == 0) {
+            (*in_flight)++;
+            return false;
+        }
+        int status;
+        if (hm_request_account(c, rq, st, &run->live, rc, *t0, &status)) return true;
+        if (c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000); /* as hm_request_send */
+    }
+}
+
+/* Over HTTP/2 without -R, one coroutine drives a connection's --streams
+ * streams (hm_h2_start, hm_h2_wait_done, hm_h2_finish), as h2load drives
+ * them from its event loop: no coroutine per stream, and no switch per
+ * response, which cost hammer more CPU per request than h2load (stacks
+ * and waits touched per request: docs/PERFORMANCE.md, "HTTP/2"). */
+static void pump_coro(void *p)
+{
+    getter *g = p;
+    get_run *run = g->run;
+    const hm_options *o = run->o;
+    hm_thread_stats *st = &run->stats[g->thread];
+    hm_h2_conn *h2 = g->gc->h2;
+    int n = o->streams;
+    hm_http_conn *cs = hm_calloc((size_t)n, sizeof(*cs));
+    int64_t *t0 = hm_calloc((size_t)n, sizeof(*t0));
+    char where[96];
+    snprintf(where, sizeof(where), "%s %.60s, connection %d", o->method ? o->method : "GET",
+             o->target_path ? o->target_path : "/", g->index);
+    hm_request rq = {.req = run->req,
+                     .len = run->req_len,
+                     .idempotent = run->idempotent,
+                     .head = run->head,
+                     .discard_body = true,
+                     .timeout_ns = o->timeout_ns,
+                     .where = where};
+    int in_flight = 0;
+    if (cs && t0) {
+        for (int k = 0; k < n; k++)
+            hm_http_conn_init_shared(&cs[k], &o->target, NULL, h2);
+        hm_gauge_vus(o, n);
+        bool stop = false;
+        for (int k = 0; k < n && !stop; k++)
+            stop = pump_send(run, &rq, st, &cs[k], &t0[k], &in_flight);
+        while (in_flight > 0) {
+            hm_http_conn *c;
+            if (hm_h2_wait_done(h2, &c) < 0) break; /* aborted: the rest is not counted */
+            int rc = hm_h2_finish(c);
+            if (rc == -EINPROGRESS) continue; /* sent again */
+            in_flight--;
+            int status;
+            size_t k = (size_t)(c - cs);
+            if (hm_request_account(c, &rq, st, &run->live, rc, t0[k], &status)) stop = true;
+            if (!stop && rc < 0 && c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+            if (!stop) stop = pump_send(run, &rq, st, c, &t0[k], &in_flight);
+        }
+        hm_thread_stats_in_flight(st, -in_flight);
+        for (int k = 0; k < n; k++) {
+            hm_thread_stats_add_conn(st, &cs[k]);
+            hm_http_conn_free(&cs[k]);
+        }
+        hm_gauge_vus(o, -n);
+    }
+    hm_free(cs);
+    hm_free(t0);
+    hm_h2_conn_free(h2);
+    hm_free(g->gc);
+    if (atomic_fetch_sub(&run->workers_left, n) == n) run->t_end = hm_now_ns();
+    hm_free(g);
+}
+
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     get_run *run = arg;
@@ -91,6 +179,12 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
         if (!gc) break;
         gc->users = streams;
         if (o->http2) hm_h2_conn_create(&gc->h2, &o->target); /* NULL: each its own */
+        if (gc->h2 && o->rate <= 0) {
+            getter *g = hm_alloc(sizeof(*g));
+            *g = (getter){run, idx, first + i, gc};
+            hm_coro_spawn(loop, pump_coro, g, NULL);
+            continue;
+        }
         for (int k = 0; k < streams; k++) {
             getter *g = hm_alloc(sizeof(*g));
             *g = (getter){run, idx, first + i, gc};

@@ -178,6 +178,12 @@ typedef struct hm_request {
  * when the run should stop. */
 bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
                      int *status);
+/* hm_request_send's accounting, for a caller that sent the request itself
+ * (get over HTTP/2 drives many streams from one coroutine): rc is the
+ * exchange's result, t0 when it was sent (hm_thread_stats_in_flight(st, 1)
+ * then), and no pacing after a refused connect (the caller's). */
+bool hm_request_account(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st,
+                        hm_liveness *live, int rc, int64_t t0, int *status);
 
 /* The first example of c's last outcome into st, when it was a failure
  * (rc < 0: c->fail with c->why and the response's first bytes) or a non-2xx
