@@ -2,9 +2,11 @@
 # HTTP/2 (issue 17), three parts:
 #  1. `hammer get --http2` vs `h2load` against nghttpd (h2c, a 13-byte
 #     file): client on CPU 0, nghttpd on CPU 1, one client thread, CONNS
-#     connections x STREAMS streams each, DURATION seconds a run, the two
-#     tools interleaved (the order swaps each round), ROUNDS rounds.
-#     Requests/s and client CPU us per request (user+sys, /usr/bin/time).
+#     connections x STREAMS streams each, REQS requests a run (the same
+#     work for both; a fixed duration would leave each tool's start-up and
+#     end in a different share), the two tools interleaved (the order
+#     swaps each round), ROUNDS rounds. Requests/s and client CPU us per
+#     request (user+sys of the whole process, /usr/bin/time).
 #  2. The same load under callgrind, N requests each (epoll for hammer, as
 #     valgrind has no io_uring): instructions per request, which the
 #     machine's load cannot move.
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 HAMMER=${HAMMER:-build/bin/hammer}
 APP=${APP:-build/bin/bench_app}
 ROUNDS=${ROUNDS:-5}
-DURATION=${DURATION:-5}
+REQS=${REQS:-300000}
 CONNS=${CONNS:-20}
 STREAMS=${STREAMS:-10}
 N=${N:-50000}
@@ -61,14 +63,14 @@ run_tool() { # tool -> appends "tool rps cpu_us_per_req"
     case $tool in
     hammer)
         taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
-            "$HAMMER" -q -t 1 --http2 -c "$CONNS" --streams "$STREAMS" -d "${DURATION}s" \
+            "$HAMMER" -q -t 1 --http2 -c "$CONNS" --streams "$STREAMS" -n "$REQS" \
             --url "$url" --json "$dir/h.json" scenario get >"$out" 2>&1 || true
         reqs=$(grep -o '"sent": [0-9]*' "$dir/h.json" | grep -o '[0-9]*$')
         rps=$(grep -o '"throughput_rps": [0-9.e+]*' "$dir/h.json" | awk '{print $2}')
         ;;
     h2load)
         taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
-            h2load -t1 -c "$CONNS" -m "$STREAMS" -D "$DURATION" "$url" >"$out" 2>&1
+            h2load -t1 -c "$CONNS" -m "$STREAMS" -n "$REQS" "$url" >"$out" 2>&1
         reqs=$(awk '/^requests:/ {print $8}' "$out") # succeeded
         rps=$(awk '/^finished in/ {gsub(",",""); print $4}' "$out")
         ;;
@@ -80,7 +82,7 @@ run_tool() { # tool -> appends "tool rps cpu_us_per_req"
 }
 
 if [[ " $PARTS " == *" 1 "* ]]; then
-    echo "== 1. get over h2c: $CONNS connections x $STREAMS streams, ${DURATION}s, $ROUNDS rounds"
+    echo "== 1. get over h2c: $CONNS connections x $STREAMS streams, $REQS requests, $ROUNDS rounds"
     tools=(hammer h2load)
     for ((r = 0; r < ROUNDS; r++)); do
         for ((i = 0; i < 2; i++)); do run_tool "${tools[(i + r) % 2]}"; done
