@@ -442,6 +442,15 @@ static const char *part_nghttpd(void)
         json_decref(j);
         printf("nghttpd: get, 8 streams on each of 4 %s connections: ok\n", tls ? "h2" : "h2c");
     }
+    /* -R: a coroutine per stream, each sleeping to its schedule. */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/index.html", p1);
+    char *paced[] = {"--http2", "--url", url,   "-c",       "2",   "--streams", "4",
+                     "-R",      "2000",  "-n",  "400",      "scenario", "get", NULL};
+    json_t *j = hammer_json(0, paced);
+    ASSERT_EQ(json_int_at(j, "actions.ok"), 400);
+    ASSERT_EQ(json_int_at(j, "connections.established"), 2);
+    json_decref(j);
+    printf("nghttpd: get -R 2000, 4 streams on each of 2 h2c connections: ok\n");
     stop(s1);
     stop(s2);
     return NULL;
@@ -478,9 +487,11 @@ static void part_misbehave(void)
     for (size_t i = 0; i < HM_ARRAY_LEN(cases); i++) {
         const bad *b = &cases[i];
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/first-ok-%zu/%s", srv.port, i, b->path);
-        char *args[] = {"--http2", "--url",     url,       "-c", "2", "-n", "6",
-                        "--timeout", b->timeout ? (char *)b->timeout : "10s", "scenario", "get",
-                        NULL};
+        /* 2 connections x 3 streams: all six at once, driven by get's pump. */
+        char *args[] = {"--http2", "--url", url,         "-c",
+                        "2",       "-n",    "6",         "--streams",
+                        "3",       "--timeout", b->timeout ? (char *)b->timeout : "10s",
+                        "scenario", "get",  NULL};
         json_t *j = hammer_json(1, args);
         char key[64];
         snprintf(key, sizeof(key), "errors.%s", b->kind);
