@@ -19,7 +19,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define RBUF 16384
+/* The read buffer starts small, as http_client.c's does: a browser VU's
+ * connection idles on its SSE stream for most of its life, and keeps the
+ * buffer all along. A read that fills it makes it grow. */
+#define RBUF_MIN 2048
+#define RBUF_MAX (64 * 1024)
 #define OBUF_MAX ((size_t)64 << 10) /* frames taken ahead of the socket */
 /* A connection idle this long is checked for the server's close before a
  * stream goes on it (as http_client.c does before reusing one). */
@@ -65,6 +69,7 @@ struct h2_link {
     hm_chan *kick; /* wakes the writer */
     hm_buf obuf, wbuf;
     char *rbuf;
+    size_t rcap;
     int refs;
     bool dead;    /* failed or ended: no stream goes on it, its coroutines leave */
     bool goaway;  /* the server takes no new streams */
@@ -339,8 +344,8 @@ static void reader_main(void *arg)
 {
     h2_link *L = arg;
     while (!L->dead) {
-        ssize_t n = L->tls ? hm_tls_read_quiet(L->tls, L->sock, L->rbuf, RBUF, 0)
-                           : hm_sock_read(L->sock, L->rbuf, RBUF, 0);
+        ssize_t n = L->tls ? hm_tls_read_quiet(L->tls, L->sock, L->rbuf, L->rcap, 0)
+                           : hm_sock_read(L->sock, L->rbuf, L->rcap, 0);
         if (L->dead) break;
         if (n == -ECANCELED) continue;
         if (n <= 0) {
@@ -357,6 +362,14 @@ static void reader_main(void *arg)
         }
         L->bytes_read += (uint64_t)n;
         ssize_t k = nghttp2_session_mem_recv(L->ng, (const uint8_t *)L->rbuf, (size_t)n);
+        /* nghttp2 keeps nothing of the buffer: it may move. */
+        if ((size_t)n == L->rcap && L->rcap < RBUF_MAX) {
+            char *bigger = hm_realloc(L->rbuf, L->rcap * 4);
+            if (bigger) {
+                L->rbuf = bigger;
+                L->rcap *= 4;
+            }
+        }
         if (k < 0) {
             link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL, nghttp2_strerror((int)k));
             break;
@@ -724,7 +737,8 @@ static int link_connect(hm_h2_conn *h, hm_http_conn *c, int64_t deadline, h2_lin
             goto fail;
         }
     }
-    L->rbuf = hm_alloc(RBUF);
+    L->rbuf = hm_alloc(RBUF_MIN);
+    L->rcap = RBUF_MIN;
     L->ng = L->rbuf ? new_session(L) : NULL;
     if (!L->ng || hm_chan_create(&L->kick, 1) < 0) {
         c->fail = HM_FAIL_OTHER;
