@@ -7,9 +7,12 @@
 #     end in a different share), the two tools interleaved (the order
 #     swaps each round), ROUNDS rounds. Requests/s and client CPU us per
 #     request (user+sys of the whole process, /usr/bin/time).
-#  2. The same load under callgrind, N requests each (epoll for hammer, as
-#     valgrind has no io_uring): instructions per request, which the
-#     machine's load cannot move.
+#  2. The same load under callgrind (epoll for hammer, as valgrind has no
+#     io_uring): instructions per request, which the machine's load cannot
+#     move; each tool runs N and 2N requests and the difference over N is
+#     the marginal cost of a request, without start-up and exit. hammer's
+#     once-a-second work (interval histograms) stays in, inflated by
+#     valgrind's slowness (~50x): an upper bound for hammer.
 #  3. Browser VUs over HTTP/1.1 vs HTTP/2 (h2c) against `bench_app --http2`
 #     (CPU 1): peak RSS of hammer (CPU 0) at VUS1 and VUS2 VUs holding a
 #     stream (one action, then a long think), and a paced run (LAT_VUS VUs,
@@ -98,15 +101,19 @@ if [[ " $PARTS " == *" 1 "* ]]; then
 fi
 
 if [[ " $PARTS " == *" 2 "* ]]; then
-    echo "== 2. callgrind: instructions per request, $N requests, $CONNS x $STREAMS"
-    valgrind --tool=callgrind --callgrind-out-file="$dir/cg.hammer" \
-        "$HAMMER" -q -t 1 --engine epoll --http2 -c "$CONNS" --streams "$STREAMS" -n "$N" \
-        --url "$url" scenario get >/dev/null 2>&1 || true
-    valgrind --tool=callgrind --callgrind-out-file="$dir/cg.h2load" \
-        h2load -t1 -c "$CONNS" -m "$STREAMS" -n "$N" "$url" >/dev/null 2>&1
+    echo "== 2. callgrind: instructions per request, $N and $((2 * N)) requests, $CONNS x $STREAMS"
+    for n in "$N" $((2 * N)); do
+        valgrind --tool=callgrind --callgrind-out-file="$dir/cg.hammer.$n" \
+            "$HAMMER" -q -t 1 --engine epoll --http2 -c "$CONNS" --streams "$STREAMS" -n "$n" \
+            --url "$url" scenario get >/dev/null 2>&1 || true
+        valgrind --tool=callgrind --callgrind-out-file="$dir/cg.h2load.$n" \
+            h2load -t1 -c "$CONNS" -m "$STREAMS" -n "$n" "$url" >/dev/null 2>&1
+    done
     for t in hammer h2load; do
-        ir=$(awk '/^totals:/ {print $2}' "$dir/cg.$t")
-        awk -v t="$t" -v ir="$ir" -v n="$N" 'BEGIN { printf "%-8s %.0f instructions per request\n", t, ir / n }'
+        a=$(awk '/^totals:/ {print $2}' "$dir/cg.$t.$N")
+        b=$(awk '/^totals:/ {print $2}' "$dir/cg.$t.$((2 * N))")
+        awk -v t="$t" -v a="$a" -v b="$b" -v n="$N" \
+            'BEGIN { printf "%-8s %.0f instructions per request (whole run of N), %.0f marginal\n", t, a / n, (b - a) / n }'
     done
 fi
 
