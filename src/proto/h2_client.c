@@ -97,6 +97,7 @@ struct hm_h2_stream {
     /* Started by hm_h2_start: when done it goes on its handle's done list
      * (nobody waits on wake); the exchange's options, kept for a re-send. */
     bool async, on_done, retried, idempotent, head;
+    bool status_only; /* hm_http_xopts.status_only: fields are not passed on */
     int64_t xdeadline, budget;
     hm_h2_stream *done_next;
     /* On the thread's deadline list while a deadline bounds its wait. */
@@ -455,13 +456,13 @@ static void stream_abort(nghttp2_session *ng, hm_h2_stream *s, int err)
     stream_fail(s, err, classify(err), NULL);
 }
 
-static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
-                     const uint8_t *val, size_t vlen, uint8_t flags, void *user)
+static __attribute__((noinline)) int on_field(nghttp2_session *ng, const nghttp2_frame *f,
+                                               const uint8_t *name, size_t nlen,
+                                               const uint8_t *val, size_t vlen, h2_link *L)
 {
-    (void)flags, (void)user;
-    if (f->hd.type != NGHTTP2_HEADERS) return 0;
-    hm_h2_stream *s = stream_of_frame(user, ng, f->hd.stream_id);
+    hm_h2_stream *s = stream_of_frame(L, ng, f->hd.stream_id);
     if (!s || s->got_head) return 0; /* trailers are not kept */
+    if (s->status_only && name[0] != ':') return 0; /* nghttp2 checked it already */
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         int st = 0;
         for (size_t i = 0; i < vlen && i < 3; i++)
@@ -473,6 +474,21 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
         hm_http_resp_push_field(&s->c->resp, (const char *)name, nlen, (const char *)val, vlen);
     if (rc < 0) stream_abort(ng, s, rc);
     return 0;
+}
+
+/* Called for every field of every answer: a stream that keeps none
+ * (status_only, get's) skips its fields here, in a leaf function that
+ * saves no registers; the rest goes to on_field. */
+static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
+                     const uint8_t *val, size_t vlen, uint8_t flags, void *user)
+{
+    (void)flags;
+    h2_link *L = user;
+    if (f->hd.type != NGHTTP2_HEADERS) return 0;
+    if (name[0] != ':' && L->cache_id == f->hd.stream_id && L->cache_s &&
+        L->cache_s->status_only)
+        return 0;
+    return on_field(ng, f, name, nlen, val, vlen, L);
 }
 
 static void stream_end(hm_h2_stream *s)
@@ -1005,6 +1021,7 @@ static int run_stream(hm_http_conn *c, const char *req, size_t len, bool idempot
     }
     s->streaming = streaming;
     s->async = false;
+    s->status_only = false;
     bool retried = false;
 again:;
     hm_http_resp_begin(&c->resp, head);
@@ -1129,13 +1146,15 @@ int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopt
         snprintf(c->why, sizeof(c->why), "%s", h ? "out of memory" : "no shared HTTP/2 connection");
         return h ? -ENOMEM : -EINVAL;
     }
-    if (prepare_request(s, c->target, req, len) < 0) {
+    /* req NULL: the conn's previous request again, not even compared. */
+    if (req ? prepare_request(s, c->target, req, len) < 0 : !s->req_copy.len) {
         c->fail = HM_FAIL_OTHER;
         snprintf(c->why, sizeof(c->why), "the request cannot be sent over HTTP/2");
         return -EINVAL;
     }
     hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
     s->async = true;
+    s->status_only = o->status_only;
     s->streaming = false;
     s->retried = false;
     s->idempotent = o->idempotent;

@@ -66,7 +66,8 @@ int hm_h2_exchange_stream(hm_http_conn *c, const char *req, size_t len, int64_t 
 
 /* Starts c's request as a stream (c shares a handle); returns without
  * waiting for the answer, or a negative error with c->fail and c->why
- * (nothing started). */
+ * (nothing started). req NULL: c's previous request again (its HEADERS
+ * as built then; a flood sends one request over and over). */
 int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o);
 /* Waits until a stream started on h is done; *out its conn, for
  * hm_h2_finish. The first Ctrl-C does not end the wait; -ECANCELED after

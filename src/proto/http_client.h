@@ -92,6 +92,8 @@ typedef struct hm_http_conn {
 typedef struct hm_http_xopts {
     bool idempotent;   /* GET/HEAD: may be re-sent as described above */
     bool head;         /* HEAD: the response has no body */
+    bool status_only;  /* HTTP/2 only: of the response's fields keep none (the
+                        * status, the body's length and the evidence remain) */
     bool discard_body; /* count the body's bytes (body_bytes), keep none: c->resp.body
                         * stays empty and no body size limit applies */
     int64_t deadline;  /* absolute; covers connect, write and the whole response */
