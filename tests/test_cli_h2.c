@@ -444,8 +444,8 @@ static const char *part_nghttpd(void)
     }
     /* -R: a coroutine per stream, each sleeping to its schedule. */
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/index.html", p1);
-    char *paced[] = {"--http2", "--url", url,   "-c",       "2",   "--streams", "4",
-                     "-R",      "2000",  "-n",  "400",      "scenario", "get", NULL};
+    char *paced[] = {"--http2", "--url", url,  "-c",  "2",        "--streams", "4",
+                     "-R",      "2000",  "-n", "400", "scenario", "get",       NULL};
     json_t *j = hammer_json(0, paced);
     ASSERT_EQ(json_int_at(j, "actions.ok"), 400);
     ASSERT_EQ(json_int_at(j, "connections.established"), 2);
@@ -488,10 +488,20 @@ static void part_misbehave(void)
         const bad *b = &cases[i];
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/first-ok-%zu/%s", srv.port, i, b->path);
         /* 2 connections x 3 streams: all six at once, driven by get's pump. */
-        char *args[] = {"--http2", "--url", url,         "-c",
-                        "2",       "-n",    "6",         "--streams",
-                        "3",       "--timeout", b->timeout ? (char *)b->timeout : "10s",
-                        "scenario", "get",  NULL};
+        char *args[] = {"--http2",
+                        "--url",
+                        url,
+                        "-c",
+                        "2",
+                        "-n",
+                        "6",
+                        "--streams",
+                        "3",
+                        "--timeout",
+                        b->timeout ? (char *)b->timeout : "10s",
+                        "scenario",
+                        "get",
+                        NULL};
         json_t *j = hammer_json(1, args);
         char key[64];
         snprintf(key, sizeof(key), "errors.%s", b->kind);

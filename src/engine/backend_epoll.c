@@ -45,8 +45,9 @@ static int ep_poll(hm_loop *loop, int64_t timeout_ns)
     }
     if (atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
         int ms = timeout_ns < 0 ? -1
-                 : timeout_ns > (int64_t)INT32_MAX * 1000000 ? INT32_MAX
-                                                             : (int)((timeout_ns + 999999) / 1000000);
+                 : timeout_ns > (int64_t)INT32_MAX * 1000000
+                     ? INT32_MAX
+                     : (int)((timeout_ns + 999999) / 1000000);
         n = epoll_wait(loop->epfd, evs, (int)HM_ARRAY_LEN(evs), ms);
     }
     if (n < 0) return -errno;

@@ -71,10 +71,10 @@ struct h2_link {
     char *rbuf;
     size_t rcap;
     int refs;
-    bool dead;    /* failed or ended: no stream goes on it, its coroutines leave */
-    bool goaway;  /* the server takes no new streams */
-    bool current; /* the handle's link (holds the handle's reference) */
-    bool spoke;   /* the server's SETTINGS arrived: it speaks HTTP/2 */
+    bool dead;            /* failed or ended: no stream goes on it, its coroutines leave */
+    bool goaway;          /* the server takes no new streams */
+    bool current;         /* the handle's link (holds the handle's reference) */
+    bool spoke;           /* the server's SETTINGS arrived: it speaks HTTP/2 */
     uint32_t goaway_code; /* the error code of the server's GOAWAY */
     int64_t last_used_ns;
     hm_h2_stream *streams; /* in flight */
@@ -108,7 +108,7 @@ struct hm_h2_stream {
     int err;
     hm_fail_kind fail;
     char why[160]; /* in words, when the failure's origin knows more than its kind */
-    int status; /* :status of the head being received */
+    int status;    /* :status of the head being received */
     /* The request, parsed once per distinct request bytes. */
     hm_http_req_parser req;
     hm_buf req_copy; /* the bytes nv was built from */
@@ -457,11 +457,11 @@ static void stream_abort(nghttp2_session *ng, hm_h2_stream *s, int err)
 }
 
 static __attribute__((noinline)) int on_field(nghttp2_session *ng, const nghttp2_frame *f,
-                                               const uint8_t *name, size_t nlen,
-                                               const uint8_t *val, size_t vlen, h2_link *L)
+                                              const uint8_t *name, size_t nlen, const uint8_t *val,
+                                              size_t vlen, h2_link *L)
 {
     hm_h2_stream *s = stream_of_frame(L, ng, f->hd.stream_id);
-    if (!s || s->got_head) return 0; /* trailers are not kept */
+    if (!s || s->got_head) return 0;                /* trailers are not kept */
     if (s->status_only && name[0] != ':') return 0; /* nghttp2 checked it already */
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         int st = 0;
@@ -485,8 +485,7 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
     (void)flags;
     h2_link *L = user;
     if (f->hd.type != NGHTTP2_HEADERS) return 0;
-    if (name[0] != ':' && L->cache_id == f->hd.stream_id && L->cache_s &&
-        L->cache_s->status_only)
+    if (name[0] != ':' && L->cache_id == f->hd.stream_id && L->cache_s && L->cache_s->status_only)
         return 0;
     return on_field(ng, f, name, nlen, val, vlen, L);
 }
@@ -624,14 +623,12 @@ static void connect_words(hm_http_conn *c, int rc, int64_t budget_ns)
         snprintf(c->why, sizeof(c->why), "TLS handshake failed: %s",
                  tls && hm_tls_last_reason(tls)[0] ? hm_tls_last_reason(tls) : hm_strerror(rc));
     else
-        snprintf(c->why, sizeof(c->why), "cannot open an HTTP/2 connection: %s",
-                 hm_strerror(rc));
+        snprintf(c->why, sizeof(c->why), "cannot open an HTTP/2 connection: %s", hm_strerror(rc));
 }
 
 /* A stream that failed with rc (c->fail set): why, when its origin said,
  * else words from the kind. Returns rc. */
-static int stream_words(hm_http_conn *c, int rc, const char *why, int64_t budget_ns,
-                        bool got_head)
+static int stream_words(hm_http_conn *c, int rc, const char *why, int64_t budget_ns, bool got_head)
 {
     if (c->why[0]) return rc;
     if (why && why[0]) {
@@ -650,7 +647,8 @@ static int stream_words(hm_http_conn *c, int rc, const char *why, int64_t budget
         snprintf(c->why, sizeof(c->why), "HTTP/2 connection reset by the server");
         break;
     case HM_FAIL_CLOSED:
-        snprintf(c->why, sizeof(c->why), "HTTP/2 connection closed before the response was complete");
+        snprintf(c->why, sizeof(c->why),
+                 "HTTP/2 connection closed before the response was complete");
         break;
     case HM_FAIL_TLS:
         snprintf(c->why, sizeof(c->why), "%s",
@@ -1193,9 +1191,9 @@ int hm_h2_finish(hm_http_conn *c)
     if (!s->err) return 0;
     /* As run_stream: refused, or idempotent and its connection died
      * before any answer: once more, on a fresh link. */
-    bool again_ok = !s->retried && (s->refused || (s->idempotent && !s->got_head &&
-                                                   (s->fail == HM_FAIL_CLOSED ||
-                                                    s->fail == HM_FAIL_RESET)));
+    bool again_ok =
+        !s->retried && (s->refused || (s->idempotent && !s->got_head &&
+                                       (s->fail == HM_FAIL_CLOSED || s->fail == HM_FAIL_RESET)));
     if (again_ok) {
         s->retried = true;
         c->retries++;

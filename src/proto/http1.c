@@ -719,7 +719,8 @@ int hm_http_resp_push_head(hm_http_resp_parser *p, int status, uint8_t http_majo
     }
     if (status / 100 == 1) { /* informational: its fields are dropped, the answer follows */
         if (++c->interim > HM_HTTP_MAX_INTERIM) {
-            fail(c, -HM_EPROTO_HTTP, "more than 16 informational (1xx) responses before the answer");
+            fail(c, -HM_EPROTO_HTTP,
+                 "more than 16 informational (1xx) responses before the answer");
             return push_failed(c);
         }
         core_clear_msg(c);

@@ -56,8 +56,8 @@ typedef struct hm_options {
     int n_headers;
     const char *body;
     size_t body_len;
-    bool http2;               /* --http2: h2 (https) or h2c with prior knowledge (http) */
-    int streams;              /* --streams: concurrent streams per HTTP/2 connection (1) */
+    bool http2;  /* --http2: h2 (https) or h2c with prior knowledge (http) */
+    int streams; /* --streams: concurrent streams per HTTP/2 connection (1) */
 
     /* Resolved by the CLI. */
     hm_http_target target;
