@@ -369,7 +369,9 @@ static const char *part_sticky(void)
 {
     char exe[256];
     if (!find_tool("caddy", exe, sizeof(exe))) return "caddy is not installed";
-    int base = free_port_run(4), lb = free_port();
+    int base = free_port_run(4), lb = free_port(), lb_tls = free_port();
+    char cert[300], key[300];
+    make_certs(cert, key, sizeof(cert));
     char base_s[16];
     snprintf(base_s, sizeof(base_s), "%d", base);
     char *app_argv[] = {(char *)bench_app, "--port", base_s, "--quiet", "--processes", "4", NULL};
@@ -382,11 +384,16 @@ static const char *part_sticky(void)
                "{\n  admin off\n  auto_https off\n  servers {\n    protocols h1 h2 h2c\n  }\n}\n"
                "http://127.0.0.1:%d {\n  reverse_proxy 127.0.0.1:%d 127.0.0.1:%d "
                "127.0.0.1:%d 127.0.0.1:%d {\n    lb_policy cookie via_lb\n"
+               "    flush_interval -1\n  }\n}\n"
+               "https://127.0.0.1:%d {\n  tls %s %s\n  reverse_proxy 127.0.0.1:%d 127.0.0.1:%d "
+               "127.0.0.1:%d 127.0.0.1:%d {\n    lb_policy cookie via_lb\n"
                "    flush_interval -1\n  }\n}\n",
-               lb, base, base + 1, base + 2, base + 3);
+               lb, base, base + 1, base + 2, base + 3, lb_tls, cert, key, base, base + 1, base + 2,
+               base + 3);
     char *caddy_argv[] = {exe, "run", "--config", conf, "--adapter", "caddyfile", NULL};
     pid_t caddy = start(caddy_argv);
     wait_listening(lb);
+    wait_listening(lb_tls);
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", lb);
     char *args[] = {"--http2", "--url", url, "-c", "40", "-n", "2000", "scenario", "sticky", NULL};
@@ -404,6 +411,14 @@ static const char *part_sticky(void)
     printf("sticky over h2c through Caddy (lb_policy cookie): cookie variant 100%%; cookies "
            "ignored %.1f%%: ok\n",
            pct);
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d", lb_tls);
+    char *tl[] = {"--http2", "--url", url,    "--cacert", cacert,   "-c",
+                  "40",      "-n",    "2000", "scenario", "sticky", NULL};
+    j = hammer_json(0, tl);
+    ASSERT_STREQ(protocol_of(j), "h2");
+    ASSERT_DBL_NEAR(variant_pct(j, "cookie"), 100.0, 1e-9);
+    json_decref(j);
+    printf("sticky over h2 (TLS) through Caddy: cookie variant 100%%: ok\n");
     stop(app);
     stop(caddy);
     return NULL;
