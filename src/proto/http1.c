@@ -38,7 +38,7 @@ enum {
 enum { FOR_RESP = 1, FOR_REQ = 2 };
 
 /* hm_http_resp_push_field looks names up only for the lengths of the
- * FOR_RESP entries (8, 10, 12): keep it in step with this table. */
+ * FOR_RESP entries (8, 10, 12, 16): keep it in step with this table. */
 
 static const struct {
     const char *name;
@@ -345,10 +345,11 @@ static int decoded_sink(void *user, const char *at, size_t len)
     return body_sink(c, at, len) ? (c->err ? c->err : -HM_EPROTO_HTTP) : 0;
 }
 
-static int cb_body(llhttp_t *h, const char *at, size_t len)
+/* Body bytes as they arrive, through the decoder when a coding applies:
+ * 0, or HPE_USER with c->err. llhttp's and HTTP/2's pushed bodies alike. */
+static int body_bytes(hm_http_core_ *c, const char *at, size_t len)
 {
-    hm_http_core_ *c = core_of(h);
-    if (h->type == HTTP_RESPONSE) {
+    if (c->llh.type == HTTP_RESPONSE) {
         hm_http_resp_parser *p = resp_of(c);
         if (p->coding) {
             uint64_t out0 = p->dec_.out_bytes;
@@ -363,6 +364,11 @@ static int cb_body(llhttp_t *h, const char *at, size_t len)
         }
     }
     return body_sink(c, at, len);
+}
+
+static int cb_body(llhttp_t *h, const char *at, size_t len)
+{
+    return body_bytes(core_of(h), at, len);
 }
 
 static int cb_message_complete(llhttp_t *h)
@@ -685,7 +691,7 @@ int hm_http_resp_push_field(hm_http_resp_parser *p, const char *name, size_t nle
         return 0;
     }
     /* Most fields are of no interest: only these lengths can match. */
-    if (nlen != 8 && nlen != 10 && nlen != 12) return 0;
+    if (nlen != 8 && nlen != 10 && nlen != 12 && nlen != 16) return 0;
     int id = match_header(name, nlen, FOR_RESP);
     if (id == HID_NONE) return 0;
     if (c->n_hdrs == c->hdrs_cap) {
@@ -742,23 +748,7 @@ int hm_http_resp_push_body(hm_http_resp_parser *p, const char *data, size_t len)
     int rc = push_check(p, true);
     if (rc) return rc;
     if (len == 0 || p->head_ || p->status == 204 || p->status == 304) return 0;
-    if (p->on_body_) {
-        rc = p->on_body_(p->user_, data, len);
-        if (rc < 0) {
-            fail(c, rc, "body callback failed");
-            return push_failed(c);
-        }
-        return 0;
-    }
-    if (HM_UNLIKELY(len > c->lim.max_body_bytes - c->body.len)) {
-        fail(c, -HM_ETOOBIG, "body over the size limit");
-        return push_failed(c);
-    }
-    if (HM_UNLIKELY(hm_buf_append(&c->body, data, len) != 0)) {
-        fail(c, -ENOMEM, "out of memory");
-        return push_failed(c);
-    }
-    return 0;
+    return body_bytes(c, data, len) ? push_failed(c) : 0;
 }
 
 int hm_http_resp_push_end(hm_http_resp_parser *p)
@@ -766,6 +756,14 @@ int hm_http_resp_push_end(hm_http_resp_parser *p)
     hm_http_core_ *c = &p->c_;
     int rc = push_check(p, true);
     if (rc) return rc;
+    if (p->coding) {
+        rc = hm_content_decoder_end(&p->dec_);
+        hm_content_decoder_free(&p->dec_);
+        if (rc < 0) {
+            fail(c, rc, p->dec_.why);
+            return push_failed(c);
+        }
+    }
     p->body = c->body.len ? c->body.data : "";
     p->body_len = c->body.len;
     c->done = true;

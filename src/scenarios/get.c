@@ -90,10 +90,11 @@ static bool pump_send(get_run *run, const hm_request *rq, hm_thread_stats *st, h
         if (!hm_budget_allows(o, seq, run->t_start)) return true;
         const char *req = *t0 ? NULL : rq->req; /* after the first: the same again */
         *t0 = hm_now_ns();
-        /* get counts statuses and body bytes: no field is of use. */
+        /* get counts statuses and body bytes: no field is of use, unless
+         * the body is to be decoded (--compressed: Content-Encoding). */
         hm_http_xopts xo = {.idempotent = rq->idempotent,
                             .head = rq->head,
-                            .status_only = true,
+                            .status_only = !o->target.accept_encoding,
                             .discard_body = true,
                             .deadline = *t0 + rq->timeout_ns};
         hm_thread_stats_in_flight(st, 1);
