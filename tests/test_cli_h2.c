@@ -110,12 +110,16 @@ static void write_file(const char *path, const char *fmt, ...)
     fclose(f);
 }
 
-/* Runs hammer with args (NULL-terminated, after the program); its JSON. */
+/* Runs hammer with args (NULL-terminated, after the program); its JSON.
+ * --timeout 30s first (args may set their own, which comes later and
+ * wins): the default 5 s is short for a machine busy with other builds. */
 static json_t *hammer_json(int want_exit, char **args)
 {
     char *argv[48];
     int n = 0;
     argv[n++] = (char *)hammer;
+    argv[n++] = "--timeout";
+    argv[n++] = "30s";
     argv[n++] = "--json";
     argv[n++] = json_path;
     for (int i = 0; args[i] && n < 47; i++)
