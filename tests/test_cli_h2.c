@@ -558,7 +558,12 @@ static void part_misbehave(void)
             also = json_int_at(j, key);
         }
         if (also < 0) also = 0;
-        ASSERT_EQ(n + also, 6);
+        if (n + also != 6) {
+            char *errs = json_dumps(json_object_get(j, "errors"), JSON_COMPACT);
+            char *reasons = json_dumps(json_object_get(j, "error_reasons"), JSON_COMPACT);
+            HM_FAIL_("/%s: %lld %s + %lld %s of 6; errors %s; reasons %s", b->path, n, b->kind,
+                     also, b->also ? b->also : "-", errs, reasons);
+        }
         ASSERT_EQ(json_int_at(j, "actions.failed"), 6);
         ASSERT_EQ(json_int_at(j, "actions.ok"), 0);
         /* All of them reset (possible, if unlikely): that reason says so. */

@@ -341,6 +341,27 @@ static void link_die(h2_link *L, int err, hm_fail_kind kind, const char *why)
 
 /* ---- links: I/O ------------------------------------------------------------- */
 
+/* nghttp2 reads no more, yet streams may wait. After the server's GOAWAY
+ * that is the server's doing: streams it will never answer (requests
+ * still queued when the GOAWAY came, say) end as the connection's close,
+ * named by the GOAWAY. Otherwise nghttp2 ended the session over a protocol
+ * error of the server's. */
+static void link_reads_done(h2_link *L)
+{
+    if (!L->goaway) {
+        link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL,
+                 "HTTP/2 protocol error: the server sent what HTTP/2 does not allow");
+        return;
+    }
+    char why[160];
+    if (L->goaway_code != NGHTTP2_NO_ERROR)
+        snprintf(why, sizeof(why), "the server ended the HTTP/2 connection (GOAWAY %s)",
+                 nghttp2_http2_strerror(L->goaway_code));
+    else
+        snprintf(why, sizeof(why), "the server ended the HTTP/2 connection (GOAWAY)");
+    link_die(L, -HM_ECLOSED, HM_FAIL_CLOSED, why);
+}
+
 static void reader_main(void *arg)
 {
     h2_link *L = arg;
@@ -380,8 +401,7 @@ static void reader_main(void *arg)
          * or nghttp2 ended the session over a protocol error of the
          * server's (then streams are still waiting). */
         if (!nghttp2_session_want_read(L->ng)) {
-            link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL,
-                     "HTTP/2 protocol error: the server sent what HTTP/2 does not allow");
+            link_reads_done(L);
             break;
         }
     }
@@ -424,8 +444,7 @@ static void writer_main(void *arg)
         /* nghttp2 reads no more once its GOAWAY over a protocol error is
          * out: the reader, waiting for bytes, would not notice. */
         if (!L->dead && !nghttp2_session_want_read(L->ng) && !nghttp2_session_want_write(L->ng))
-            link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL,
-                     "HTTP/2 protocol error: the server sent what HTTP/2 does not allow");
+            link_reads_done(L);
     }
     L->writer = NULL;
     link_unref(L);
