@@ -92,7 +92,11 @@ static void compare(const char *name, bool browser, const char *c, const char *n
     json_t *wait = step_row(f, "wait");
     ASSERT_EQ(json_int_at(wait, "count"), browser ? want : 0);
     ASSERT_EQ(json_int_at(wait, "failed"), 0);
-    ASSERT_GE(json_int_at(step_row(f, "page "), "count"), browser ? 20 : 1);
+    /* Every VU that started loaded its page; one that starts after the
+     * actions are spent (a slow machine, ASan) has nothing to load it for. */
+    long long pages = json_int_at(step_row(f, "page "), "count");
+    ASSERT_GE(pages, 1);
+    if (browser) ASSERT_LE(pages, atoll(c));
     size_t i;
     json_t *chk;
     json_array_foreach(json_object_get(f, "checks"), i, chk)
