@@ -181,4 +181,41 @@ static inline int free_port(void)
     return ntohs(a.sin_port);
 }
 
+/* The path `command -v tool` finds, into path; false when none. */
+static inline bool find_tool(const char *tool, char *path, size_t cap)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "command -v %s 2>/dev/null", tool);
+    FILE *f = popen(cmd, "r");
+    if (!f) return false;
+    bool found = fgets(path, (int)cap, f) != NULL;
+    pclose(f);
+    if (!found) return false;
+    path[strcspn(path, "\n")] = '\0';
+    return path[0] == '/';
+}
+
+/* Servers a test started, killed at exit (atexit(kill_started)) so none
+ * is left behind, also when an assertion ends the test. */
+#define MAX_STARTED 8
+static pid_t tracked_pids[MAX_STARTED] __attribute__((unused));
+static int n_tracked __attribute__((unused));
+
+static inline void kill_started(void)
+{
+    for (int i = 0; i < n_tracked; i++)
+        if (tracked_pids[i] > 0) kill(tracked_pids[i], SIGKILL);
+}
+
+static inline void track(pid_t pid)
+{
+    if (n_tracked < MAX_STARTED) tracked_pids[n_tracked++] = pid;
+}
+
+static inline void untrack(pid_t pid)
+{
+    for (int i = 0; i < n_tracked; i++)
+        if (tracked_pids[i] == pid) tracked_pids[i] = 0;
+}
+
 #endif

@@ -5,21 +5,9 @@
  * that is not installed is named and skipped; with none of them the test
  * skips (77). */
 #include "bench_app_client.h"
+#include "run_util.h"
 
 #include <stdio.h>
-
-/* The path `command -v tool` finds, into path; false when none. */
-static bool find_tool(const char *tool, char *path, size_t cap)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "command -v %s 2>/dev/null", tool);
-    FILE *f = popen(cmd, "r");
-    if (!f) return false;
-    bool found = fgets(path, (int)cap, f) != NULL;
-    pclose(f);
-    path[strcspn(path, "\n")] = '\0';
-    return found && path[0] == '/';
-}
 
 /* Runs a shell command; its output (stdout and stderr) into out. */
 static int run(const char *cmd, char *out, size_t cap)

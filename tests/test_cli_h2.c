@@ -26,20 +26,6 @@
 static const char *hammer, *bench_app, *gen_cert, *plugin;
 static char json_path[256], tmpdir[256], cacert[300];
 
-static pid_t started[8];
-static int n_started;
-
-static void kill_started(void)
-{
-    for (int i = 0; i < n_started; i++)
-        if (started[i] > 0) kill(started[i], SIGKILL);
-}
-
-static void track(pid_t pid)
-{
-    if (n_started < 8) started[n_started++] = pid;
-}
-
 static void cleanup(void)
 {
     char cmd[300];
@@ -85,18 +71,6 @@ static void stop(pid_t pid)
     }
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-}
-
-static bool find_tool(const char *tool, char *path, size_t cap)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "command -v %s 2>/dev/null", tool);
-    FILE *f = popen(cmd, "r");
-    if (!f) return false;
-    bool found = fgets(path, (int)cap, f) != NULL;
-    pclose(f);
-    path[strcspn(path, "\n")] = '\0';
-    return found && path[0] == '/';
 }
 
 static void write_file(const char *path, const char *fmt, ...)

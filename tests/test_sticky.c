@@ -79,27 +79,6 @@ static json_t *sticky(int *exit_code, const char *url, bool no_cookies, const ch
     return load_json(json_path);
 }
 
-static pid_t started[8];
-static int n_started;
-
-/* Never leave servers behind, also when an assertion ends the test. */
-static void kill_started(void)
-{
-    for (int i = 0; i < n_started; i++)
-        if (started[i] > 0) kill(started[i], SIGKILL);
-}
-
-static void track(pid_t pid)
-{
-    if (n_started < 8) started[n_started++] = pid;
-}
-
-static void untrack(pid_t pid)
-{
-    for (int i = 0; i < n_started; i++)
-        if (started[i] == pid) started[i] = 0;
-}
-
 /* Starts bench_app on `port` (with extra options) and waits until
  * ready_port answers. */
 static pid_t start_app_ready(int port, int ready_port, const char *extra[], proc *app)
@@ -194,20 +173,6 @@ static void dispatch_modes(void)
     ASSERT_LE(variant_pct(j, "legacy"), 40);
     json_decref(j);
     printf("embedded: cookie 100%%, legacy <= 40%%\n");
-}
-
-/* The path `command -v tool` finds, into path; false when none. */
-static bool find_tool(const char *tool, char *path, size_t cap)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "command -v %s 2>/dev/null", tool);
-    FILE *f = popen(cmd, "r");
-    if (!f) return false;
-    bool found = fgets(path, (int)cap, f) != NULL;
-    pclose(f);
-    if (!found) return false;
-    path[strcspn(path, "\n")] = '\0';
-    return path[0] == '/';
 }
 
 static void write_file(const char *path, const char *fmt, ...)
