@@ -1,6 +1,9 @@
-/* Names of the failure kinds (see hm_fail.h). */
+/* Names of the failure kinds, and the kind of an error code (see hm_fail.h). */
 #include "base/hm_fail.h"
 
+#include "base/hm_base.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +14,26 @@ static const char *const fail_names[HM_FAIL__COUNT] = {
 const char *hm_fail_kind_name(hm_fail_kind k)
 {
     return (unsigned)k < HM_FAIL__COUNT ? fail_names[k] : "other";
+}
+
+hm_fail_kind hm_fail_of_error(int err)
+{
+    switch (-err) {
+    case ETIMEDOUT:
+        return HM_FAIL_TIMEOUT;
+    case ECONNRESET:
+    case EPIPE:
+        return HM_FAIL_RESET;
+    case HM_ECLOSED:
+        return HM_FAIL_CLOSED;
+    case HM_EPROTO_HTTP:
+    case HM_ETOOBIG:
+        return HM_FAIL_PROTOCOL;
+    case HM_ETLS:
+        return HM_FAIL_TLS;
+    default:
+        return HM_FAIL_OTHER;
+    }
 }
 
 const char *hm_tls_fail_name(hm_tls_fail f)

@@ -27,6 +27,11 @@ typedef enum hm_fail_kind {
 /* "connect", "timeout", ... for reports and JSON keys ("other" when out of range). */
 const char *hm_fail_kind_name(hm_fail_kind k);
 
+/* The kind of a failed exchange's negative errno or HM_E* code, the same
+ * for HTTP/1.1 and HTTP/2 (connect failures are told apart by the caller,
+ * which knows it was connecting). */
+hm_fail_kind hm_fail_of_error(int err);
+
 /* Why a TLS operation failed, as the summary counts it. */
 typedef enum hm_tls_fail {
     HM_TLS_OK = 0,

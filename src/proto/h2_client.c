@@ -118,26 +118,6 @@ struct hm_h2_stream {
     size_t body_off;
 };
 
-static hm_fail_kind classify(int err)
-{
-    switch (-err) {
-    case ETIMEDOUT:
-        return HM_FAIL_TIMEOUT;
-    case ECONNRESET:
-    case EPIPE:
-        return HM_FAIL_RESET;
-    case HM_ECLOSED:
-        return HM_FAIL_CLOSED;
-    case HM_EPROTO_HTTP:
-    case HM_ETOOBIG:
-        return HM_FAIL_PROTOCOL;
-    case HM_ETLS:
-        return HM_FAIL_TLS;
-    default:
-        return HM_FAIL_OTHER;
-    }
-}
-
 /* ---- deadlines ------------------------------------------------------------------
  *
  * A stream's wait is bounded by its deadline, but not through a timer of
@@ -379,7 +359,7 @@ static void reader_main(void *arg)
             else
                 snprintf(why, sizeof(why), "the server closed the HTTP/2 connection%s",
                          L->goaway ? " after its GOAWAY" : "");
-            link_die(L, err, classify(err), n == 0 || L->goaway ? why : NULL);
+            link_die(L, err, hm_fail_of_error(err), n == 0 || L->goaway ? why : NULL);
             break;
         }
         L->bytes_read += (uint64_t)n;
@@ -440,7 +420,7 @@ static void writer_main(void *arg)
                            : hm_sock_write(L->sock, L->wbuf.data, L->wbuf.len, 0, &done);
         L->bytes_written += done;
         L->wbuf.len = 0;
-        if (w < 0 && !L->dead) link_die(L, (int)w, classify((int)w), NULL);
+        if (w < 0 && !L->dead) link_die(L, (int)w, hm_fail_of_error((int)w), NULL);
         /* nghttp2 reads no more once its GOAWAY over a protocol error is
          * out: the reader, waiting for bytes, would not notice. */
         if (!L->dead && !nghttp2_session_want_read(L->ng) && !nghttp2_session_want_write(L->ng))
@@ -472,7 +452,7 @@ static hm_h2_stream *stream_of_frame(h2_link *L, nghttp2_session *ng, int32_t id
 static void stream_abort(nghttp2_session *ng, hm_h2_stream *s, int err)
 {
     nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
-    stream_fail(s, err, classify(err), NULL);
+    stream_fail(s, err, hm_fail_of_error(err), NULL);
 }
 
 static __attribute__((noinline)) int on_field(nghttp2_session *ng, const nghttp2_frame *f,
@@ -513,7 +493,7 @@ static void stream_end(hm_h2_stream *s)
 {
     int rc = hm_http_resp_push_end(&s->c->resp);
     if (rc < 0)
-        stream_fail(s, rc, classify(rc), NULL);
+        stream_fail(s, rc, hm_fail_of_error(rc), NULL);
     else
         stream_fail(s, 0, HM_FAIL_NONE, NULL); /* done, and nothing failed */
 }
@@ -1075,7 +1055,7 @@ again:;
             }
             deadline_remove(s);
             stream_detach(s, true); /* cancelled: the stream is reset */
-            c->fail = classify(rc);
+            c->fail = hm_fail_of_error(rc);
             return stream_words(c, rc, NULL, budget, s->got_head);
         }
     }

@@ -18,26 +18,6 @@
  * connection the server already dropped. */
 #define IDLE_CHECK_NS (10LL * 1000 * 1000)
 
-static hm_fail_kind classify(int err)
-{
-    switch (-err) {
-    case ETIMEDOUT:
-        return HM_FAIL_TIMEOUT;
-    case ECONNRESET:
-    case EPIPE:
-        return HM_FAIL_RESET;
-    case HM_ECLOSED:
-        return HM_FAIL_CLOSED;
-    case HM_EPROTO_HTTP:
-    case HM_ETOOBIG:
-        return HM_FAIL_PROTOCOL;
-    case HM_ETLS:
-        return HM_FAIL_TLS;
-    default:
-        return HM_FAIL_OTHER;
-    }
-}
-
 void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim)
 {
     memset(c, 0, sizeof(*c));
@@ -116,7 +96,7 @@ static bool looks_like_sse(const char *p, size_t n)
  * unless c->why says it already. budget_ns: the deadline's span. */
 static int failed(hm_http_conn *c, int rc, phase ph, int64_t budget_ns)
 {
-    c->fail = classify(rc);
+    c->fail = hm_fail_of_error(rc);
     if (rc == -HM_ESTATUS) c->fail = HM_FAIL_OTHER;
     if (c->why[0]) return rc;
     double secs = (double)budget_ns / 1e9;
