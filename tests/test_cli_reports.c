@@ -121,7 +121,15 @@ int main(int argc, char **argv)
     json_dump_file(doc, json, 0);
     ASSERT_EQ(report(json, again), 0);
     page2 = slurp(again);
+    /* contexts is held for clients; sse_streams (not an "sse" field) is
+     * drawn with the server's other fields. */
     ASSERT(strstr(page2, "data-chart=\"server\""));
+    ASSERT(strstr(page2, "data-chart=\"server-other\""));
+    ASSERT(strstr(page2, "data-chart=\"server\"") < strstr(page2, "data-series=\"contexts\""));
+    ASSERT(strstr(page2, "data-series=\"contexts\"") <
+           strstr(page2, "data-chart=\"server-other\""));
+    ASSERT(strstr(page2, "data-chart=\"server-other\"") <
+           strstr(page2, "data-series=\"sse_streams\""));
     ASSERT(strstr(page2, "data-series=\"contexts\""));
     ASSERT(strstr(page2, "data-series=\"sse_streams\""));
     ASSERT(strstr(page2, "<code>no response in 5s</code>"));

@@ -3,6 +3,7 @@
  * document (docs/output.md); what a document lacks (an older hammer, a run
  * without intervals) is left out, never guessed. */
 #include "cli/report.h"
+#include "cli/server_watch.h"
 
 #include <errno.h>
 #include <math.h>
@@ -429,8 +430,10 @@ static void over_time(FILE *f, json_t *run)
     hm_html_time_chart(f, "gauges", "count", HM_HTML_COUNT, x, n, gl, 3);
     fputs("</figure>\n", f);
     json_t *fields = at(run, "server_watch.fields");
-    if (json_array_size(fields)) {
-        fputs("<figure><figcaption>Server watch</figcaption>\n", f);
+    /* Two charts: what the server holds for clients (contexts, SSE
+     * streams), and its other fields, which may be cumulative counters in
+     * the tens of thousands that would flatten the first kind to zero. */
+    for (int held = 1; held >= 0; held--) {
         hm_html_line sl[8];
         double *sv[8];
         int ns = 0;
@@ -438,14 +441,19 @@ static void over_time(FILE *f, json_t *run)
         json_t *name;
         json_array_foreach(fields, i, name)
         {
-            if (ns == 8 || !json_string_value(name)) continue;
+            const char *nm = json_string_value(name);
+            if (ns == 8 || !nm || hm_server_watch_is_held(nm) != (held == 1)) continue;
             char key[128];
-            snprintf(key, sizeof(key), "server.%s", json_string_value(name));
+            snprintf(key, sizeof(key), "server.%s", nm);
             sv[ns] = series(iv, key, false);
-            sl[ns] = (hm_html_line){json_string_value(name), sv[ns], ns, false};
+            sl[ns] = (hm_html_line){nm, sv[ns], ns, false};
             ns++;
         }
-        hm_html_time_chart(f, "server", "as the server reports", HM_HTML_COUNT, x, n, sl, ns);
+        if (!ns) continue;
+        fprintf(f, "<figure><figcaption>Server watch: %s</figcaption>\n",
+                held ? "contexts and SSE streams it holds" : "its other fields");
+        hm_html_time_chart(f, held ? "server" : "server-other", "as the server reports",
+                           HM_HTML_COUNT, x, n, sl, ns);
         for (int k = 0; k < ns; k++)
             hm_free(sv[k]);
         fputs("</figure>\n", f);

@@ -104,9 +104,7 @@ static void flatten(json_t *o, const char *prefix, int depth, fields *f)
     }
 }
 
-/* Contexts and SSE streams: what a server holds for clients, so what
- * should come back once they left. */
-static bool is_held(const char *name)
+bool hm_server_watch_is_held(const char *name)
 {
     const char *leaf = strrchr(name, '_');
     leaf = leaf ? leaf + 1 : name;
@@ -225,7 +223,7 @@ static void copy_fields(hm_server_report *rep, const fields *f)
         memcpy(rep->names[i], f->names[i], HM_SERVER_NAME_MAX);
         rep->before[i] = f->v[i];
         rep->after[i] = NAN;
-        rep->held[i] = is_held(f->names[i]);
+        rep->held[i] = hm_server_watch_is_held(f->names[i]);
     }
 }
 

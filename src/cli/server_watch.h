@@ -33,6 +33,11 @@ typedef struct hm_server_watch_options {
     hm_live_gauges *gauges; /* where samples are published */
 } hm_server_watch_options;
 
+/* Contexts and SSE streams (a field whose last `_` part is "contexts" or
+ * "sse"): what a server holds for clients, so what should come back once
+ * they left. */
+bool hm_server_watch_is_held(const char *name);
+
 /* Takes the baseline into rep and starts sampling. 0, or a negative error
  * with rep->stopped saying why (the watch is then off; nothing to end). */
 int hm_server_watch_begin(const hm_server_watch_options *o, hm_server_report *rep);
