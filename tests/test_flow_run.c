@@ -214,10 +214,16 @@ static void values_reach_the_server(void)
         ASSERT_GT(json_int_at(c, "passed"), 0);
         ASSERT_EQ(json_int_at(c, "failed"), 0);
     }
-    ASSERT_EQ(count(j, "last-seen plus one"), 6); /* 24 actions, 4 per instance */
+    /* 24 actions, 4 per instance: 6 instances when none is cut short. A VU
+     * may start an instance while another still has actions to claim; when
+     * the budget runs out, that other VU's instance ends early (docs/flows.md:
+     * the run ends when -n is spent). Each VU cuts at most one instance by at
+     * most 3 actions, so at least (24 - 3 * 3) / 4 -> 4 instances complete. */
+    long long whole = count(j, "last-seen plus one");
+    ASSERT(whole >= 4 && whole <= 6);
     ASSERT_EQ(json_int_at(row(j, "steps", "last-seen plus one"), "failed"), 0);
-    ASSERT_EQ(count(j, "close"), 6);
-    ASSERT_GE(count(j, "get /_health?vu={{ vu }}&i={{ iteration }}"), 6);
+    ASSERT_EQ(count(j, "close"), whole); /* no action after the last wait */
+    ASSERT_GE(count(j, "get /_health?vu={{ vu }}&i={{ iteration }}"), whole);
     json_decref(j);
     printf("signals from CSV rows, variables, random ranges and the last-seen values reach "
            "the server\n");
