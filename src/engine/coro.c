@@ -17,8 +17,6 @@
 void hm__ctx_switch(void **from_sp, void *to_sp);
 void hm__ctx_start(void);
 
-#define HM__STACK_POOL_MAX 256
-
 static __thread hm_loop *tl_loop;
 
 hm_loop *hm_loop_current(void)
@@ -70,32 +68,109 @@ static void *ctx_make(void *top, void (*fn)(void *), void *arg)
 #endif
 }
 
+/* Stacks per slab: one mapping (and, with madvise'd guards, one VMA) for
+ * this many coroutines instead of two VMAs each. */
+#define SLAB_STACKS 32
+/* Free stacks kept with their pages; beyond this many, a freed stack's
+ * pages go back to the kernel (its guard stays). */
+#define KEEP_WARM 256
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux 6.13: a guard page that splits no VMA */
+#endif
+
+static bool free_push(hm_loop *loop, void *stack)
+{
+    if (loop->stack_free_len == loop->stack_free_cap) {
+        size_t cap = loop->stack_free_cap ? loop->stack_free_cap * 2 : 64;
+        void **f = hm_realloc(loop->stack_free, cap * sizeof(*f));
+        if (!f) return false;
+        loop->stack_free = f;
+        loop->stack_free_cap = cap;
+    }
+    loop->stack_free[loop->stack_free_len++] = stack;
+    return true;
+}
+
+/* Maps a slab and puts its stacks on the free list, guards installed. */
+static int slab_add(hm_loop *loop)
+{
+    size_t ss = loop->stack_size, n = SLAB_STACKS;
+    hm__slab *slab = hm_alloc(sizeof(*slab));
+    if (!slab) return -ENOMEM;
+    char *mem = mmap(NULL, n * ss, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) {
+        hm_free(slab);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *guard = mem + i * ss; /* stacks grow down: the guard is lowest */
+        int rc = -1;
+        if (loop->feat & HM__F_GUARD_MADVISE) {
+            rc = madvise(guard, page_size(), MADV_GUARD_INSTALL);
+            if (rc != 0) loop->feat &= ~HM__F_GUARD_MADVISE; /* before 6.13: mprotect */
+        }
+        if (rc != 0 && mprotect(guard, page_size(), PROT_NONE) != 0) {
+            munmap(mem, n * ss);
+            hm_free(slab);
+            return -ENOMEM;
+        }
+    }
+    if (loop->stack_free_cap < loop->stack_free_len + n) {
+        void **f = hm_realloc(loop->stack_free, (loop->stack_free_len + n) * 2 * sizeof(*f));
+        if (!f) {
+            munmap(mem, n * ss);
+            hm_free(slab);
+            return -ENOMEM;
+        }
+        loop->stack_free = f;
+        loop->stack_free_cap = (loop->stack_free_len + n) * 2;
+    }
+    /* Lowest address last: the LIFO hands out neighbouring stacks first. */
+    for (size_t i = n; i-- > 0;)
+        loop->stack_free[loop->stack_free_len++] = mem + i * ss;
+    slab->base = mem;
+    slab->size = n * ss;
+    loop->stats.stacks_mapped += n;
+    slab->next = loop->slabs;
+    loop->slabs = slab;
+    return 0;
+}
+
 static void *stack_get(hm_loop *loop)
 {
-    if (loop->stack_pool_len) return loop->stack_pool[--loop->stack_pool_len];
-    void *mem = mmap(NULL, loop->stack_size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (mem == MAP_FAILED) return NULL;
-    if (mprotect(mem, page_size(), PROT_NONE) != 0) {
-        munmap(mem, loop->stack_size);
-        return NULL;
-    }
-    return mem;
+    if (loop->max_stacks && loop->stacks_used >= loop->max_stacks) return NULL;
+    if (!loop->stack_free_len && slab_add(loop) < 0) return NULL;
+    loop->stacks_used++;
+    return loop->stack_free[--loop->stack_free_len];
 }
 
 static void stack_put(hm_loop *loop, void *stack)
 {
-    if (loop->stack_pool_len < HM__STACK_POOL_MAX) {
-        loop->stack_pool[loop->stack_pool_len++] = stack;
-        return;
+    loop->stacks_used--;
+    if (loop->stack_free_len >= KEEP_WARM) {
+        /* Many coroutines ended at once: let their pages go. The guard
+         * survives (madvise'd guards are kept by MADV_DONTNEED). */
+        madvise((char *)stack + page_size(), loop->stack_size - page_size(), MADV_DONTNEED);
     }
-    munmap(stack, loop->stack_size);
+    if (!free_push(loop, stack)) {
+        /* No memory to remember it: the stack stays mapped in its slab,
+         * unused until the loop ends. */
+    }
 }
 
 void hm__coro_free_stacks(hm_loop *loop)
 {
-    while (loop->stack_pool_len)
-        munmap(loop->stack_pool[--loop->stack_pool_len], loop->stack_size);
+    while (loop->slabs) {
+        hm__slab *slab = loop->slabs;
+        loop->slabs = slab->next;
+        munmap(slab->base, slab->size);
+        hm_free(slab);
+    }
+    hm_free(loop->stack_free);
+    loop->stack_free = NULL;
+    loop->stack_free_len = loop->stack_free_cap = 0;
 }
 
 static void coro_entry(void *p)
@@ -113,6 +188,12 @@ static void coro_entry(void *p)
     else
         loop->live_head = co->live_next;
     if (co->live_next) co->live_next->live_prev = co->live_prev;
+    if (co->task) {
+        hm_task *t = co->task;
+        t->co = NULL;
+        t->done = true;
+        hm_event_notify((hm_event *)(void *)t->waitq_);
+    }
     hm__coro_suspend(loop); /* never comes back: the loop recycles the stack */
     __builtin_unreachable();
 }
@@ -142,6 +223,34 @@ int hm_coro_spawn(hm_loop *loop, hm_coro_fn fn, void *arg, hm_coro **out)
     hm__coro_ready(loop, co);
     if (out) *out = co;
     return 0;
+}
+
+int hm_task_spawn(hm_task *t, hm_loop *loop, hm_coro_fn fn, void *arg)
+{
+    t->co = NULL;
+    t->done = false;
+    hm_event_init((hm_event *)(void *)t->waitq_);
+    int rc = hm_coro_spawn(loop, fn, arg, &t->co);
+    if (rc < 0) {
+        t->done = true;
+        return rc;
+    }
+    t->co->task = t;
+    return 0;
+}
+
+int hm_task_join(hm_task *t, int64_t deadline)
+{
+    while (!t->done) {
+        int rc = hm_event_wait((hm_event *)(void *)t->waitq_, deadline);
+        if (rc < 0 && !t->done) return rc;
+    }
+    return 0;
+}
+
+int hm_task_cancel(hm_task *t)
+{
+    return t->done ? 0 : hm_coro_cancel(t->co);
 }
 
 void hm__coro_ready(hm_loop *loop, hm_coro *co)
@@ -217,6 +326,7 @@ int hm_coro_sleep_until(int64_t deadline_ns)
 {
     hm_loop *loop = tl_loop;
     if (!loop || !loop->current) return -EPERM;
+    if (hm__take_cancel(loop)) return -ECANCELED;
     if (HM_UNLIKELY(loop->aborted)) {
         hm_coro_yield(); /* whoever polls with sleeps still lets the others run */
         return -ECANCELED;
@@ -234,8 +344,14 @@ int hm_coro_sleep(int64_t ns)
 
 int hm_coro_cancel(hm_coro *co)
 {
-    if (!co || co->state != HM__CORO_SUSPENDED || !co->op) return -ESRCH;
+    if (!co || co->state == HM__CORO_DONE) return -ESRCH;
     hm__op *op = co->op;
+    if (co->state != HM__CORO_SUSPENDED || !op || op->completed) {
+        /* Running, or ready to run (its operation has its result): the
+         * cancel waits for its next blocking operation. */
+        co->cancel_pending = true;
+        return 0;
+    }
     if (op->cancel_reason) return 0; /* already being cancelled */
     op->cancel_reason = -ECANCELED;
     op->cancel(co->loop, op);

@@ -6,19 +6,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
-/* ---- timer heap ---------------------------------------------------------- */
+/* ---- features ------------------------------------------------------------ */
 
-static void heap_swap(hm__timer **h, size_t a, size_t b)
+static const struct {
+    const char *name;
+    unsigned bit;
+} feature_names[] = {
+    {"defer_taskrun", HM__F_DEFER_TASKRUN},
+    {"coop_taskrun", HM__F_COOP_TASKRUN},
+    {"cqsize", HM__F_CQSIZE},
+    {"ring_fd", HM__F_RING_FD},
+    {"files", HM__F_FILES},
+    {"bufring", HM__F_BUFRING},
+    {"bufring_inc", HM__F_BUFRING_INC},
+    {"recv_multishot", HM__F_RECV_MULTISHOT},
+    {"cqe_skip", HM__F_CQE_SKIP},
+    {"guard_madvise", HM__F_GUARD_MADVISE},
+};
+
+unsigned hm__features_allowed(void)
 {
-    hm__timer *t = h[a];
-    h[a] = h[b];
-    h[b] = t;
-    h[a]->heap_index = a;
-    h[b]->heap_index = b;
+    unsigned all = 0;
+    for (size_t i = 0; i < HM_ARRAY_LEN(feature_names); i++)
+        all |= feature_names[i].bit;
+    const char *env = getenv("HAMMER_ENGINE_DISABLE");
+    if (!env) return all;
+    for (size_t i = 0; i < HM_ARRAY_LEN(feature_names); i++) {
+        size_t n = strlen(feature_names[i].name);
+        for (const char *p = env; (p = strstr(p, feature_names[i].name)); p += n) {
+            bool starts = p == env || p[-1] == ',' || p[-1] == ' ';
+            bool ends = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
+            if (starts && ends) all &= ~feature_names[i].bit;
+        }
+    }
+    return all;
 }
 
-static void heap_up(hm__timer **h, size_t i)
+const char *hm_loop_features(const hm_loop *loop)
+{
+    return loop->feat_names;
+}
+
+static void name_features(hm_loop *loop)
+{
+    size_t n = 0;
+    loop->feat_names[0] = '\0';
+    for (size_t i = 0; i < HM_ARRAY_LEN(feature_names); i++)
+        if (loop->feat & feature_names[i].bit && n < sizeof(loop->feat_names))
+            n += (size_t)snprintf(loop->feat_names + n, sizeof(loop->feat_names) - n, "%s%s",
+                                  n ? " " : "", feature_names[i].name);
+}
+
+/* ---- timers: a heap for any deadline, FIFOs for shared durations ---------- */
+
+static void heap_swap(hm_timer **h, size_t a, size_t b)
+{
+    hm_timer *t = h[a];
+    h[a] = h[b];
+    h[b] = t;
+    h[a]->heap_index_ = a;
+    h[b]->heap_index_ = b;
+}
+
+static void heap_up(hm_timer **h, size_t i)
 {
     while (i > 0) {
         size_t parent = (i - 1) / 2;
@@ -28,7 +81,7 @@ static void heap_up(hm__timer **h, size_t i)
     }
 }
 
-static void heap_down(hm__timer **h, size_t len, size_t i)
+static void heap_down(hm_timer **h, size_t len, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
@@ -40,54 +93,152 @@ static void heap_down(hm__timer **h, size_t len, size_t i)
     }
 }
 
-void hm__timer_arm(hm_loop *loop, hm__timer *t, int64_t deadline, hm__timer_cb cb)
+void hm_timer_init(hm_timer *t, hm_timer_fn fn)
+{
+    memset(t, 0, sizeof(*t));
+    t->fn = fn;
+    t->heap_index_ = SIZE_MAX;
+}
+
+void hm__timer_arm(hm_loop *loop, hm_timer *t, int64_t deadline, hm_timer_fn fn)
 {
     if (loop->heap_len == loop->heap_cap) {
         size_t cap = loop->heap_cap ? loop->heap_cap * 2 : 256;
-        hm__timer **h = hm_realloc(loop->heap, cap * sizeof(*h));
+        hm_timer **h = hm_realloc(loop->heap, cap * sizeof(*h));
         if (!h) abort(); /* out of memory while arming a deadline: no safe way on */
         loop->heap = h;
         loop->heap_cap = cap;
     }
     t->deadline = deadline;
-    t->cb = cb;
-    t->heap_index = loop->heap_len;
+    t->fn = fn;
+    t->home_ = loop;
+    t->heap_index_ = loop->heap_len;
     loop->heap[loop->heap_len++] = t;
-    heap_up(loop->heap, t->heap_index);
+    heap_up(loop->heap, t->heap_index_);
 }
 
-void hm__timer_disarm(hm_loop *loop, hm__timer *t)
+void hm__timer_disarm(hm_loop *loop, hm_timer *t)
 {
-    size_t i = t->heap_index;
+    size_t i = t->heap_index_;
     if (i == SIZE_MAX) return;
-    t->heap_index = SIZE_MAX;
+    t->heap_index_ = SIZE_MAX;
+    t->home_ = NULL;
     size_t last = --loop->heap_len;
     if (i == last) return;
     loop->heap[i] = loop->heap[last];
-    loop->heap[i]->heap_index = i;
+    loop->heap[i]->heap_index_ = i;
     heap_down(loop->heap, loop->heap_len, i);
     heap_up(loop->heap, i);
 }
 
+static void timeq_unlink(hm_timeq *q, hm_timer *t)
+{
+    if (t->prev_)
+        t->prev_->next_ = t->next_;
+    else
+        q->head_ = t->next_;
+    if (t->next_)
+        t->next_->prev_ = t->prev_;
+    else
+        q->tail_ = t->prev_;
+    t->prev_ = t->next_ = NULL;
+    t->home_ = NULL;
+}
+
+void hm_timer_arm(hm_loop *loop, hm_timer *t, int64_t deadline)
+{
+    hm_timer_disarm(t);
+    hm__timer_arm(loop, t, deadline, t->fn);
+}
+
+void hm_timer_disarm(hm_timer *t)
+{
+    if (!t->home_) return;
+    if (t->heap_index_ != SIZE_MAX)
+        hm__timer_disarm(t->home_, t);
+    else
+        timeq_unlink(t->home_, t);
+}
+
+void hm_timeq_init(hm_loop *loop, hm_timeq *q, int64_t duration_ns)
+{
+    memset(q, 0, sizeof(*q));
+    q->duration = duration_ns;
+    q->loop_ = loop;
+    q->next_ = loop->timeqs;
+    loop->timeqs = q;
+}
+
+void hm_timeq_fini(hm_timeq *q)
+{
+    while (q->head_)
+        timeq_unlink(q, q->head_);
+    for (hm_timeq **pp = &q->loop_->timeqs; *pp; pp = &(*pp)->next_) {
+        if (*pp == q) {
+            *pp = q->next_;
+            break;
+        }
+    }
+}
+
+void hm_timeq_arm(hm_timeq *q, hm_timer *t)
+{
+    hm_timer_disarm(t);
+    /* now is monotonic, so the tail is always the latest deadline */
+    t->deadline = hm_now_ns() + q->duration;
+    t->home_ = q;
+    t->next_ = NULL;
+    t->prev_ = q->tail_;
+    if (q->tail_)
+        q->tail_->next_ = t;
+    else
+        q->head_ = t;
+    q->tail_ = t;
+}
+
+/* The earliest deadline of every armed timer, or INT64_MAX. */
+static int64_t next_deadline(const hm_loop *loop)
+{
+    int64_t d = loop->heap_len ? loop->heap[0]->deadline : INT64_MAX;
+    for (const hm_timeq *q = loop->timeqs; q; q = q->next_)
+        if (q->head_ && q->head_->deadline < d) d = q->head_->deadline;
+    return d;
+}
+
 static void fire_timers(hm_loop *loop)
 {
-    if (!loop->heap_len) return;
+    if (!loop->heap_len && !loop->timeqs) return;
     int64_t now = hm_now_ns();
     while (loop->heap_len && loop->heap[0]->deadline <= now) {
-        hm__timer *t = loop->heap[0];
+        hm_timer *t = loop->heap[0];
         hm__timer_disarm(loop, t);
-        t->cb(t);
+        t->fn(t);
+    }
+    for (hm_timeq *q = loop->timeqs; q; q = q->next_) {
+        while (q->head_ && q->head_->deadline <= now) {
+            hm_timer *t = q->head_;
+            timeq_unlink(q, t);
+            t->fn(t); /* may re-arm t at the tail, or fini q: q stays registered then */
+        }
     }
 }
 
 /* ---- suspended operations ----------------------------------------------- */
 
-static void op_deadline_fired(hm__timer *t)
+static void op_deadline_fired(hm_timer *t)
 {
     hm__op *op = HM_CONTAINER_OF(t, hm__op, deadline);
     if (op->cancel_reason) return;
     op->cancel_reason = -ETIMEDOUT;
     op->cancel(op->co->loop, op);
+}
+
+int hm__take_cancel(hm_loop *loop)
+{
+    hm_coro *co = loop->current;
+    if (HM_LIKELY(!co || !co->cancel_pending)) return 0;
+    co->cancel_pending = false;
+    return -ECANCELED;
 }
 
 int64_t hm__op_wait(hm_loop *loop, hm__op *op, int64_t deadline)
@@ -97,9 +248,17 @@ int64_t hm__op_wait(hm_loop *loop, hm__op *op, int64_t deadline)
     op->co = co;
     op->cancel_reason = 0;
     op->completed = false;
-    op->deadline.heap_index = SIZE_MAX;
+    op->deadline.heap_index_ = SIZE_MAX;
+    op->deadline.home_ = NULL;
     if (deadline > 0) hm__timer_arm(loop, &op->deadline, deadline, op_deadline_fired);
     co->op = op;
+    if (HM_UNLIKELY(co->cancel_pending)) {
+        /* Cancelled while it was running: end this operation at once (the
+         * cancel completes it, or, on io_uring, asks the kernel to). */
+        co->cancel_pending = false;
+        op->cancel_reason = -ECANCELED;
+        op->cancel(loop, op);
+    }
     hm__coro_suspend(loop);
     co->op = NULL;
     hm__timer_disarm(loop, &op->deadline);
@@ -193,6 +352,64 @@ int hm_backend_parse(const char *s, hm_backend_kind *out)
     return 0;
 }
 
+/* ---- posts: calls from other threads, and deferred local ones ----------- */
+
+void hm_loop_post(hm_loop *loop, hm_post *p)
+{
+    hm_post *head = atomic_load_explicit(&loop->inbox, memory_order_relaxed);
+    do {
+        p->next_ = head;
+    } while (!atomic_compare_exchange_weak_explicit(&loop->inbox, &head, p, memory_order_release,
+                                                    memory_order_relaxed));
+    /* Only the first post into an empty inbox needs to wake the loop: it
+     * takes the whole inbox at once. */
+    if (!head) {
+        uint64_t one = 1;
+        if (write(loop->wake_fd, &one, sizeof(one)) < 0) {
+            /* EAGAIN: the counter is saturated, so the loop is woken anyway */
+        }
+    }
+}
+
+void hm__loop_soon(hm_loop *loop, hm_post *p)
+{
+    p->next_ = NULL;
+    if (loop->soon_tail)
+        loop->soon_tail->next_ = p;
+    else
+        loop->soon_head = p;
+    loop->soon_tail = p;
+}
+
+void hm__loop_drain_inbox(hm_loop *loop)
+{
+    hm_post *p = atomic_exchange_explicit(&loop->inbox, NULL, memory_order_acquire);
+    /* The stack holds the newest first: reverse it so calls run in order. */
+    hm_post *fifo = NULL;
+    while (p) {
+        hm_post *next = p->next_;
+        p->next_ = fifo;
+        fifo = p;
+        p = next;
+    }
+    while (fifo) {
+        hm_post *next = fifo->next_;
+        fifo->fn(fifo);
+        fifo = next;
+    }
+}
+
+static void run_soon(hm_loop *loop)
+{
+    hm_post *p = loop->soon_head;
+    loop->soon_head = loop->soon_tail = NULL;
+    while (p) {
+        hm_post *next = p->next_;
+        p->fn(p);
+        p = next;
+    }
+}
+
 /* ---- loops ---------------------------------------------------------------- */
 
 int hm_loop_create(hm_loop **out, const hm_loop_options *opt)
@@ -202,35 +419,53 @@ int hm_loop_create(hm_loop **out, const hm_loop_options *opt)
     if (!loop) return -ENOMEM;
     loop->kind = hm_backend_resolve(o.backend, NULL);
     loop->be = loop->kind == HM_BACKEND_IO_URING ? &hm__backend_uring : &hm__backend_epoll;
+    loop->feat = hm__features_allowed();
     size_t ps = 4096;
     size_t ss = o.stack_size ? o.stack_size : HM_DEFAULT_STACK;
     loop->stack_size = ((ss + ps - 1) / ps) * ps + ps; /* + guard page */
-    loop->stack_pool = hm_calloc(256, sizeof(void *));
+    loop->max_stacks = o.max_stacks;
+    const char *env = getenv("HAMMER_MAX_STACKS");
+    long long max = 0;
+    if (!loop->max_stacks && env && hm_parse_int(env, 1, 1LL << 30, &max) == 0)
+        loop->max_stacks = (size_t)max;
     loop->epfd = -1;
     loop->stop_aborts = o.stop_aborts;
-    int rc =
-        loop->stack_pool ? loop->be->init(loop, o.ring_entries ? o.ring_entries : 4096) : -ENOMEM;
+    loop->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int rc = loop->wake_fd < 0 ? -errno : loop->be->init(loop, &o);
     if (rc < 0) {
-        hm_free(loop->stack_pool);
+        if (loop->wake_fd >= 0) close(loop->wake_fd);
         hm_free(loop);
         return rc;
     }
+    name_features(loop);
     hm__set_current_loop(loop);
     *out = loop;
     return 0;
+}
+
+void hm_loop_hold(hm_loop *loop)
+{
+    loop->holds++;
+}
+
+void hm_loop_release(hm_loop *loop)
+{
+    loop->holds--;
 }
 
 int hm_loop_run(hm_loop *loop)
 {
     hm__set_current_loop(loop);
     unsigned busy_turns = 0;
-    while (loop->live_coros > 0) {
+    while (loop->live_coros > 0 || loop->holds > 0) {
         int level = atomic_load_explicit(&hm__intr_level, memory_order_relaxed);
         if (HM_UNLIKELY(level != loop->intr_seen)) hm__loop_interrupted(loop, level);
+        if (atomic_load_explicit(&loop->inbox, memory_order_relaxed)) hm__loop_drain_inbox(loop);
+        if (loop->soon_head) run_soon(loop);
         hm__coro_run_ready(loop);
-        if (!loop->live_coros) break;
+        if (!loop->live_coros && !loop->holds) break;
         int64_t timeout = -1;
-        if (loop->ready_head) {
+        if (loop->ready_head || loop->soon_head) {
             /* Coroutines that only yield need no system call per turn, but
              * I/O must not starve: poll at least every 16th busy turn, and
              * whenever SQEs wait to be submitted. */
@@ -241,8 +476,9 @@ int hm_loop_run(hm_loop *loop)
             timeout = 0;
         } else {
             busy_turns = 0;
-            if (loop->heap_len) {
-                timeout = loop->heap[0]->deadline - hm_now_ns();
+            int64_t d = next_deadline(loop);
+            if (d != INT64_MAX) {
+                timeout = d - hm_now_ns();
                 if (timeout < 0) timeout = 0;
             }
         }
@@ -258,8 +494,15 @@ void hm_loop_destroy(hm_loop *loop)
     if (!loop) return;
     loop->be->destroy(loop);
     hm__coro_free_stacks(loop);
-    hm_free(loop->stack_pool);
     hm_free(loop->heap);
+    while (loop->seg_free) {
+        hm__seg *seg = loop->seg_free;
+        loop->seg_free = seg->next;
+        hm_free(seg);
+    }
+    hm_free(loop->socks);
+    hm_free(loop->rbuf);
+    close(loop->wake_fd);
     if (hm_loop_current() == loop) hm__set_current_loop(NULL);
     hm_free(loop);
 }

@@ -1,7 +1,10 @@
-/* Channels and wait groups between the coroutines of one loop. Waiters are
- * records on the waiting coroutine's stack, linked into the object's queue;
- * a deadline or a cancel unlinks them, so nothing here allocates per wait. */
+/* Channels, wait groups and events between the coroutines of one loop,
+ * and latches across threads. Waiters are records on the waiting
+ * coroutine's stack, linked into the object's queue; a deadline or a
+ * cancel unlinks them, so nothing here allocates per wait. */
 #include "engine/internal.h"
+
+#include <sched.h>
 
 typedef struct waiter {
     hm__op op;
@@ -59,6 +62,7 @@ static int wait_on(waitq *q, waiter *w, int64_t deadline)
 {
     hm_loop *loop = hm_loop_current();
     if (!loop || !loop->current) return -EPERM; /* only coroutines can block */
+    if (hm__take_cancel(loop)) return -ECANCELED;
     if (HM_UNLIKELY(loop->aborted)) {
         hm_coro_yield();
         return -ECANCELED;
@@ -198,4 +202,131 @@ int hm_wg_wait(hm_waitgroup *wg, int64_t deadline)
     if (wg->count <= 0) return 0;
     waiter w = {0};
     return wait_on(WG_QUEUE(wg), &w, deadline);
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+_Static_assert(sizeof(((hm_event *)0)->waitq_) == sizeof(waitq), "waitq layout");
+#define EV_QUEUE(ev) ((waitq *)(void *)(ev)->waitq_)
+
+void hm_event_init(hm_event *ev)
+{
+    ev->waitq_[0] = ev->waitq_[1] = NULL;
+}
+
+int hm_event_wait(hm_event *ev, int64_t deadline)
+{
+    waiter w = {0};
+    return wait_on(EV_QUEUE(ev), &w, deadline);
+}
+
+void hm_event_notify(hm_event *ev)
+{
+    waiter *w;
+    while ((w = waitq_pop(EV_QUEUE(ev))))
+        wake(w, 0);
+}
+
+/* ---- latches: across threads ----------------------------------------------- */
+
+/* A waiter of a latch, on its coroutine's stack. Once the latch opens, the
+ * opener takes it off the list under the lock; a waiter on another loop is
+ * then completed by a post to that loop, so the record must live until the
+ * post has run even if its deadline fired meanwhile. */
+typedef struct latch_waiter {
+    hm__op op;
+    hm_post post;
+    hm_loop *loop;
+    struct latch_waiter *next;
+    bool listed;
+} latch_waiter;
+
+static void latch_lock(hm_latch *l)
+{
+    while (atomic_exchange_explicit(&l->lock_, 1, memory_order_acquire))
+        sched_yield();
+}
+
+static void latch_unlock(hm_latch *l)
+{
+    atomic_store_explicit(&l->lock_, 0, memory_order_release);
+}
+
+void hm_latch_init(hm_latch *l, int64_t count)
+{
+    atomic_init(&l->count, count);
+    atomic_init(&l->lock_, 0);
+    l->waiters_ = NULL;
+}
+
+static void latch_posted(hm_post *p)
+{
+    latch_waiter *w = HM_CONTAINER_OF(p, latch_waiter, post);
+    hm__op_complete(w->loop, &w->op, 0);
+}
+
+void hm_latch_count_down(hm_latch *l, int64_t n)
+{
+    int64_t before = atomic_fetch_sub_explicit(&l->count, n, memory_order_acq_rel);
+    if (before <= 0 || before - n > 0) return;
+    latch_lock(l);
+    latch_waiter *w = l->waiters_;
+    l->waiters_ = NULL;
+    for (latch_waiter *x = w; x; x = x->next)
+        x->listed = false;
+    latch_unlock(l);
+    hm_loop *here = hm_loop_current();
+    while (w) {
+        latch_waiter *next = w->next; /* w may be gone once completed */
+        if (w->loop == here) {
+            hm__op_complete(here, &w->op, 0);
+        } else {
+            w->post.fn = latch_posted;
+            hm_loop_post(w->loop, &w->post);
+        }
+        w = next;
+    }
+}
+
+static void latch_cancel(hm_loop *loop, hm__op *op)
+{
+    latch_waiter *w = HM_CONTAINER_OF(op, latch_waiter, op);
+    hm_latch *l = op->wait_link;
+    latch_lock(l);
+    bool listed = w->listed;
+    if (listed) {
+        latch_waiter **pp = (latch_waiter **)&l->waiters_;
+        while (*pp != w)
+            pp = &(*pp)->next;
+        *pp = w->next;
+        w->listed = false;
+    }
+    latch_unlock(l);
+    /* Not listed: the opener has it, and its completion is on the way. */
+    if (listed) hm__op_complete(loop, op, op->cancel_reason);
+}
+
+int hm_latch_wait(hm_latch *l, int64_t deadline)
+{
+    hm_loop *loop = hm_loop_current();
+    if (!loop || !loop->current) return -EPERM;
+    if (hm__take_cancel(loop)) return -ECANCELED;
+    if (hm_latch_open(l)) return 0;
+    if (HM_UNLIKELY(loop->aborted)) {
+        hm_coro_yield();
+        return -ECANCELED;
+    }
+    latch_waiter w = {.loop = loop};
+    w.op = (hm__op){.cancel = latch_cancel, .soft = true, .wait_link = l};
+    latch_lock(l);
+    if (hm_latch_open(l)) {
+        latch_unlock(l);
+        return 0;
+    }
+    w.next = l->waiters_;
+    w.listed = true;
+    l->waiters_ = &w;
+    latch_unlock(l);
+    int rc = (int)hm__op_wait(loop, &w.op, deadline);
+    return rc < 0 && hm_latch_open(l) && rc != -ECANCELED ? 0 : rc;
 }
