@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-/* The read buffer starts small, because each idle connection keeps its
- * touched pages resident, and grows once a read fills it. */
+/* Plain HTTP reads the engine's buffers (hm_sock_peek): a connection owns
+ * no read buffer. TLS decrypts into one of the connection's, which starts
+ * small (an idle connection keeps its touched pages resident) and grows
+ * once a read fills it. */
 #define RBUF_MIN 2048
 #define RBUF_MAX (64 * 1024)
 /* A keep-alive connection idle for longer than this is checked for a
@@ -157,14 +159,15 @@ static int ensure_connected(hm_http_conn *c, int64_t deadline)
          * idle connections, and finding that out after writing a POST would
          * make it unsafe to re-send. */
         if (hm_now_ns() - c->last_used_ns < IDLE_CHECK_NS) return 0;
-        char b;
-        ssize_t n = recv(hm_sock_fd(c->sock), &b, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        /* The engine also sees bytes or an EOF a multishot receive took
+         * off the socket already. */
+        int spoke = hm_sock_peer_spoke(c->sock);
+        if (spoke == 0) return 0;
         /* Over TLS, bytes waiting may be a session ticket, not junk. */
-        if (n > 0 && c->tls) return 0;
+        if (spoke > 0 && c->tls) return 0;
         hm_http_conn_close(c); /* EOF, error or unsolicited bytes: start fresh */
     }
-    if (!c->rbuf) {
+    if (c->target->tls && !c->rbuf) {
         c->rbuf = hm_alloc(RBUF_MIN);
         if (!c->rbuf) return -ENOMEM;
         c->rcap = RBUF_MIN;
@@ -223,24 +226,32 @@ static int connect_failed(hm_http_conn *c, int rc, int64_t budget_ns)
     return rc;
 }
 
-/* The transport: plain socket or TLS over it. Keeps the response's first
- * bytes as evidence and counts every byte. */
-static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
+/* The transport: plain socket or TLS over it. Points *data at the bytes
+ * received (the engine's, or the TLS buffer), which stay valid until
+ * conn_consumed; the caller feeds them all before it can suspend again.
+ * Keeps the response's first bytes as evidence and counts every byte. */
+static ssize_t conn_read(hm_http_conn *c, const char **data, int64_t deadline)
 {
     /* TLS may serve buffered bytes without touching the socket, so the
      * deadline is checked here too. */
     if (past(deadline)) return -ETIMEDOUT;
-    ssize_t n = c->tls ? hm_tls_read(c->tls, c->sock, c->rbuf, c->rcap, deadline)
-                       : hm_sock_read(c->sock, c->rbuf, c->rcap, deadline);
+    ssize_t n;
+    if (c->tls) {
+        n = hm_tls_read(c->tls, c->sock, c->rbuf, c->rcap, deadline);
+        *data = c->rbuf;
+    } else {
+        n = hm_sock_peek(c->sock, data, deadline);
+    }
     if (n <= 0) return n;
     c->bytes_read += (uint64_t)n;
     c->resp_bytes += (size_t)n;
     if (c->head_len < sizeof(c->head)) {
         size_t k = sizeof(c->head) - c->head_len;
         if (k > (size_t)n) k = (size_t)n;
-        memcpy(c->head + c->head_len, c->rbuf, k);
+        memcpy(c->head + c->head_len, *data, k);
         c->head_len += k;
     }
+    if (!c->tls) return n;
     /* A full buffer means more was waiting: read bigger pieces next time.
      * The bytes just read are the caller's to feed, so grow by copying. */
     if (n == (ssize_t)c->rcap && c->rcap < RBUF_MAX) {
@@ -248,9 +259,15 @@ static ssize_t conn_read(hm_http_conn *c, int64_t deadline)
         if (bigger) {
             c->rbuf = bigger;
             c->rcap *= 4;
+            *data = bigger;
         }
     }
     return n;
+}
+
+static void conn_consumed(hm_http_conn *c, size_t n)
+{
+    if (!c->tls) hm_sock_skip(c->sock, n);
 }
 
 static ssize_t conn_write(hm_http_conn *c, const char *buf, size_t len, int64_t deadline,
@@ -300,7 +317,19 @@ again:
     hm_http_resp_begin(&c->resp, o->head);
 
     size_t sent = 0;
-    ssize_t w = conn_write(c, req, len, o->deadline, &sent);
+    ssize_t w;
+    bool detached = o->req_outlives && !c->tls;
+    if (detached) {
+        /* The request outlives the exchange: the engine sends it without
+         * suspending us, and a failure shows in the read that follows. */
+        w = hm_sock_send_detached(c->sock, req, len);
+        if (w == 0) {
+            w = (ssize_t)len;
+            c->bytes_written += len;
+        }
+    } else {
+        w = conn_write(c, req, len, o->deadline, &sent);
+    }
     if (w < 0) {
         hm_http_conn_close(c);
         if (sent == 0 && !retried && w != -ETIMEDOUT && w != -ECANCELED) {
@@ -313,8 +342,20 @@ again:
 
     bool got_bytes = false;
     for (;;) {
-        ssize_t n = conn_read(c, o->deadline);
+        const char *data;
+        ssize_t n = conn_read(c, &data, o->deadline);
         if (n <= 0) {
+            bool none = false;
+            if (n < 0 && detached && !got_bytes && !retried && n != -ETIMEDOUT && n != -ECANCELED &&
+                hm_sock_send_error(c->sock, &none) == n && none) {
+                /* The detached send failed before any byte left: as a
+                 * failed write with nothing sent, it may go again. */
+                hm_http_conn_close(c);
+                c->bytes_written -= len;
+                retried = true;
+                c->retries++;
+                goto again;
+            }
             if (n == 0) {
                 rc = hm_http_resp_finish(&c->resp);
                 hm_http_conn_close(c);
@@ -336,8 +377,9 @@ again:
         }
         got_bytes = true;
         size_t consumed = 0;
-        rc = hm_http_resp_feed(&c->resp, c->rbuf, (size_t)n, &consumed);
+        rc = hm_http_resp_feed(&c->resp, data, (size_t)n, &consumed);
         if (rc < 0) {
+            conn_consumed(c, (size_t)n);
             hm_http_conn_close(c);
             return failed(c, rc, PH_RECEIVE, budget);
         }
@@ -350,13 +392,16 @@ again:
                          "%zu unsolicited bytes after a complete HTTP %d response", extra,
                          c->resp.status);
                 c->head_len = extra < sizeof(c->head) ? extra : sizeof(c->head);
-                memcpy(c->head, c->rbuf + consumed, c->head_len);
+                memcpy(c->head, data + consumed, c->head_len);
+                conn_consumed(c, (size_t)n);
                 hm_http_conn_close(c);
                 return failed(c, -HM_EPROTO_HTTP, PH_RECEIVE, budget);
             }
+            conn_consumed(c, (size_t)n);
             if (!c->resp.keep_alive) hm_http_conn_close(c);
             break;
         }
+        conn_consumed(c, (size_t)n);
     }
     c->last_used_ns = hm_now_ns();
     return 0;
@@ -384,7 +429,8 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
         /* The deadline covers the headers; a live stream may stay silent. */
         int64_t deadline = c->resp.status ? 0 : header_deadline;
         if (c->resp.status) ph = PH_RECEIVE;
-        ssize_t n = conn_read(c, deadline);
+        const char *data;
+        ssize_t n = conn_read(c, &data, deadline);
         if (n == 0) {
             rc = hm_http_resp_finish(&c->resp);
             if (rc == HM_HTTP_DONE)
@@ -398,7 +444,8 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
             break;
         }
         size_t consumed;
-        rc = hm_http_resp_feed(&c->resp, c->rbuf, (size_t)n, &consumed);
+        rc = hm_http_resp_feed(&c->resp, data, (size_t)n, &consumed);
+        conn_consumed(c, (size_t)n);
         if (rc < 0) break;
         if (rc == HM_HTTP_DONE) {
             rc = 0;

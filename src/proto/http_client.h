@@ -18,7 +18,8 @@
  * before the first response byte.
  *
  * Ownership: the caller owns the hm_http_conn struct and the target (which
- * must outlive the conn). The conn owns its socket, read buffer and parser;
+ * must outlive the conn). The conn owns its socket and parser, and over TLS
+ * a read buffer (plain HTTP parses the engine's received bytes in place);
  * the response (c->resp: status, headers, body) stays valid until the next
  * request on the conn or hm_http_conn_free(). */
 #ifndef HM_PROTO_HTTP_CLIENT_H
@@ -97,6 +98,9 @@ typedef struct hm_http_xopts {
     bool discard_body; /* count the body's bytes (body_bytes), keep none: c->resp.body
                         * stays empty and no body size limit applies */
     int64_t deadline;  /* absolute; covers connect, write and the whole response */
+    bool req_outlives; /* the request buffer stays valid until the loop ends (one
+                        * serialized for the whole run): it is sent without
+                        * suspending the caller (hm_sock_send_detached) */
 } hm_http_xopts;
 
 /* Prepares c for target t; allocates nothing until the first request.

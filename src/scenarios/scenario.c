@@ -241,6 +241,7 @@ bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st,
     hm_http_xopts xo = {.idempotent = rq->idempotent,
                         .head = rq->head,
                         .discard_body = rq->discard_body,
+                        .req_outlives = rq->req_outlives,
                         .deadline = t0 + rq->timeout_ns};
     hm_thread_stats_in_flight(st, 1);
     int rc = hm_http_conn_exchange(c, rq->req, rq->len, &xo);

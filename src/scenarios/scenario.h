@@ -162,6 +162,8 @@ typedef struct hm_request {
     bool idempotent;     /* GET: may be re-sent (see http_client.h) */
     bool head;           /* a HEAD request: the response has no body */
     bool discard_body;   /* count the body's bytes, keep none (get, probes) */
+    bool req_outlives;   /* req stays valid until the engine threads end (one
+                          * serialized for the run): sent without waiting */
     int64_t timeout_ns;  /* --timeout: covers the whole exchange */
     int64_t intended_ns; /* -R: the intended send time; 0 without -R */
     const char *where;   /* for a failure's first example, e.g.
