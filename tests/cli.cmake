@@ -54,3 +54,6 @@ hm_test(server_watch SOURCES test_server_watch.c LIBS hm_base PkgConfig::JANSSON
 # Compressed runs against bench_app --brotli: wire and decoded bytes (issue 12).
 hm_test(compressed_run SOURCES test_compressed_run.c LIBS hm_base PkgConfig::JANSSON
         ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)
+# A coroutine that cannot start (the engine's stack limit) ends the run with an error.
+hm_test(cli_spawn_fail SOURCES test_cli_spawn_fail.c LIBS PkgConfig::JANSSON
+        ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)

@@ -41,6 +41,7 @@ typedef struct instance {
     hm_http_conn conn, sse_conn; /* live on thread 0's loop, in their coroutines */
     hm_watch watch;
     hm_coro *sse_co, *prologue_co;
+    hm_event sse_ev; /* an SSE event arrived, or the stream ended */
     bool streaming, connected, has_sse, ready;
     char fail_why[400]; /* the prologue failed: why */
     hm_flow_exec x;
@@ -121,7 +122,9 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
 static int on_sse_body(void *user, const char *at, size_t len)
 {
     instance *in = user;
-    return hm_watch_feed(&in->watch, at, len);
+    int rc = hm_watch_feed(&in->watch, at, len);
+    hm_event_notify(&in->sse_ev); /* prologue_sse waits for the first state */
+    return rc;
 }
 
 static void sse_coro(void *p)
@@ -143,6 +146,7 @@ static void sse_coro(void *p)
     in->run->stats[0].connects += in->sse_conn.connects;
     hm_http_conn_free(&in->sse_conn);
     in->sse_co = NULL;
+    hm_event_notify(&in->sse_ev);
 }
 
 /* ---- the prologue (thread 0, once per instance) ------------------------------------ */
@@ -211,9 +215,10 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
     int64_t t0 = hm_now_ns(), until = t0 + timeout_of(run, s);
     if (!in->sse_co && !in->has_sse) {
         in->has_sse = true;
+        hm_event_init(&in->sse_ev);
         hm_coro_spawn(NULL, sse_coro, in, &in->sse_co);
     }
-    bool ok = hm_watch_wait_first_state(&in->watch, &in->sse_co, until) == 0;
+    bool ok = hm_watch_wait_first_state(&in->watch, &in->sse_co, &in->sse_ev, until) == 0;
     char why[120];
     snprintf(why, sizeof(why), "the stream showed nothing within %.3f s",
              (double)(until - t0) / 1e9);

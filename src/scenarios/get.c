@@ -21,6 +21,7 @@ typedef struct get_run {
     int64_t t_start, t_end;
     hm_liveness live;
     atomic_int workers_left;
+    _Atomic int start_err; /* a connection could not be started: the run fails */
 } get_run;
 
 /* One connection of the -c: over HTTP/2 the one its getters' streams
@@ -56,10 +57,12 @@ static void getter_coro(void *p)
                      .idempotent = run->idempotent,
                      .head = run->head,
                      .discard_body = true,
+                     .req_outlives = true,
                      .timeout_ns = o->timeout_ns,
                      .where = where};
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
+        if (atomic_load_explicit(&run->start_err, memory_order_relaxed)) break;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
         if (!hm_budget_allows(o, seq, run->t_start)) break;
         int status;
@@ -86,6 +89,7 @@ static bool pump_send(get_run *run, const hm_request *rq, hm_thread_stats *st, h
     const hm_options *o = run->o;
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) return true;
+        if (atomic_load_explicit(&run->start_err, memory_order_relaxed)) return true;
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
         if (!hm_budget_allows(o, seq, run->t_start)) return true;
         const char *req = *t0 ? NULL : rq->req; /* after the first: the same again */
@@ -169,6 +173,15 @@ static void pump_coro(void *p)
     hm_free(g);
 }
 
+/* A getter could not be started: the run fails, and nobody waits for the
+ * workers that never ran. */
+static void start_failed(get_run *run, int err, int workers)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&run->start_err, &none, err);
+    if (atomic_fetch_sub(&run->workers_left, workers) == workers) run->t_end = hm_now_ns();
+}
+
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     get_run *run = arg;
@@ -180,19 +193,36 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     int streams = o->http2 ? o->streams : 1;
     for (int i = 0; i < mine; i++) {
         get_conn *gc = hm_calloc(1, sizeof(*gc));
-        if (!gc) break;
+        if (!gc) {
+            start_failed(run, -ENOMEM, (mine - i) * streams);
+            break;
+        }
         gc->users = streams;
         if (o->http2) hm_h2_conn_create(&gc->h2, &o->target); /* NULL: each its own */
         if (gc->h2 && o->rate <= 0) {
             getter *g = hm_alloc(sizeof(*g));
-            *g = (getter){run, idx, first + i, gc};
-            hm_coro_spawn(loop, pump_coro, g, NULL);
+            int rc = g ? 0 : -ENOMEM;
+            if (g) *g = (getter){run, idx, first + i, gc};
+            if (rc == 0 && (rc = hm_coro_spawn(loop, pump_coro, g, NULL)) < 0) hm_free(g);
+            if (rc < 0) {
+                hm_h2_conn_free(gc->h2);
+                hm_free(gc);
+                start_failed(run, rc, streams);
+            }
             continue;
         }
         for (int k = 0; k < streams; k++) {
             getter *g = hm_alloc(sizeof(*g));
-            *g = (getter){run, idx, first + i, gc};
-            hm_coro_spawn(loop, getter_coro, g, NULL);
+            int rc = g ? 0 : -ENOMEM;
+            if (g) *g = (getter){run, idx, first + i, gc};
+            if (rc == 0 && (rc = hm_coro_spawn(loop, getter_coro, g, NULL)) < 0) hm_free(g);
+            if (rc < 0) {
+                start_failed(run, rc, 1);
+                if (--gc->users == 0) {
+                    hm_h2_conn_free(gc->h2);
+                    hm_free(gc);
+                }
+            }
         }
     }
 }
@@ -273,6 +303,12 @@ static int get_run_fn(const hm_options *o, hm_results *r)
     hm_free(run.req);
     r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
     if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+    if (atomic_load(&run.start_err)) {
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a connection: %s",
+                 hm_strerror(atomic_load(&run.start_err)));
+        r->fatal = r->fatal_buf;
+        if (!rc) rc = atomic_load(&run.start_err);
+    }
     return rc;
 }
 

@@ -41,6 +41,7 @@ typedef struct sticky_run {
     sticky_thread *threads;
     _Atomic int64_t claimed;
     atomic_int vus_left;
+    _Atomic int start_err; /* a VU could not be started: the run fails */
     hm_liveness live;
     int64_t t_start, t_end;
 } sticky_run;
@@ -203,7 +204,7 @@ static void sticky_vu_coro(void *p)
              variant_names[run->v]);
     hm_request rq = {.req = req, .len = (size_t)len, .timeout_ns = o->timeout_ns, .where = where};
     while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead) &&
-           atomic_fetch_add(&run->claimed, 1) < o->actions) {
+           !atomic_load(&run->start_err) && atomic_fetch_add(&run->claimed, 1) < o->actions) {
         if (run->v == V_LEGACY) hm_http_conn_close(c); /* a new connection per action */
         int status;
         bool stop = hm_request_send(c, &rq, &t->st, &run->live, &status);
@@ -229,8 +230,14 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     int mine = hm_share(run->o->concurrency, run->o->threads, idx);
     for (int i = 0; i < mine; i++) {
         sticky_vu *sv = hm_alloc(sizeof(*sv));
-        *sv = (sticky_vu){run, idx};
-        hm_coro_spawn(loop, sticky_vu_coro, sv, NULL);
+        int rc = sv ? 0 : -ENOMEM;
+        if (sv) *sv = (sticky_vu){run, idx};
+        if (rc == 0 && (rc = hm_coro_spawn(loop, sticky_vu_coro, sv, NULL)) < 0) hm_free(sv);
+        if (rc < 0) {
+            int none = 0;
+            atomic_compare_exchange_strong(&run->start_err, &none, rc);
+            if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
+        }
     }
 }
 
@@ -270,6 +277,13 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
         r->wall_seconds += vr->wall_seconds;
         hm_free(run.threads);
         if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+        if (atomic_load(&run.start_err)) {
+            snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a virtual user: %s",
+                     hm_strerror(atomic_load(&run.start_err)));
+            r->fatal = r->fatal_buf;
+            if (!rc) rc = atomic_load(&run.start_err);
+            break;
+        }
         if (atomic_load(&hm_stop_requested)) break;
     }
     /* The verdict is the cookie variant's: the others show the failure. */

@@ -36,6 +36,7 @@ typedef struct browser_run {
     vu_totals *totals; /* one per thread */
     _Atomic int64_t claimed;
     atomic_int vus_left;
+    _Atomic int start_err; /* a VU could not be started: the run fails */
     hm_liveness live;
     int64_t t_start, t_end;
     const hammer_scenario *body; /* the VU body, or NULL for the built-in tab */
@@ -59,7 +60,8 @@ struct hammer_vu {
     hm_chan *woken;   /* hm_vu_wake's token */
     hm_vu_event_fn event_fn;
     void *event_user;
-    hm_coro *sse_co;
+    hm_task sse;     /* the EventSource's coroutine */
+    hm_event sse_ev; /* the stream got its baseline, a patch, or ended */
     bool done, connected, streaming;
     uint64_t ok;         /* HTTP OK actions on the current page */
     uint64_t unanswered; /* its actions sent whose connection broke before the answer */
@@ -87,6 +89,7 @@ static void on_patch(hm_watch *w, int64_t value, void *user)
 {
     vu *v = user;
     hm_chan_try_push(v->patched, (void *)1); /* full means a wake is pending */
+    hm_event_notify(&v->sse_ev);
 }
 
 static void on_event(hm_watch *w, void *user)
@@ -138,7 +141,11 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
 static int on_sse_body(void *user, const char *at, size_t len)
 {
     vu *v = user;
-    return hm_watch_feed(&v->watch, at, len);
+    uint64_t events = v->watch.events;
+    int rc = hm_watch_feed(&v->watch, at, len);
+    /* hm_watch_wait_first_state waits for the first state or event. */
+    if (v->watch.events != events) hm_event_notify(&v->sse_ev);
+    return rc;
 }
 
 static void sse_coro(void *p)
@@ -184,7 +191,7 @@ static void sse_coro(void *p)
         if (hm_coro_sleep(backoff) == -ECANCELED) break;
         if (backoff < 2000 * 1000000LL) backoff *= 2;
     }
-    v->sse_co = NULL;
+    hm_event_notify(&v->sse_ev); /* whoever waits for the stream: it ended */
 }
 
 static void record_request(vu *v, const char *what, int rc, int64_t t0, int64_t t1)
@@ -233,7 +240,14 @@ static bool run_stopping(const browser_run *run)
 {
     return atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) ||
            atomic_load_explicit(&run->live.dead, memory_order_relaxed) ||
-           atomic_load_explicit(&run->aborted, memory_order_relaxed);
+           atomic_load_explicit(&run->aborted, memory_order_relaxed) ||
+           atomic_load_explicit(&run->start_err, memory_order_relaxed);
+}
+
+/* True while the VU's EventSource coroutine runs. */
+static bool sse_running(const vu *v)
+{
+    return v->sse.co != NULL;
 }
 
 bool hammer_vu_next(hammer_vu *v)
@@ -287,8 +301,16 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
 int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
 {
     if (!v->page.ctx) return -HM_ENOTFOUND;
-    if (!v->sse_co) hm_coro_spawn(NULL, sse_coro, v, &v->sse_co);
-    int rc = hm_watch_wait_first_state(&v->watch, &v->sse_co,
+    if (!sse_running(v)) {
+        int rc = hm_task_spawn(&v->sse, NULL, sse_coro, v);
+        if (rc < 0) {
+            int none = 0;
+            atomic_compare_exchange_strong(&v->run->start_err, &none, rc);
+            hammer_vu_fail(v, "cannot start the EventSource's coroutine");
+            return rc;
+        }
+    }
+    int rc = hm_watch_wait_first_state(&v->watch, &v->sse.co, &v->sse_ev,
                                        hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == -ETIMEDOUT && v->streaming && !run_stopping(v->run)) {
         /* Open, but silent: a stream that shows no state is a failed one. */
@@ -371,7 +393,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
 
 int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
 {
-    if (!v->sse_co) return -ENOTCONN;
+    if (!sse_running(v)) return -ENOTCONN;
     if (run_stopping(v->run)) return -ECANCELED;
     void *tok;
     int rc = hm_chan_pop(v->patched, &tok, hm_now_ns() + (int64_t)timeout_ms * 1000000);
@@ -476,19 +498,19 @@ void hm_vu_leave_page(hammer_vu *v)
 {
     const hm_options *o = v->run->o;
     if (!v->page.ctx) return;
-    /* Let the last patch land, then close the tab. */
-    if (v->sse_co && v->ok && !v->ctx_dead) {
+    /* Let the last patch land (each one wakes this wait), then close the
+     * tab; the cancel sticks even if the stream is runnable right now. */
+    if (sse_running(v) && v->ok && !v->ctx_dead) {
         int64_t until = hm_now_ns() + o->timeout_ns;
         char tmp[8];
-        while (v->sse_co && hm_now_ns() < until && !hm_watch_verdict(&v->watch, v->ok, tmp, 8) &&
+        while (sse_running(v) && hm_now_ns() < until &&
+               !hm_watch_verdict(&v->watch, v->ok, tmp, 8) &&
                hm_interrupt_current() < HM_INTERRUPT_ABORT)
-            hm_coro_sleep(5000000);
+            hm_event_wait(&v->sse_ev, until);
     }
     v->done = true;
-    while (v->sse_co) {
-        hm_coro_cancel(v->sse_co);
-        hm_coro_sleep(1000000);
-    }
+    hm_task_cancel(&v->sse);
+    hm_task_join(&v->sse, 0);
     v->done = false;
     /* A context the server lost has no session to close. */
     char *cookie = v->ctx_dead ? NULL : hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
@@ -538,7 +560,7 @@ int hm_vu_reload(hammer_vu *v)
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[v->thread];
     if (!v->path) return -HM_ENOTFOUND;
-    bool had_stream = v->sse_co != NULL || v->connected;
+    bool had_stream = sse_running(v) || v->connected;
     note_trouble(v);
     hm_vu_leave_page(v);
     int64_t backoff = 100 * 1000000LL, first_fail = 0;
@@ -654,23 +676,23 @@ static void vu_coro(void *p)
     hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
     watch_start(v);
     snprintf(v->where_sse, sizeof(v->where_sse), "SSE GET /_sse, VU %d", v->id);
-    hm_chan_create(&v->patched, 1);
-    hm_chan_create(&v->woken, 1);
+    hm_event_init(&v->sse_ev);
+    v->sse.done = true; /* no stream yet */
     tot->vus++;
     hm_gauge_vus(o, 1);
-
-    if (run->body)
+    if (hm_chan_create(&v->patched, 1) < 0 || hm_chan_create(&v->woken, 1) < 0)
+        hammer_vu_fail(v, "out of memory");
+    else if (run->body)
         run->body->vu_body(v, run->plugin_state);
     else
         builtin_vu_body(v, NULL);
 
     hm_vu_leave_page(v);
-    /* A stream the body opened without a page context (none to leave). */
+    /* A stream the body opened without a page context (none to leave); the
+     * cancel sticks even if the stream is runnable right now. */
     v->done = true;
-    while (v->sse_co) {
-        hm_coro_cancel(v->sse_co);
-        hm_coro_sleep(1000000);
-    }
+    hm_task_cancel(&v->sse);
+    hm_task_join(&v->sse, 0);
     char verdict[256];
     /* A VU that never left a page is judged on what it has (nothing); one
      * whose every page was lost before showing its state checked nothing. */
@@ -700,8 +722,8 @@ static void vu_coro(void *p)
     hm_http_conn_free(&v->sse_conn);
     hm_h2_conn_free(v->h2);
     hm_watch_free(&v->watch);
-    hm_chan_destroy(v->patched);
-    hm_chan_destroy(v->woken);
+    if (v->patched) hm_chan_destroy(v->patched);
+    if (v->woken) hm_chan_destroy(v->woken);
     hm_via_page_free(&v->page);
     hm_cookie_jar_free(&v->jar);
     hm_free(v->html);
@@ -719,11 +741,20 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     int mine = hm_share(run->o->concurrency, run->o->threads, idx);
     for (int i = 0; i < mine; i++) {
         vu *v = hm_calloc(1, sizeof(*v));
-        v->run = run;
-        v->thread = idx;
-        v->id = first + i;
-        v->rng = (unsigned)(first + i) * 2654435761u;
-        hm_coro_spawn(loop, vu_coro, v, NULL);
+        int rc = v ? 0 : -ENOMEM;
+        if (v) {
+            v->run = run;
+            v->thread = idx;
+            v->id = first + i;
+            v->rng = (unsigned)(first + i) * 2654435761u;
+            if ((rc = hm_coro_spawn(loop, vu_coro, v, NULL)) < 0) hm_free(v);
+        }
+        if (rc < 0) {
+            /* The run fails; the VUs that started finish their work. */
+            int none = 0;
+            atomic_compare_exchange_strong(&run->start_err, &none, rc);
+            if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
+        }
     }
 }
 
@@ -783,6 +814,12 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s", run.abort_why);
         r->fatal = r->fatal_buf;
         r->fatal_usage = true;
+    }
+    if (atomic_load(&run.start_err)) {
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a virtual user: %s",
+                 hm_strerror(atomic_load(&run.start_err)));
+        r->fatal = r->fatal_buf;
+        if (!rc) rc = atomic_load(&run.start_err);
     }
     bool counting =
         o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;

@@ -77,8 +77,12 @@ typedef struct counter_run {
     _Atomic int64_t next_seq;
     _Atomic int64_t ok_total;
     atomic_int workers_left;
-    atomic_bool go;   /* baseline taken (or given up): start firing */
-    int64_t *send_ns; /* SEND_RING slots, by action sequence */
+    atomic_bool go;        /* baseline taken (or given up): start firing */
+    hm_latch go_gate;      /* opened with go: senders of every thread wait on it */
+    hm_latch senders;      /* one per sender: the finisher waits for zero */
+    hm_event progress;     /* thread 0: a patch came, or an observer ended */
+    _Atomic int start_err; /* a coroutine could not be started: the run fails */
+    int64_t *send_ns;      /* SEND_RING slots, by action sequence */
     int64_t t_start, t_end;
     _Atomic int64_t t_go; /* when the senders were released (for -d) */
     hm_liveness live;
@@ -92,7 +96,7 @@ struct observer {
     hm_via_page page; /* extra observers load their own page */
     hm_http_conn conn;
     hm_watch watch;
-    hm_coro *co;
+    hm_task task;
     bool connected, streaming, empty;
     int64_t matched; /* actions whose patch latency is recorded */
     int status;
@@ -196,6 +200,15 @@ static void on_patch(hm_watch *w, int64_t value, void *user)
         if (sent > 0 && now >= sent)
             hm_thread_stats_record(st, HM_PHASE_PATCH, (now - sent) / 1000);
     }
+    hm_event_notify(&run->progress); /* the finisher may be waiting for this one */
+}
+
+/* A coroutine or its record could not be started: the run fails with this
+ * error instead of waiting for work that will never be done. */
+static void start_failed(counter_run *run, int err)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&run->start_err, &none, err);
 }
 
 /* The body can only be built once the page's signals are known (the wire
@@ -212,6 +225,7 @@ static void start_senders(counter_run *run, json_t *signals)
     atomic_store(&g->ready, true);
     atomic_store(&run->t_go, hm_now_ns());
     atomic_store(&run->go, true);
+    hm_latch_count_down(&run->go_gate, 1);
 }
 
 static int on_sse_body(void *user, const char *at, size_t len)
@@ -386,7 +400,7 @@ out:
     st->reconnects += ob->reconnects;
     hm_thread_stats_add_conn(st, &ob->conn);
     hm_http_conn_free(&ob->conn);
-    ob->co = NULL;
+    hm_event_notify(&run->progress);
 }
 
 /* Thread 0: when the newest context is dead, loads the page again (same
@@ -459,11 +473,10 @@ static void finisher_coro(void *p)
     counter_run *run = p;
     const hm_options *o = run->o;
     observer *main_ob = &run->obs[0];
-    /* Senders wait for the baseline; give the stream the request timeout. */
-    int64_t give_up = hm_now_ns() + o->timeout_ns;
-    while (!atomic_load(&run->go) && hm_now_ns() < give_up && !atomic_load(&hm_stop_requested))
-        hm_coro_sleep(1000000);
-    if (!atomic_load(&run->go) && main_ob->co && main_ob->connected &&
+    /* Senders wait for the baseline; give the stream the request timeout.
+     * (A Ctrl-C ends this wait too: it is a soft one.) */
+    hm_latch_wait(&run->go_gate, hm_now_ns() + o->timeout_ns);
+    if (!atomic_load(&run->go) && !main_ob->task.done && main_ob->connected &&
         !atomic_load(&hm_stop_requested)) {
         /* Open, but silent: a stream that shows no state is a failed one. */
         char why[120];
@@ -472,26 +485,34 @@ static void finisher_coro(void *p)
         hm_thread_stats_sse_fail(&run->stats[0], HM_SSE_FAIL_TIMEOUT, why, main_ob->where, "");
     }
     start_senders(run, NULL);
-    while (atomic_load(&run->workers_left) > 0)
-        hm_coro_sleep(1000000);
+    /* Every sender counts this down when it ends (a Ctrl-C's STOP lets the
+     * requests in flight finish; an ABORT ends this wait at once). */
+    while (!hm_latch_open(&run->senders) && hm_interrupt_current() < HM_INTERRUPT_ABORT)
+        hm_latch_wait(&run->senders, 0);
     /* The final patch may trail the last response: wait until the signal
      * shows every OK, or time out (also after Ctrl-C: the verdict covers
-     * what ran, so it needs the patches of what ran). */
+     * what ran, so it needs the patches of what ran). Each patch, and the
+     * observer's end, wakes the wait. */
     int64_t until = hm_now_ns() + o->timeout_ns;
-    while (main_ob->co && hm_now_ns() < until && !atomic_load(&run->live.dead) &&
+    while (!main_ob->task.done && hm_now_ns() < until && !atomic_load(&run->live.dead) &&
            hm_interrupt_current() < HM_INTERRUPT_ABORT) {
         ctx_gen *g = atomic_load(&run->cur);
         if (main_ob->gen == g && watch_caught_up(&main_ob->watch, (int64_t)atomic_load(&g->ok)))
             break;
-        hm_coro_sleep(2000000);
+        /* without a counter, "caught up" is a quiet spell after the last
+         * patch; a reload the observer has not followed yet is looked at
+         * again soon */
+        int64_t wake = until;
+        if (main_ob->watch.patches && main_ob->watch.last_patch_ns + 301 * 1000000LL < wake)
+            wake = main_ob->watch.last_patch_ns + 301 * 1000000LL;
+        if (main_ob->gen != g && hm_now_ns() + 10 * 1000000LL < wake)
+            wake = hm_now_ns() + 10 * 1000000LL;
+        hm_event_wait(&run->progress, wake);
     }
-    /* A stream that is runnable right now cannot be cancelled (-ESRCH):
-     * keep asking until every observer has ended. */
+    /* A cancel sticks even when the observer is runnable right now. */
     for (int i = 0; i < o->observers; i++) {
-        while (run->obs[i].co) {
-            hm_coro_cancel(run->obs[i].co);
-            hm_coro_sleep(1000000);
-        }
+        hm_task_cancel(&run->obs[i].task);
+        hm_task_join(&run->obs[i].task, 0);
     }
 }
 
@@ -522,14 +543,19 @@ static bool wait_ready(counter_run *run, ctx_gen *g)
     return true;
 }
 
+static void sender_done(counter_run *run)
+{
+    if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_latch_count_down(&run->senders, 1);
+}
+
 static void sender_coro(void *p)
 {
     sender *s = p;
     counter_run *run = s->run;
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[s->thread];
-    while (!atomic_load(&run->go) && !atomic_load(&hm_stop_requested))
-        hm_coro_sleep(1000000);
+    hm_latch_wait(&run->go_gate, 0); /* the baseline, or a Ctrl-C */
     hm_http_conn c;
     hm_http_conn_init_shared(&c, &o->target, NULL, s->sc->h2);
     hm_gauge_vus(o, 1);
@@ -538,7 +564,7 @@ static void sender_coro(void *p)
     char where[96];
     hm_request rq = {.timeout_ns = o->timeout_ns, .where = where};
     for (;;) {
-        if (atomic_load(&hm_stop_requested)) break;
+        if (atomic_load(&hm_stop_requested) || atomic_load(&run->start_err)) break;
         ctx_gen *cur = atomic_load(&run->cur);
         if (cur != g) {
             /* Every action is the same request: serialize it once per
@@ -597,7 +623,7 @@ static void sender_coro(void *p)
         hm_h2_conn_free(s->sc->h2);
         hm_free(s->sc);
     }
-    if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
+    sender_done(run);
     hm_free(s);
 }
 
@@ -606,10 +632,20 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     counter_run *run = arg;
     const hm_options *o = run->o;
     if (idx == 0) {
-        for (int i = 0; i < o->observers; i++)
-            hm_coro_spawn(loop, observer_coro, &run->obs[i], &run->obs[i].co);
-        hm_coro_spawn(loop, finisher_coro, run, NULL);
-        hm_coro_spawn(loop, reloader_coro, run, NULL);
+        int rc = 0;
+        for (int i = 0; i < o->observers && rc == 0; i++)
+            rc = hm_task_spawn(&run->obs[i].task, loop, observer_coro, &run->obs[i]);
+        if (rc == 0) rc = hm_coro_spawn(loop, finisher_coro, run, NULL);
+        if (rc == 0) rc = hm_coro_spawn(loop, reloader_coro, run, NULL);
+        if (rc < 0) {
+            /* Without the finisher nobody would end the streams: end them
+             * now (the cancels stick before they first run), and let the
+             * senders go so that they see the failure and stop. */
+            start_failed(run, rc);
+            for (int i = 0; i < o->observers; i++)
+                hm_task_cancel(&run->obs[i].task);
+            hm_latch_count_down(&run->go_gate, 1);
+        }
     }
     int first = 0;
     for (int i = 0; i < idx; i++)
@@ -618,13 +654,27 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     int streams = o->http2 ? o->streams : 1;
     for (int i = 0; i < mine; i++) {
         sender_conn *sc = hm_calloc(1, sizeof(*sc));
-        if (!sc) break;
+        if (!sc) {
+            start_failed(run, -ENOMEM);
+            for (int k = 0; k < (mine - i) * streams; k++)
+                sender_done(run); /* never started: nothing to wait for */
+            break;
+        }
         sc->users = streams;
         if (o->http2) hm_h2_conn_create(&sc->h2, &o->target); /* NULL: each its own */
         for (int k = 0; k < streams; k++) {
             sender *s = hm_alloc(sizeof(*s));
-            *s = (sender){run, idx, first + i, sc};
-            hm_coro_spawn(loop, sender_coro, s, NULL);
+            int rc = s ? 0 : -ENOMEM;
+            if (s) *s = (sender){run, idx, first + i, sc};
+            if (rc == 0 && (rc = hm_coro_spawn(loop, sender_coro, s, NULL)) < 0) hm_free(s);
+            if (rc < 0) {
+                start_failed(run, rc);
+                sender_done(run); /* never started: nothing to wait for */
+                if (--sc->users == 0) {
+                    hm_h2_conn_free(sc->h2);
+                    hm_free(sc);
+                }
+            }
         }
     }
 }
@@ -743,12 +793,17 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     }
     for (int i = 0; i < o->observers; i++)
         run.obs[i] = (observer){.run = &run, .index = i};
+    hm_latch_init(&run.go_gate, 1);
+    /* one per sender: over HTTP/2, --streams of them share a connection */
+    hm_latch_init(&run.senders, o->concurrency * (o->http2 ? o->streams : 1));
+    hm_event_init(&run.progress);
     if (o->observers == 0) start_senders(&run, NULL);
     atomic_store(&run.workers_left, o->concurrency * (o->http2 ? o->streams : 1));
 
     rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                 &run.t_start, &run.t_end);
     hm_run_on_temp_loop(o->backend, teardown_coro, &run);
+    if (atomic_load(&run.start_err) && !rc) rc = atomic_load(&run.start_err);
 
     for (int i = 0; i < o->threads; i++)
         hm_thread_stats_merge(&r->total, &run.stats[i]);
@@ -757,6 +812,11 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     int64_t t_go = atomic_load(&run.t_go);
     r->wall_seconds = (double)(run.t_end - (t_go ? t_go : run.t_start)) / 1e9;
     if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
+    if (atomic_load(&run.start_err)) {
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a connection's coroutine: %s",
+                 hm_strerror(atomic_load(&run.start_err)));
+        r->fatal = r->fatal_buf;
+    }
     bool counting =
         o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;
     r->has_signal = counting;
