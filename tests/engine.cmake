@@ -31,3 +31,4 @@ endforeach()
 add_test(NAME engine_stacks_io_uring_mprotect COMMAND test_engine_stacks io_uring)
 set_tests_properties(engine_stacks_io_uring_mprotect PROPERTIES SKIP_RETURN_CODE 77
   TIMEOUT ${HM_TEST_TIMEOUT} ENVIRONMENT "HAMMER_ENGINE_DISABLE=guard_madvise")
+hm_engine_test(engine_loop_stack SOURCES test_engine_loop_stack.c LIBS hm_engine)

@@ -16,6 +16,7 @@
 
 void hm__ctx_switch(void **from_sp, void *to_sp);
 void hm__ctx_start(void);
+void hm__call_on_stack(void *sp, void (*fn)(void *), void *arg);
 
 static __thread hm_loop *tl_loop;
 
@@ -356,6 +357,26 @@ int hm_coro_cancel(hm_coro *co)
     op->cancel_reason = -ECANCELED;
     op->cancel(co->loop, op);
     return 0;
+}
+
+void hm_call_on_loop_stack(void (*fn)(void *), void *arg)
+{
+    hm_loop *loop = tl_loop;
+#ifndef HM_SANITIZE
+    /* While a coroutine runs, the loop's own stack is idle below the point
+     * where the scheduler switched away (sched_sp): deep work that does not
+     * suspend runs there, so it touches the thread's stack pages, shared by
+     * every coroutine, instead of each coroutine's own. (Under the
+     * sanitizers, which track stack bounds, it just runs here.) */
+    if (loop && loop->current && !loop->on_loop_stack) {
+        loop->on_loop_stack = true;
+        uintptr_t sp = ((uintptr_t)loop->sched_sp - 256) & ~(uintptr_t)15;
+        hm__call_on_stack((void *)sp, fn, arg);
+        loop->on_loop_stack = false;
+        return;
+    }
+#endif
+    fn(arg);
 }
 
 size_t hm_coro_stack_left(void)

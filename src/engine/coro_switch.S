@@ -5,6 +5,9 @@
  *
  *   void hm__ctx_switch(void **from_sp, void *to_sp);
  *   hm__ctx_start: first "return address" of a new stack; calls fn(arg).
+ *   void hm__call_on_stack(void *sp, void (*fn)(void *), void *arg);
+ *     calls fn(arg) with the stack pointer at sp (16-aligned), then returns
+ *     on the caller's own stack (hm_call_on_loop_stack).
  *
  * The layout of a fresh stack is built by ctx_make() in coro.c. */
 
@@ -40,6 +43,20 @@ hm__ctx_start:
     callq *%r13
     ud2                 /* the entry function never returns */
     .size hm__ctx_start, .-hm__ctx_start
+
+    .globl hm__call_on_stack
+    .type hm__call_on_stack, @function
+    .p2align 4
+hm__call_on_stack:
+    pushq %rbp
+    movq %rsp, %rbp     /* rbp is callee-saved: it brings us back */
+    movq %rdi, %rsp     /* 16-aligned: the call leaves rsp % 16 == 8 in fn */
+    movq %rdx, %rdi
+    callq *%rsi
+    movq %rbp, %rsp
+    popq %rbp
+    ret
+    .size hm__call_on_stack, .-hm__call_on_stack
 
 #elif defined(__aarch64__)
     .text
@@ -84,6 +101,20 @@ hm__ctx_start:
     blr x20
     brk #0
     .size hm__ctx_start, .-hm__ctx_start
+
+    .globl hm__call_on_stack
+    .type hm__call_on_stack, %function
+    .p2align 4
+hm__call_on_stack:
+    stp x29, x30, [sp, #-16]!
+    mov x29, sp         /* x29 is callee-saved: it brings us back */
+    mov sp, x0
+    mov x0, x2
+    blr x1
+    mov sp, x29
+    ldp x29, x30, [sp], #16
+    ret
+    .size hm__call_on_stack, .-hm__call_on_stack
 #else
 #error "hammer's coroutine switch supports x86-64 and aarch64"
 #endif

@@ -165,6 +165,13 @@ int hm_coro_sleep_until(int64_t deadline_ns);
 int hm_coro_cancel(hm_coro *co);
 /* Bytes of the stack the calling coroutine may still use (guard excluded). */
 size_t hm_coro_stack_left(void);
+/* Runs fn(arg) on the thread's own stack, which is idle while a coroutine
+ * runs, and returns: deep work that never suspends (parsing, scraping,
+ * serializing) then touches pages every coroutine of the thread shares,
+ * not pages of each coroutine's stack, which stays as shallow as its
+ * suspension points. fn must not suspend (no blocking engine call) nor
+ * spawn-and-yield. Outside a coroutine (or nested) it just calls fn. */
+void hm_call_on_loop_stack(void (*fn)(void *), void *arg);
 
 /* A coroutine that can be joined and cancelled safely whether or not it has
  * finished: the caller owns the hm_task (zeroed, or reused after a join),

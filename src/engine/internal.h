@@ -234,7 +234,8 @@ struct hm_loop {
     unsigned feat; /* HM__F_*: what this loop uses */
     char feat_names[200];
     hm_coro *current;
-    void *sched_sp; /* the loop's own stack while a coroutine runs */
+    void *sched_sp;     /* the loop's own stack while a coroutine runs */
+    bool on_loop_stack; /* inside hm_call_on_loop_stack */
     hm_coro *ready_head, *ready_tail;
     hm_coro *live_head; /* every coroutine not yet done */
     size_t live_coros;
