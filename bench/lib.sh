@@ -10,3 +10,13 @@ stat() {
     sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
                                           printf "%s (%s..%s)", m, v[1], v[NR] }'
 }
+
+# Waits (up to 10 s) until something accepts connections on 127.0.0.1:$1.
+wait_port() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "nothing listens on port $1" >&2
+    return 1
+}
