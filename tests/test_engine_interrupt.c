@@ -49,6 +49,9 @@ static void *flood_thread(void *p)
 
 static int ticks;
 static bool reader_done;
+static pthread_t flood_th;
+static flood *flood_state;
+static hm_sock *flood_server; /* closed after the flooder is joined */
 static void ticker(void *arg)
 {
     while (!reader_done) {
@@ -61,12 +64,13 @@ static void flood_reader(void *arg)
 {
     hm_sock *client, *server;
     socket_pair(&client, &server);
-    flood f = {.fd = hm_sock_fd(server)};
+    static flood f;
+    f = (flood){.fd = hm_sock_fd(server)};
+    flood_state = &f;
     /* The flooder writes with blocking calls from its own thread. */
     int fl = fcntl(f.fd, F_GETFL);
     ASSERT_EQ(fcntl(f.fd, F_SETFL, fl & ~O_NONBLOCK), 0);
-    pthread_t th;
-    ASSERT_EQ(pthread_create(&th, NULL, flood_thread, &f), 0);
+    ASSERT_EQ(pthread_create(&flood_th, NULL, flood_thread, &f), 0);
     while (!atomic_load(&f.flooding))
         hm_coro_sleep(MS);
     hm_sock_read(client, (char[1]){0}, 1, 0); /* data is there from now on */
@@ -97,9 +101,12 @@ static void flood_reader(void *arg)
     /* The other coroutine ran at least once per HM_FAIR_OPS reads. */
     ASSERT_GE((uint64_t)ticks + 1, reads / HM_FAIR_OPS);
     atomic_store(&f.stop, true);
-    hm_sock_close(client); /* the flooder's write fails */
-    pthread_join(th, NULL);
-    hm_sock_close(server);
+    /* The flooder's write fails once the close takes effect: on io_uring
+     * at the loop's next turn (the socket's armed receive and registered
+     * slot hold it until then), so it is joined after the loop, never
+     * while blocking it. */
+    hm_sock_close(client);
+    flood_server = server;
 }
 
 static void test_flood_deadline_and_fairness(void)
@@ -109,6 +116,8 @@ static void test_flood_deadline_and_fairness(void)
     ASSERT_EQ(hm_coro_spawn(loop, flood_reader, NULL, NULL), 0);
     ASSERT_EQ(hm_coro_spawn(loop, ticker, NULL, NULL), 0);
     ASSERT_EQ(hm_loop_run(loop), 0);
+    pthread_join(flood_th, NULL);
+    hm_sock_close(flood_server);
     hm_loop_destroy(loop);
 }
 

@@ -441,7 +441,7 @@ static void unstarve(hm_loop *loop)
                 if (!copy) break;
                 memcpy(copy, seg->data, seg->len);
                 hm__bufring_release(loop, seg->bid);
-                seg->data = copy;
+                seg->mem = seg->data = copy;
                 seg->bid = HM__SEG_HEAP;
             }
         }

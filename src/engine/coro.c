@@ -376,6 +376,7 @@ void hm_call_on_loop_stack(void (*fn)(void *), void *arg)
         return;
     }
 #endif
+    (void)loop;
     fn(arg);
 }
 

@@ -236,7 +236,10 @@ int hm_sock_send_detached(hm_sock *s, const void *buf, size_t len);
 /* The error of a failed detached send (0 if none); *nothing_sent (optional)
  * says whether the kernel had sent none of its bytes. */
 int hm_sock_send_error(const hm_sock *s, bool *nothing_sent);
-/* Closes the socket and frees it. */
+/* Closes the socket and frees it. On io_uring its file may stay open until
+ * the loop's next turn (an armed receive and the registered slot hold it
+ * until the kernel has released them), so a coroutine must not block the
+ * thread waiting for the close to take effect. */
 void hm_sock_close(hm_sock *s);
 /* Closes with SO_LINGER 0, so the peer sees a reset. */
 void hm_sock_abort(hm_sock *s);

@@ -91,6 +91,7 @@ enum {
  * one of the kinds above. */
 typedef struct hm__seg {
     struct hm__seg *next;
+    char *mem; /* HM__SEG_HEAP: the allocation (data moves on as bytes are skipped) */
     char *data;
     uint32_t len;
     int32_t bid;

@@ -125,7 +125,7 @@ void hm__seg_free(hm_loop *loop, hm__seg *seg)
     if (seg->bid >= 0)
         hm__bufring_release(loop, seg->bid);
     else if (seg->bid == HM__SEG_HEAP)
-        hm_free(seg->data);
+        hm_free(seg->mem);
     seg->next = loop->seg_free;
     loop->seg_free = seg;
 }
@@ -166,7 +166,7 @@ static void rbuf_spill(hm_loop *loop)
         return;
     }
     memcpy(copy, seg->data, seg->len);
-    seg->data = copy;
+    seg->mem = seg->data = copy;
     seg->bid = HM__SEG_HEAP;
 }
 
