@@ -2,7 +2,8 @@
  * reports for each misbehaviour (kind, words, evidence), that a discarded
  * body is counted and never kept, and that a server which never stops
  * sending (endless 1xx, an endless body) cannot hold a request past its
- * deadline. */
+ * deadline. argv[2] "async": the same exchanges driven without a coroutine
+ * (hm_http_conn_start), which must report exactly the same. */
 #include "engine_test_util.h"
 #include "proto/http_client.h"
 
@@ -36,6 +37,43 @@ static void serve_one(void *arg)
 }
 
 static hm_http_target target;
+static bool use_async;
+
+typedef struct waiting {
+    hm_event ev;
+    bool done;
+    int rc;
+} waiting;
+
+static void async_done(hm_http_conn *c, int rc, void *user)
+{
+    waiting *w = user;
+    w->done = true;
+    w->rc = rc;
+    hm_event_notify(&w->ev);
+}
+
+/* An exchange by either driver: the coroutine's, or the callbacks' (this
+ * coroutine then only waits for the done callback). */
+static int run_exchange(hm_http_conn *c, const char *req, size_t len, bool discard,
+                        int64_t timeout_ns)
+{
+    if (!use_async) {
+        hm_http_xopts xo = {.discard_body = discard, .deadline = hm_now_ns() + timeout_ns};
+        return hm_http_conn_exchange(c, req, len, &xo);
+    }
+    hm_timeq q;
+    hm_timeq_init(hm_loop_current(), &q, timeout_ns);
+    waiting w = {.rc = 1};
+    hm_event_init(&w.ev);
+    hm_http_aopts ao = {.discard_body = discard, .timeq = &q};
+    ASSERT_EQ(hm_http_conn_start(c, hm_loop_current(), req, len, &ao, async_done, &w), 0);
+    ASSERT(!w.done); /* never inside the start */
+    while (!w.done)
+        hm_event_wait(&w.ev, 0);
+    hm_timeq_fini(&q);
+    return w.rc;
+}
 
 /* One GET against a server following sc; returns the exchange's result. */
 static int exchange(hm_http_conn *c, const script *sc, bool discard, int64_t timeout_ns)
@@ -43,8 +81,7 @@ static int exchange(hm_http_conn *c, const script *sc, bool discard, int64_t tim
     current = sc;
     ASSERT_EQ(hm_coro_spawn(NULL, serve_one, NULL, NULL), 0);
     static const char req[] = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
-    hm_http_xopts xo = {.discard_body = discard, .deadline = hm_now_ns() + timeout_ns};
-    int rc = hm_http_conn_exchange(c, req, sizeof(req) - 1, &xo);
+    int rc = run_exchange(c, req, sizeof(req) - 1, discard, timeout_ns);
     hm_http_conn_close(c);
     printf("  rc %d, fail %s, why \"%s\"\n", rc, hm_fail_kind_name(c->fail), c->why);
     return rc;
@@ -147,8 +184,7 @@ static void tests(void *arg)
     ((struct sockaddr_in *)&closed.addr)->sin_port = htons(1);
     hm_http_conn cc;
     hm_http_conn_init(&cc, &closed, NULL);
-    hm_http_xopts xo = {.deadline = hm_now_ns() + 5000 * MS};
-    ASSERT_EQ(hm_http_conn_exchange(&cc, LIT("GET / HTTP/1.1\r\n\r\n"), &xo), -ECONNREFUSED);
+    ASSERT_EQ(run_exchange(&cc, LIT("GET / HTTP/1.1\r\n\r\n"), false, 5000 * MS), -ECONNREFUSED);
     ASSERT_EQ(cc.fail, HM_FAIL_CONNECT);
     ASSERT_STREQ(cc.why, "connect failed: Connection refused");
     hm_http_conn_free(&cc);
@@ -160,6 +196,8 @@ static void tests(void *arg)
 int main(int argc, char **argv)
 {
     hm_loop_options lo = test_loop_options(argc, argv);
+    use_async = argc > 2 && !strcmp(argv[2], "async");
+    printf("driver: %s\n", use_async ? "callbacks (hm_http_conn_start)" : "a coroutine");
     hm_loop *loop;
     ASSERT_EQ(hm_loop_create(&loop, &lo), 0);
     ASSERT_EQ(hm_coro_spawn(loop, tests, NULL, NULL), 0);

@@ -233,6 +233,12 @@ ssize_t hm_sock_writev(hm_sock *s, const struct iovec *iov, int iovcnt, int64_t 
  * hm_sock_send_error tells whether any byte had left. 0, or a negative errno
  * when the send could not even be queued. */
 int hm_sock_send_detached(hm_sock *s, const void *buf, size_t len);
+/* Sends what the socket takes now (a non-blocking send) and returns at
+ * once; the rest, if any, is copied and sent detached (the copy lives with
+ * the socket). For a request that is built once and not kept (an SSE
+ * request): the caller may free buf when this returns. Failures as for
+ * hm_sock_send_detached. */
+int hm_sock_send_copy(hm_sock *s, const void *buf, size_t len);
 /* The error of a failed detached send (0 if none); *nothing_sent (optional)
  * says whether the kernel had sent none of its bytes. */
 int hm_sock_send_error(const hm_sock *s, bool *nothing_sent);

@@ -127,7 +127,8 @@ struct hm_sock {
     void *user;
     const char *ds_ptr; /* epoll: what a detached send still has to write */
     size_t ds_len;
-    uint32_t ds_total;  /* io_uring: length of the detached send in flight */
+        uint32_t ds_total;  /* io_uring: length of the detached send in flight */
+    char *ds_copy;      /* hm_sock_send_copy's copy of what it could not send at once */
     int conn_res;       /* epoll: a connect's result, for the deferred callback */
     bool soon_queued;   /* `soon` is in the loop's deferred list */
     hm_post soon;       /* deferred work: a connect's result, reads left over */
@@ -264,7 +265,9 @@ struct hm_loop {
     hm_sock **socks;
     size_t socks_cap;
     uint32_t sock_gen;
-    hm__seg *seg_free;
+        hm__seg *seg_free;
+    void **defer_free; /* hm__loop_defer_free */
+    size_t defer_len, defer_cap;
     char *rbuf; /* readiness reads land here (lazily allocated) */
     size_t rbuf_cap;
     hm_sock *rbuf_owner; /* whose queued segment points into rbuf */
@@ -304,6 +307,9 @@ extern int hm__intr_fd[2];
 
 /* Ends the waits the level asks for (see engine.h); called by the loop. */
 void hm__loop_interrupted(hm_loop *loop, int level);
+
+/* Frees p when the loop is destroyed (memory the kernel may still read). */
+void hm__loop_defer_free(hm_loop *loop, void *p);
 
 /* Queues p to run on the loop's own thread at the next turn. */
 void hm__loop_soon(hm_loop *loop, hm_post *p);

@@ -489,10 +489,25 @@ int hm_loop_run(hm_loop *loop)
     return 0;
 }
 
+void hm__loop_defer_free(hm_loop *loop, void *p)
+{
+    if (loop->defer_len == loop->defer_cap) {
+        size_t cap = loop->defer_cap ? loop->defer_cap * 2 : 16;
+        void **d = hm_realloc(loop->defer_free, cap * sizeof(*d));
+        if (!d) return; /* leaked rather than freed under the kernel */
+        loop->defer_free = d;
+        loop->defer_cap = cap;
+    }
+    loop->defer_free[loop->defer_len++] = p;
+}
+
 void hm_loop_destroy(hm_loop *loop)
 {
     if (!loop) return;
     loop->be->destroy(loop);
+    while (loop->defer_len)
+        hm_free(loop->defer_free[--loop->defer_len]);
+    hm_free(loop->defer_free);
     hm__coro_free_stacks(loop);
     hm_free(loop->heap);
     while (loop->seg_free) {

@@ -645,6 +645,32 @@ int hm_sock_send_detached(hm_sock *s, const void *buf, size_t len)
     return s->loop->be->send_detached(s, buf, len);
 }
 
+int hm_sock_send_copy(hm_sock *s, const void *buf, size_t len)
+{
+    if (s->send_err) return s->send_err;
+    if (len == 0) return 0;
+    size_t done = 0;
+    if (!s->ds_copy) { /* nothing of ours in flight: the kernel may take it all now */
+        for (;;) {
+            ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n >= 0) {
+                done = (size_t)n;
+                break;
+            }
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+            break;
+        }
+        if (done == len) return 0;
+    } else {
+        return -EBUSY; /* one at a time */
+    }
+    s->ds_copy = hm_alloc(len - done);
+    if (!s->ds_copy) return -ENOMEM;
+    memcpy(s->ds_copy, (const char *)buf + done, len - done);
+    return hm_sock_send_detached(s, s->ds_copy, len - done);
+}
+
 int hm_sock_send_error(const hm_sock *s, bool *nothing_sent)
 {
     if (nothing_sent) *nothing_sent = s->send_none;
@@ -676,6 +702,9 @@ void hm_sock_close(hm_sock *s)
     while (s->rq_head)
         queue_pop_free(s);
     if (loop->rbuf_owner == s) loop->rbuf_owner = NULL;
+    /* A detached send of the copy may still be in the kernel (io_uring):
+     * the copy goes when the loop does, not before. */
+    if (s->ds_copy) hm__loop_defer_free(loop, s->ds_copy);
     if ((size_t)s->fd < loop->socks_cap && loop->socks[s->fd] == s) loop->socks[s->fd] = NULL;
     close(s->fd);
     hm_free(s);

@@ -51,6 +51,7 @@ void hm_http_conn_close(hm_http_conn *c)
 void hm_http_conn_free(hm_http_conn *c)
 {
     if (c->target->http2) hm_h2_conn_release(c);
+    hm_http_conn_stop(c);
     hm_http_conn_close(c);
     hm_tls_free(c->tls);
     c->tls = NULL;
@@ -457,6 +458,285 @@ fail:
     hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
     if (rc < 0) failed(c, rc, ph, budget);
     return rc;
+}
+
+/* ---- without a coroutine ---------------------------------------------------
+ *
+ * The exchange above as a state machine the loop's callbacks drive: the
+ * connect's callback, the socket's reader (bytes straight from the
+ * completion or the loop's buffer) and the deadline's timer. Its rules are
+ * the same as hm_http_conn_exchange's, step for step: the idle check before
+ * reuse, the retry rule, the words in c->why. */
+
+enum { AS_IDLE, AS_CONNECTING, AS_WAITING, AS_FAILING };
+
+static void as_go(hm_http_conn *c);
+
+/* The exchange ends: done may start the next one on c, so nothing touches
+ * c after it. */
+static void as_finish(hm_http_conn *c, int rc)
+{
+    hm_http_async_ *as = &c->as_;
+    hm_timer_disarm(&c->timer_);
+    as->state = AS_IDLE;
+    if (as->req_copy) {
+        hm_free(as->req_copy);
+        as->req_copy = NULL;
+    }
+    if (as->stream) hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
+    if (rc == 0) c->last_used_ns = hm_now_ns();
+    as->done(c, rc, as->user);
+}
+
+static void as_fail(hm_http_conn *c, int rc, phase ph)
+{
+    hm_http_conn_close(c);
+    failed(c, rc, ph, c->as_.budget);
+    as_finish(c, rc);
+}
+
+static void as_retry(hm_http_conn *c)
+{
+    hm_http_conn_close(c);
+    c->as_.retried = true;
+    c->retries++;
+    as_go(c);
+}
+
+static void as_timer(hm_timer *t)
+{
+    hm_http_conn *c = HM_CONTAINER_OF(t, hm_http_conn, timer_);
+    hm_http_async_ *as = &c->as_;
+    if (as->state == AS_FAILING) { /* a failure found inside a start, reported from the loop */
+        as_finish(c, as->rc);
+        return;
+    }
+    if (as->state == AS_CONNECTING) {
+        hm_http_conn_close(c);
+        c->fail = HM_FAIL_CONNECT;
+        connect_failed(c, -ETIMEDOUT, as->budget);
+        as_finish(c, -ETIMEDOUT);
+        return;
+    }
+    as_fail(c, -ETIMEDOUT, as->stream && !c->resp.status ? PH_HEADERS : PH_RECEIVE);
+}
+
+static void as_data(void *user, hm_sock *s, const char *data, ssize_t n)
+{
+    hm_http_conn *c = user;
+    hm_http_async_ *as = &c->as_;
+    if (as->state != AS_WAITING) {
+        /* Bytes or an end on an idle keep-alive connection: the server
+         * closed it or sent what nobody asked for; the next request
+         * starts afresh. */
+        hm_http_conn_close(c);
+        return;
+    }
+    if (n > 0) {
+        c->bytes_read += (uint64_t)n;
+        c->resp_bytes += (size_t)n;
+        if (c->head_len < sizeof(c->head)) {
+            size_t k = sizeof(c->head) - c->head_len;
+            if (k > (size_t)n) k = (size_t)n;
+            memcpy(c->head + c->head_len, data, k);
+            c->head_len += k;
+        }
+        as->got_bytes = true;
+        size_t consumed = 0;
+        int rc = hm_http_resp_feed(&c->resp, data, (size_t)n, &consumed);
+        if (rc < 0) {
+            as_fail(c, rc, as->stream && !c->resp.status ? PH_HEADERS : PH_RECEIVE);
+            return;
+        }
+        if (rc == HM_HTTP_NEED_MORE) {
+            /* a stream's deadline covers the headers only */
+            if (as->stream && c->resp.status) hm_timer_disarm(&c->timer_);
+            return;
+        }
+        if (consumed < (size_t)n && !as->stream) {
+            /* We never pipeline, so these bytes answer nothing we sent. */
+            size_t extra = (size_t)n - consumed;
+            snprintf(c->why, sizeof(c->why),
+                     "%zu unsolicited bytes after a complete HTTP %d response", extra,
+                     c->resp.status);
+            c->head_len = extra < sizeof(c->head) ? extra : sizeof(c->head);
+            memcpy(c->head, data + consumed, c->head_len);
+            as_fail(c, -HM_EPROTO_HTTP, PH_RECEIVE);
+            return;
+        }
+        if (as->stream || !c->resp.keep_alive) hm_http_conn_close(c);
+        as_finish(c, 0);
+        return;
+    }
+    int rc = (int)n;
+    if (n == 0) {
+        rc = hm_http_resp_finish(&c->resp);
+        hm_http_conn_close(c);
+        if (rc == HM_HTTP_DONE) {
+            as_finish(c, 0);
+            return;
+        }
+        if (rc >= 0) rc = -HM_ECLOSED;
+    } else {
+        bool none = false;
+        bool send_failed = hm_sock_send_error(s, &none) == rc;
+        hm_http_conn_close(c);
+        if (send_failed && none && !as->got_bytes && !as->retried && !as->stream) {
+            /* The detached send failed before any byte left: as a failed
+             * write with nothing sent, it may go again. */
+            c->bytes_written -= as->len;
+            as_retry(c);
+            return;
+        }
+    }
+    /* A reused connection that closed before answering: the server dropped
+     * it; only a request safe to repeat goes again. */
+    if (as->reused && !as->got_bytes && as->idempotent && !as->retried && !as->stream) {
+        as_retry(c);
+        return;
+    }
+    as_fail(c, rc, as->stream && !c->resp.status ? PH_HEADERS : PH_RECEIVE);
+}
+
+/* Sends the request on a connected socket and waits for the answer. */
+static void as_send(hm_http_conn *c)
+{
+    hm_http_async_ *as = &c->as_;
+    hm_http_resp_begin(&c->resp, as->head);
+    int rc = as->req_copy ? hm_sock_send_copy(c->sock, as->req, as->len)
+                          : hm_sock_send_detached(c->sock, as->req, as->len);
+    if (rc < 0) {
+        hm_http_conn_close(c);
+        if (!as->retried && !as->stream) {
+            as_retry(c);
+            return;
+        }
+        failed(c, rc, PH_SEND, as->budget);
+        as_finish(c, rc);
+        return;
+    }
+    if (as->req_copy) { /* sent, or copied by the engine */
+        hm_free(as->req_copy);
+        as->req_copy = NULL;
+        as->req = NULL;
+    }
+    c->bytes_written += as->len;
+    as->state = AS_WAITING;
+}
+
+static void as_connected(void *user, hm_sock *s, int res)
+{
+    hm_http_conn *c = user;
+    hm_http_async_ *as = &c->as_;
+    if (res < 0) {
+        hm_http_conn_close(c);
+        c->fail = HM_FAIL_CONNECT;
+        connect_failed(c, res, as->budget);
+        as_finish(c, res);
+        return;
+    }
+    c->connect_ns = hm_now_ns() - as->t_connect;
+    if (c->connects++) c->reconnects++;
+    hm_sock_set_reader(s, as_data, c);
+    as_send(c);
+}
+
+/* (Re)starts the exchange: the idle check, a connect when needed, then
+ * the send. */
+static void as_go(hm_http_conn *c)
+{
+    hm_http_async_ *as = &c->as_;
+    request_start(c);
+    c->connect_ns = 0;
+    c->tls_ns = 0;
+    as->got_bytes = false;
+    if (c->sock && hm_now_ns() - c->last_used_ns >= IDLE_CHECK_NS &&
+        hm_sock_peer_spoke(c->sock) != 0)
+        hm_http_conn_close(c); /* EOF, error or unsolicited bytes: start fresh */
+    if (c->sock) {
+        as->reused = true;
+        as_send(c);
+        return;
+    }
+    as->reused = false;
+    as->state = AS_CONNECTING;
+    as->t_connect = hm_now_ns();
+    int rc = hm_sock_connect_start(c->loop_, &c->sock, (const struct sockaddr *)&c->target->addr,
+                                   c->target->addrlen, as_connected, c);
+    if (rc < 0) {
+        c->sock = NULL;
+        c->fail = HM_FAIL_CONNECT;
+        connect_failed(c, rc, as->budget);
+        /* Reported from the loop, never inside the start. */
+        as->rc = rc;
+        as->state = AS_FAILING;
+        hm_timer_arm(c->loop_, &c->timer_, hm_now_ns());
+    }
+}
+
+int hm_http_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                       const hm_http_aopts *o, hm_http_done_fn done, void *user)
+{
+    if (c->target->tls) return -EPROTONOSUPPORT;
+    if (c->as_.state != AS_IDLE) return -EBUSY;
+    hm_http_async_ *as = &c->as_;
+    *as = (hm_http_async_){.done = done,
+                           .user = user,
+                           .req = req,
+                           .len = len,
+                           .idempotent = o->idempotent,
+                           .head = o->head,
+                           .budget = o->timeq->duration};
+    c->loop_ = loop;
+    if (!c->timer_.fn) hm_timer_init(&c->timer_, as_timer);
+    hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
+    hm_timeq_arm(o->timeq, &c->timer_);
+    as_go(c);
+    return 0;
+}
+
+int hm_http_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                              int64_t header_deadline, hm_http_resp_headers_fn on_headers,
+                              hm_http_body_fn on_body, void *user, hm_http_done_fn done)
+{
+    if (c->target->tls) return -EPROTONOSUPPORT;
+    if (c->as_.state != AS_IDLE) return -EBUSY;
+    hm_http_async_ *as = &c->as_;
+    char *copy = hm_alloc(len);
+    if (!copy) return -ENOMEM;
+    memcpy(copy, req, len);
+    *as = (hm_http_async_){.done = done,
+                           .user = user,
+                           .req = copy,
+                           .req_copy = copy,
+                           .len = len,
+                           .stream = true,
+                           .budget = header_deadline - hm_now_ns()};
+    c->loop_ = loop;
+    if (!c->timer_.fn) hm_timer_init(&c->timer_, as_timer);
+    hm_http_resp_set_callbacks(&c->resp, on_headers, on_body, user);
+    hm_timer_arm(loop, &c->timer_, header_deadline);
+    /* A stream always gets a connection of its own. */
+    hm_http_conn_close(c);
+    as_go(c);
+    return 0;
+}
+
+bool hm_http_conn_busy(const hm_http_conn *c)
+{
+    return c->as_.state != AS_IDLE;
+}
+
+void hm_http_conn_stop(hm_http_conn *c)
+{
+    hm_http_async_ *as = &c->as_;
+    if (as->state == AS_IDLE) return;
+    hm_timer_disarm(&c->timer_);
+    as->state = AS_IDLE;
+    hm_free(as->req_copy);
+    as->req_copy = NULL;
+    if (as->stream) hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
+    hm_http_conn_close(c);
 }
 
 int hm_http_target_from_url(const char *text, hm_http_target *t, char **path_out)

@@ -55,6 +55,27 @@ typedef struct hm_h2_stream hm_h2_stream; /* a conn's stream state (h2_client.c)
 
 /* hm_fail_kind (why a request failed) and its names: base/hm_fail.h. */
 
+struct hm_http_conn;
+/* How an hm_http_conn_start or hm_http_conn_stream_start ended: rc 0 (the
+ * response is in c->resp; a stream: the server ended the body) or a
+ * negative error with c->fail and c->why as for an exchange. It runs from
+ * the loop, never inside the start, and may start the next exchange on c. */
+typedef void (*hm_http_done_fn)(struct hm_http_conn *c, int rc, void *user);
+
+/* Private: the state of an exchange or stream started without a coroutine. */
+typedef struct hm_http_async_ {
+    hm_http_done_fn done;
+    void *user;
+    const char *req; /* the request (a stream: req_copy until it is sent) */
+    size_t len;
+    char *req_copy;
+    int64_t budget;    /* the deadline's span, for the words of a timeout */
+    int64_t t_connect; /* when the connect began */
+    int rc;            /* a failure found inside a start, for the loop to report */
+    uint8_t state;
+    bool idempotent, head, retried, reused, got_bytes, stream;
+} hm_http_async_;
+
 typedef struct hm_http_conn {
     const hm_http_target *target;
     hm_sock *sock;
@@ -87,6 +108,11 @@ typedef struct hm_http_conn {
     hm_h2_conn *h2;
     bool h2_own;
     hm_h2_stream *h2s;
+
+    /* Private: an exchange or stream started without a coroutine. */
+    hm_loop *loop_;
+    hm_timer timer_; /* its deadline (whole exchange; a stream's headers) */
+    hm_http_async_ as_;
 } hm_http_conn;
 
 /* Options of one exchange. */
@@ -125,6 +151,38 @@ int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm
  * for an exchange. */
 int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                         hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
+/* ---- without a coroutine ------------------------------------------------
+ *
+ * The same exchanges, driven by the loop's callbacks instead of a
+ * suspended coroutine, so a connection needs no stack: plain HTTP only
+ * (-EPROTONOSUPPORT for https: TLS reads and writes through a coroutine). */
+
+/* Options of hm_http_conn_start. */
+typedef struct hm_http_aopts {
+    bool idempotent;   /* GET/HEAD: may be re-sent as described above */
+    bool head;         /* HEAD: the response has no body */
+    bool discard_body; /* count the body's bytes, keep none */
+    hm_timeq *timeq;   /* the exchange's deadline: now + timeq->duration (--timeout) */
+} hm_http_aopts;
+
+/* Starts an exchange of req (which must stay valid until the loop ends: it
+ * is sent detached) on c from `loop`: connects when needed, sends, parses,
+ * then calls done. 0, or a negative error (nothing started, done not
+ * called). c must not be in an exchange or stream already. */
+int hm_http_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                       const hm_http_aopts *o, hm_http_done_fn done, void *user);
+/* Starts a stream as hm_http_conn_stream does (req is copied: the caller
+ * may free it at once); done runs when it ends. header_deadline bounds the
+ * wait for the headers only. */
+int hm_http_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                              int64_t header_deadline, hm_http_resp_headers_fn on_headers,
+                              hm_http_body_fn on_body, void *user, hm_http_done_fn done);
+/* True while an exchange or stream started so has not ended. */
+bool hm_http_conn_busy(const hm_http_conn *c);
+/* Ends what c started without calling done (the caller stops it: the run
+ * ends, the tab closes), and closes the socket. */
+void hm_http_conn_stop(hm_http_conn *c);
+
 /* Why the last request failed, in words: c->why, else OpenSSL's reason
  * (TLS) or hm_strerror(err). */
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err);

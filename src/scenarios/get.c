@@ -3,9 +3,16 @@
  * connections sends its next request as soon as the previous response is
  * complete, until -n requests in total or -d elapses. -m, -H and --body
  * change the request (as wrk's, oha's and hey's do). Over HTTP/2 each
- * connection carries --streams such senders, as h2load's -m. */
+ * connection carries --streams such senders, as h2load's -m.
+ *
+ * Plain HTTP/1.1: each thread's connections are state machines in one
+ * array (flood.h), driven by one coroutine per thread, so a keep-alive
+ * connection holds its socket, parser state and deadline and no stack.
+ * https: one coroutine per connection (TLS reads and writes through one).
+ * HTTP/2: a pump coroutine per connection drives its streams (-R: a
+ * coroutine per stream). */
 #include "proto/h2_client.h"
-#include "scenarios/scenario.h"
+#include "scenarios/flood.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -182,10 +189,54 @@ static void start_failed(get_run *run, int err, int workers)
     if (atomic_fetch_sub(&run->workers_left, workers) == workers) run->t_end = hm_now_ns();
 }
 
+typedef struct get_thread {
+    get_run *run;
+    int thread, first, n;
+} get_thread;
+
+/* One thread's connections, without a coroutine each. */
+static void flood_driver(void *p)
+{
+    get_thread *gt = p;
+    get_run *run = gt->run;
+    const hm_options *o = run->o;
+    char what[80];
+    snprintf(what, sizeof(what), "%s %.60s", o->method ? o->method : "GET",
+             o->target_path ? o->target_path : "/");
+    /* A flood keeps no bodies: it counts their bytes (memory stays flat
+     * whatever the server sends). */
+    hm_flood_cfg cfg = {.o = o,
+                        .req = run->req,
+                        .len = run->req_len,
+                        .idempotent = run->idempotent,
+                        .head = run->head,
+                        .discard_body = true,
+                        .next_seq = &run->next_seq,
+                        .t_base = run->t_start,
+                        .live = &run->live,
+                        .start_err = &run->start_err,
+                        .what = what};
+    hm_flood_run(&cfg, &run->stats[gt->thread], gt->first, gt->n);
+    if (atomic_fetch_sub(&run->workers_left, gt->n) == gt->n) run->t_end = hm_now_ns();
+    hm_free(gt);
+}
+
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     get_run *run = arg;
     const hm_options *o = run->o;
+    if (!o->target.tls && !o->http2) {
+        get_thread *gt = hm_alloc(sizeof(*gt));
+        int first = 0;
+        for (int i = 0; i < idx; i++)
+            first += hm_share(o->concurrency, o->threads, i);
+        int mine = hm_share(o->concurrency, o->threads, idx);
+        int rc = gt ? 0 : -ENOMEM;
+        if (gt) *gt = (get_thread){run, idx, first, mine};
+        if (rc == 0 && (rc = hm_coro_spawn(loop, flood_driver, gt, NULL)) < 0) hm_free(gt);
+        if (rc < 0) start_failed(run, rc, mine);
+        return;
+    }
     int first = 0;
     for (int i = 0; i < idx; i++)
         first += hm_share(o->concurrency, o->threads, i);

@@ -256,7 +256,16 @@ bool hm_request_account(hm_http_conn *c, const hm_request *rq, hm_thread_stats *
     int64_t intended_ns = rq->intended_ns;
     *status = 0;
     hm_thread_stats_in_flight(st, -1);
-    int64_t t1 = hm_now_ns();
+    bool stop = hm_request_account(c, rq, rc, t0, hm_now_ns(), st, live, status);
+    if (!stop && rc < 0 && c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+    return stop;
+}
+
+bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
+                        hm_thread_stats *st, hm_liveness *live, int *status)
+{
+    int64_t intended_ns = rq->intended_ns;
+    *status = 0;
     hm_thread_stats_note_conn(st, c);
     if (rc == -ECANCELED) return true; /* a second Ctrl-C: it never finished */
     hm_thread_stats_note_outcome(st, c, rc, rq->where);

@@ -187,6 +187,14 @@ bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st,
 bool hm_request_account(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st,
                         hm_liveness *live, int rc, int64_t t0, int *status);
 
+/* The accounting half of hm_request_send, for an exchange that ran from
+ * t0 to t1 and ended with rc (hm_http_conn_exchange's, or the result an
+ * hm_http_conn_start reported): everything hm_request_send records, except
+ * the pacing after a refused connect, which is the caller's. Returns true
+ * when the run should stop. */
+bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
+                        hm_thread_stats *st, hm_liveness *live, int *status);
+
 /* The first example of c's last outcome into st, when it was a failure
  * (rc < 0: c->fail with c->why and the response's first bytes) or a non-2xx
  * answer (the status line, and the body's start when kept). where says

@@ -1,0 +1,43 @@
+/* flood.h — a thread's share of -c keep-alive connections that send one
+ * request over and over (the get scenario, the hammer model's senders)
+ * without a coroutine each: a connection is a record in one array (its
+ * hm_http_conn: socket, parser state and deadline), driven by the loop's
+ * callbacks, so an idle keep-alive connection costs no stack. Each
+ * exchange is accounted exactly as hm_request_send accounts a coroutine's
+ * (latency, status or failure kind with its first example, liveness).
+ *
+ * Ownership: the caller owns the config and everything it points to; they
+ * must outlive hm_flood_run. The request (cfg->req) must stay valid until
+ * the engine threads end (it is sent detached). */
+#ifndef HM_SCENARIOS_FLOOD_H
+#define HM_SCENARIOS_FLOOD_H
+
+#include "scenarios/scenario.h"
+
+typedef struct hm_flood_cfg {
+    const hm_options *o;
+    const char *req; /* the request, serialized once for the run */
+    size_t len;
+    bool idempotent, head, discard_body;
+    _Atomic int64_t *next_seq; /* the run's claim counter (-n) */
+    int64_t t_base;            /* -d and -R count from here */
+    hm_liveness *live;
+    _Atomic int *start_err; /* set (and read) when something cannot start */
+    const char *what;       /* the request in a failure's example: "GET /x" */
+    /* Optional hooks, on the loop's thread: before a request goes out
+     * (action sequence, intended send time or 0), and with each outcome's
+     * HTTP status (0 when the request failed). */
+    void (*on_send)(void *user, int64_t seq, int64_t intended_ns);
+    void (*on_status)(void *user, int status);
+    void *user;
+} hm_flood_cfg;
+
+/* Runs n connections (numbered first_index..) on the current loop from the
+ * calling coroutine, which waits until every one has stopped: -n spent, -d
+ * over, Ctrl-C (STOP: requests in flight finish; ABORT: they are dropped,
+ * uncounted), the target dead, or *start_err set. Their statistics go to
+ * st. Returns 0, or a negative errno when the connections could not be
+ * started (and *start_err says so too). */
+int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, int n);
+
+#endif
