@@ -423,6 +423,31 @@ static const llhttp_settings_t settings = {
     .on_header_value_complete = cb_header_value_complete,
 };
 
+/* A response whose headers nobody reads (a flood's): llhttp still checks
+ * every byte and the header section is still counted against its limit,
+ * but no name is matched and no value stored. */
+static int cb_lean_count(llhttp_t *h, const char *at, size_t len)
+{
+    (void)at;
+    return head_count(core_of(h), len);
+}
+
+static int cb_lean_line(llhttp_t *h)
+{
+    return head_count(core_of(h), 4); /* ": " and CRLF, as cb_header_field_complete */
+}
+
+static const llhttp_settings_t lean_settings = {
+    .on_message_begin = cb_message_begin,
+    .on_status = cb_status,
+    .on_header_field = cb_lean_count,
+    .on_header_value = cb_lean_count,
+    .on_headers_complete = cb_headers_complete,
+    .on_body = cb_body,
+    .on_message_complete = cb_message_complete,
+    .on_header_field_complete = cb_lean_line,
+};
+
 /* Runs llhttp over one feed and turns its answer into ours. */
 static int core_exec(hm_http_core_ *c, const char *data, size_t len, size_t *consumed)
 {
@@ -602,6 +627,11 @@ void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request)
 void hm_http_resp_set_decoding(hm_http_resp_parser *p, bool on)
 {
     p->decode_ = on;
+}
+
+void hm_http_resp_set_lean(hm_http_resp_parser *p, bool lean)
+{
+    p->c_.llh.settings = (void *)(lean ? &lean_settings : &settings);
 }
 
 void hm_http_resp_set_callbacks(hm_http_resp_parser *p, hm_http_resp_headers_fn on_headers,

@@ -192,6 +192,11 @@ void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request);
 /* Selects the body mode and callbacks for the coming responses, until changed:
  * on_body NULL = buffered (p->body, limited by max_body_bytes), else streaming
  * (unlimited; p->body stays empty). Either callback may be NULL. */
+/* Lean: the coming responses keep no headers (hdr, set_cookie stay empty;
+ * status, framing, keep_alive and the body as before, the header section
+ * still limited), which saves matching and storing each one. */
+void hm_http_resp_set_lean(hm_http_resp_parser *p, bool lean);
+
 void hm_http_resp_set_callbacks(hm_http_resp_parser *p, hm_http_resp_headers_fn on_headers,
                                 hm_http_body_fn on_body, void *user);
 

@@ -690,6 +690,7 @@ int hm_http_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t l
     c->loop_ = loop;
     if (!c->timer_.fn) hm_timer_init(&c->timer_, as_timer);
     hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
+    hm_http_resp_set_lean(&c->resp, o->no_headers);
     hm_timeq_arm(o->timeq, &c->timer_);
     as_go(c);
     return 0;

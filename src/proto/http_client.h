@@ -162,6 +162,7 @@ typedef struct hm_http_aopts {
     bool idempotent;   /* GET/HEAD: may be re-sent as described above */
     bool head;         /* HEAD: the response has no body */
     bool discard_body; /* count the body's bytes, keep none */
+    bool no_headers;   /* keep no response header (hm_http_resp_set_lean) */
     hm_timeq *timeq;   /* the exchange's deadline: now + timeq->duration (--timeout) */
 } hm_http_aopts;
 

@@ -9,7 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { FC_IDLE, FC_PACING, FC_BUSY, FC_DONE };
+enum { FC_IDLE, FC_WAITING, FC_PACING, FC_BUSY, FC_DONE };
+
+/* First exchanges (each with its connect) in flight at once, per thread:
+ * thousands of connects in one burst overflow the server's accept queue
+ * (somaxconn, 4096 by default), and a dropped SYN costs its connection a
+ * retransmission one, three, seven... seconds later. Every connection
+ * claims its first action at the start, as if all had connected at once,
+ * and waits (FC_WAITING) for its turn to send it. */
+#define CONNECTS_IN_FLIGHT 1024
 
 typedef struct flood flood;
 
@@ -20,6 +28,7 @@ typedef struct flood_conn {
     int64_t seq, intended_ns, t0;
     int index;
     uint8_t state;
+    bool first; /* its first exchange (and connect) has not ended yet */
 } flood_conn;
 
 struct flood {
@@ -30,11 +39,46 @@ struct flood {
     hm_http_aopts aopts;
     flood_conn *conns;
     int n, left;
-    bool stopping; /* no new requests: Ctrl-C, the target dead, -n or -d spent */
+    int started;   /* connections started so far (the rest wait their turn) */
+    bool stopping; /* nothing more, not even claimed actions: Ctrl-C, the target dead */
+    bool spent;    /* -n or -d: no more claims (claimed actions still go) */
     hm_event all_done;
 };
 
 static void conn_next(flood_conn *fc);
+static void conn_dispatch(flood_conn *fc);
+
+/* The run is over before these connections got their turn. */
+static void drop_waiting(flood *f)
+{
+    while (f->started < f->n) {
+        flood_conn *w = &f->conns[f->started++];
+        if (w->state != FC_WAITING) continue;
+        w->first = false;
+        w->state = FC_DONE;
+        hm_http_conn_free(&w->c);
+        if (--f->left == 0) hm_event_notify(&f->all_done);
+    }
+}
+
+/* A first exchange ended: the next waiting connection may start. */
+static void first_ended(flood_conn *fc)
+{
+    flood *f = fc->f;
+    if (!fc->first) return;
+    fc->first = false;
+    if (f->stopping) {
+        drop_waiting(f);
+        return;
+    }
+    while (f->started < f->n) {
+        flood_conn *w = &f->conns[f->started++];
+        if (w->state == FC_WAITING) {
+            conn_dispatch(w);
+            return;
+        }
+    }
+}
 
 static void conn_done(flood_conn *fc)
 {
@@ -43,6 +87,7 @@ static void conn_done(flood_conn *fc)
     if (fc->state == FC_BUSY) hm_thread_stats_in_flight(f->st, -1); /* dropped: ABORT */
     fc->state = FC_DONE;
     hm_gauge_vus(f->cfg->o, -1);
+    first_ended(fc);
     hm_timer_disarm(&fc->pace);
     hm_http_conn_stop(&fc->c);
     hm_thread_stats_add_conn(f->st, &fc->c);
@@ -86,9 +131,10 @@ static void exchange_done(hm_http_conn *c, int rc, void *user)
     if (cfg->on_status) cfg->on_status(cfg->user, status);
     if (stop) {
         f->stopping = true;
-        conn_done(fc);
+        conn_done(fc); /* and those still waiting for their turn */
         return;
     }
+    first_ended(fc);
     if (rc < 0 && c->fail == HM_FAIL_CONNECT) { /* pace a refused connect */
         fc->state = FC_PACING;
         fc->seq = -1;
@@ -130,30 +176,44 @@ static void pace_fired(hm_timer *t)
     conn_send(fc);
 }
 
-/* Claims the next action number and sends it (now, or at its time). */
-static void conn_next(flood_conn *fc)
+/* Claims the next action number; false when the run is over (for this
+ * connection and, -n or -d spent, for the thread). */
+static bool conn_claim(flood_conn *fc)
 {
     flood *f = fc->f;
     const hm_flood_cfg *cfg = f->cfg;
-    fc->state = FC_IDLE;
-    if (run_over(f)) {
-        conn_done(fc);
-        return;
-    }
+    if (run_over(f)) return false;
+    if (f->spent) return false;
     int64_t seq = atomic_fetch_add(cfg->next_seq, 1);
     if (!hm_budget_allows(cfg->o, seq, cfg->t_base)) {
-        f->stopping = true;
-        conn_done(fc);
-        return;
+        f->spent = true;
+        return false;
     }
     fc->seq = seq;
     fc->intended_ns = hm_intended_ns(cfg->o, seq, cfg->t_base);
+    return true;
+}
+
+/* Sends the claimed action now, or at its intended time (-R). */
+static void conn_dispatch(flood_conn *fc)
+{
     if (fc->intended_ns > hm_now_ns()) {
         fc->state = FC_PACING;
-        hm_timer_arm(f->loop, &fc->pace, fc->intended_ns);
+        hm_timer_arm(fc->f->loop, &fc->pace, fc->intended_ns);
         return;
     }
     conn_send(fc);
+}
+
+/* Claims the next action number and sends it. */
+static void conn_next(flood_conn *fc)
+{
+    fc->state = FC_IDLE;
+    if (!conn_claim(fc)) {
+        conn_done(fc);
+        return;
+    }
+    conn_dispatch(fc);
 }
 
 /* Ends every connection now: paced ones and idle ones at once, and (when
@@ -161,6 +221,7 @@ static void conn_next(flood_conn *fc)
 static void stop_all(flood *f, bool abort)
 {
     f->stopping = true;
+    drop_waiting(f);
     for (int i = 0; i < f->n; i++) {
         flood_conn *fc = &f->conns[i];
         if (fc->state == FC_PACING || fc->state == FC_IDLE || (abort && fc->state == FC_BUSY))
@@ -179,9 +240,11 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
         return -ENOMEM;
     }
     hm_timeq_init(f.loop, &f.timeout, cfg->o->timeout_ns);
+    /* Nothing reads a flood's response headers: status and framing suffice. */
     f.aopts = (hm_http_aopts){.idempotent = cfg->idempotent,
                               .head = cfg->head,
                               .discard_body = cfg->discard_body,
+                              .no_headers = true,
                               .timeq = &f.timeout};
     hm_event_init(&f.all_done);
     for (int i = 0; i < n; i++) {
@@ -189,11 +252,24 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
         hm_http_conn_init(&fc->c, &cfg->o->target, NULL);
         fc->f = &f;
         fc->index = first_index + i;
+        fc->first = true;
         hm_timer_init(&fc->pace, pace_fired);
     }
-    hm_gauge_vus(cfg->o, n); /* each connection counts as a VU, as a getter coroutine did */
-    for (int i = 0; i < n; i++)
-        conn_next(&f.conns[i]);
+    /* Every connection claims its first action now; the first ones go. */
+    int claimed = 0;
+    while (claimed < n && conn_claim(&f.conns[claimed]))
+        f.conns[claimed++].state = FC_WAITING;
+    for (int i = claimed; i < n; i++) { /* -n is spent: never started */
+        f.conns[i].state = FC_DONE;
+        f.conns[i].first = false;
+        f.left--;
+    }
+    hm_gauge_vus(cfg->o, claimed); /* a connection counts as a VU, as a getter coroutine did */
+    f.started = 0;
+    while (f.started < claimed && f.started < CONNECTS_IN_FLIGHT)
+        conn_dispatch(&f.conns[f.started++]);
+    if (f.started == claimed) f.started = n;
+    if (f.left == 0) hm_event_notify(&f.all_done);
     /* The connections run from the loop's callbacks; this coroutine only
      * waits. A Ctrl-C ends the wait (it is a soft one): STOP lets the
      * requests in flight finish, ABORT drops them. */
