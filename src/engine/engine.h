@@ -107,6 +107,10 @@ int hm_loop_create(hm_loop **out, const hm_loop_options *opt);
 /* Runs until every coroutine of the loop has finished and nothing holds
  * the loop (hm_loop_hold). */
 int hm_loop_run(hm_loop *loop);
+/* The time of the loop's current turn (hm_now_ns() read once after each
+ * poll): for deadlines and idle checks that need no nanosecond, not for
+ * measuring latency. */
+int64_t hm_loop_now(const hm_loop *loop);
 /* Keeps hm_loop_run going while work without a coroutine (callback-driven
  * connections, timers) is pending; each hold is released once. */
 void hm_loop_hold(hm_loop *loop);

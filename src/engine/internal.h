@@ -127,7 +127,7 @@ struct hm_sock {
     void *user;
     const char *ds_ptr; /* epoll: what a detached send still has to write */
     size_t ds_len;
-        uint32_t ds_total;  /* io_uring: length of the detached send in flight */
+    uint32_t ds_total;  /* io_uring: length of the detached send in flight */
     char *ds_copy;      /* hm_sock_send_copy's copy of what it could not send at once */
     int conn_res;       /* epoll: a connect's result, for the deferred callback */
     bool soon_queued;   /* `soon` is in the loop's deferred list */
@@ -242,6 +242,7 @@ struct hm_loop {
     hm_coro *live_head; /* every coroutine not yet done */
     size_t live_coros;
     size_t holds; /* hm_loop_hold */
+    int64_t now;  /* hm_loop_now: read once a turn */
 
     /* stacks: slabs of stack_size each, free ones on a LIFO */
     size_t stack_size;
@@ -265,7 +266,7 @@ struct hm_loop {
     hm_sock **socks;
     size_t socks_cap;
     uint32_t sock_gen;
-        hm__seg *seg_free;
+    hm__seg *seg_free;
     void **defer_free; /* hm__loop_defer_free */
     size_t defer_len, defer_cap;
     char *rbuf; /* readiness reads land here (lazily allocated) */

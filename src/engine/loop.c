@@ -184,8 +184,8 @@ void hm_timeq_fini(hm_timeq *q)
 void hm_timeq_arm(hm_timeq *q, hm_timer *t)
 {
     hm_timer_disarm(t);
-    /* now is monotonic, so the tail is always the latest deadline */
-    t->deadline = hm_now_ns() + q->duration;
+    /* the turn's time is monotonic, so the tail is always the latest deadline */
+    t->deadline = q->loop_->now + q->duration;
     t->home_ = q;
     t->next_ = NULL;
     t->prev_ = q->tail_;
@@ -207,8 +207,8 @@ static int64_t next_deadline(const hm_loop *loop)
 
 static void fire_timers(hm_loop *loop)
 {
+    int64_t now = loop->now = hm_now_ns();
     if (!loop->heap_len && !loop->timeqs) return;
-    int64_t now = hm_now_ns();
     while (loop->heap_len && loop->heap[0]->deadline <= now) {
         hm_timer *t = loop->heap[0];
         hm__timer_disarm(loop, t);
@@ -438,9 +438,15 @@ int hm_loop_create(hm_loop **out, const hm_loop_options *opt)
         return rc;
     }
     name_features(loop);
+    loop->now = hm_now_ns();
     hm__set_current_loop(loop);
     *out = loop;
     return 0;
+}
+
+int64_t hm_loop_now(const hm_loop *loop)
+{
+    return loop->now;
 }
 
 void hm_loop_hold(hm_loop *loop)

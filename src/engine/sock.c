@@ -585,6 +585,10 @@ int hm_sock_peer_spoke(hm_sock *s)
 {
     if (s->rq_head) return 1;
     if (s->rd_end) return s->rd_end == HM__RD_EOF ? -HM_ECLOSED : s->rd_end;
+    /* A callback reader hears of bytes and ends as they come (an armed
+     * receive or poll, or epoll's reports, as of the last turn): no need to
+     * ask the kernel. */
+    if (s->on_data && (s->rd_armed || s->loop->kind == HM_BACKEND_EPOLL)) return 0;
     char b;
     ssize_t n = recv(s->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n > 0) return 1;

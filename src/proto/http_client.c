@@ -484,7 +484,7 @@ static void as_finish(hm_http_conn *c, int rc)
         as->req_copy = NULL;
     }
     if (as->stream) hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
-    if (rc == 0) c->last_used_ns = hm_now_ns();
+    if (rc == 0) c->last_used_ns = hm_loop_now(c->loop_);
     as->done(c, rc, as->user);
 }
 
@@ -650,7 +650,7 @@ static void as_go(hm_http_conn *c)
     c->connect_ns = 0;
     c->tls_ns = 0;
     as->got_bytes = false;
-    if (c->sock && hm_now_ns() - c->last_used_ns >= IDLE_CHECK_NS &&
+    if (c->sock && hm_loop_now(c->loop_) - c->last_used_ns >= IDLE_CHECK_NS &&
         hm_sock_peer_spoke(c->sock) != 0)
         hm_http_conn_close(c); /* EOF, error or unsolicited bytes: start fresh */
     if (c->sock) {
