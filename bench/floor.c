@@ -10,7 +10,9 @@
  * bytes received add up to the first response's length (the target must
  * answer every request with the same bytes, e.g. nginx's `return 200`).
  *
- * usage: bench_floor HOST:PORT CONNS SECONDS [PATH]
+ * usage: bench_floor HOST:PORT CONNS SECONDS [PATH | @FILE]
+ *   PATH: GET PATH (default /); @FILE: the request's raw bytes from FILE
+ *   (e.g. a php-via action, so that the floor of hammer mode is measured)
  * prints: requests N / seconds S / requests_per_s R */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,7 +47,7 @@ static void die(const char *what, int err)
 }
 
 static struct io_uring ring;
-static char req[512];
+static char req[8192];
 static size_t req_len;
 
 static struct io_uring_sqe *sqe_get(void)
@@ -92,8 +94,16 @@ int main(int argc, char **argv)
     int n = atoi(argv[2]);
     double seconds = atof(argv[3]);
     const char *path = argc > 4 ? argv[4] : "/";
-    req_len = (size_t)snprintf(req, sizeof(req),
-                               "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: */*\r\n\r\n", path, argv[1]);
+    if (path[0] == '@') {
+        FILE *f = fopen(path + 1, "rb");
+        if (!f) die(path + 1, errno);
+        req_len = fread(req, 1, sizeof(req), f);
+        fclose(f);
+        if (req_len == 0 || req_len == sizeof(req)) die("the request file", EINVAL);
+    } else {
+        req_len = (size_t)snprintf(
+            req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: */*\r\n\r\n", path, argv[1]);
+    }
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, host, &a.sin_addr) != 1) die("host", EINVAL);
 
