@@ -156,8 +156,8 @@ int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, hm_event
         if (!watched && w->events && !first_event) first_event = hm_now_ns();
         if (first_event && hm_now_ns() - first_event > quiet) return 0;
         if (hm_interrupt_current() != HM_INTERRUPT_NONE) return -ECANCELED;
-        int64_t until = first_event && first_event + quiet + 1 < deadline ? first_event + quiet + 1
-                                                                          : deadline;
+        int64_t until =
+            first_event && first_event + quiet + 1 < deadline ? first_event + quiet + 1 : deadline;
         if (hm_event_wait(ev, until) == -ECANCELED) return -ECANCELED;
     }
     return hm_watch_first_state(w) ? 0 : -ETIMEDOUT;
