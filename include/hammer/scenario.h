@@ -97,8 +97,11 @@ int hammer_vu_open_sse(hammer_vu *vu, int timeout_ms);
 
 /* POSTs the action `name` (NULL: the run's --action) the way Datastar
  * does: the last-seen signals, via_ctx and extra_json's fields (may be
- * NULL) as the JSON body, with the cookie and Origin. Records its latency
- * and counts its outcome. Returns the HTTP status or a negative code. */
+ * NULL) as the JSON body, with the cookie and Origin. A field of
+ * extra_json named as a signal the tab has (`count`) replaces that
+ * signal under its wire id (`count__bench_counter__1a2b`). Records its
+ * latency and counts its outcome. Returns the HTTP status or a negative
+ * code. */
 int hammer_vu_action(hammer_vu *vu, const char *name, const char *extra_json);
 
 /* Waits up to timeout_ms for a patch after the last action; records the

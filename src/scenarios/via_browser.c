@@ -324,6 +324,40 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
     return rc;
 }
 
+/* extra_json with each field that names one of the tab's signals renamed
+ * to that signal's wire id (plugins know names, not ids); NULL when it is
+ * no JSON object (hm_workload_body reports that). The caller frees it. */
+static char *extra_as_wire(const vu *v, const char *extra_json)
+{
+    json_t *extra = json_loads(extra_json, 0, NULL);
+    if (!json_is_object(extra)) {
+        json_decref(extra);
+        return NULL;
+    }
+    json_t *out = json_object();
+    const char *key, *wkey;
+    json_t *val, *wval;
+    json_object_foreach(extra, key, val)
+    {
+        const char *wire = key;
+        if (v->watch.signals && !json_object_get(v->watch.signals, key))
+            json_object_foreach(v->watch.signals, wkey, wval)
+            {
+                if (hm_signal_name_matches(key, wkey)) {
+                    wire = wkey;
+                    break;
+                }
+            }
+        json_object_set(out, wire, val);
+    }
+    char *dump = json_dumps(out, JSON_COMPACT);
+    json_decref(out);
+    json_decref(extra);
+    char *copy = dump ? hm_strdup(dump) : NULL;
+    free(dump);
+    return copy;
+}
+
 int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
 {
     browser_run *run = v->run;
@@ -339,8 +373,11 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     char what[80];
     snprintf(what, sizeof(what), "action POST %.60s", action_url ? action_url : "(none)");
     char *body = NULL;
-    int rc = hm_workload_body(o->workload, v->page.ctx, extra_json ? extra_json : o->signals_json,
+    char *wire_extra = extra_json ? extra_as_wire(v, extra_json) : NULL;
+    int rc = hm_workload_body(o->workload, v->page.ctx,
+                              wire_extra ? wire_extra : extra_json ? extra_json : o->signals_json,
                               v->watch.signals, true, &body);
+    hm_free(wire_extra);
     if (rc < 0 || !action_url) {
         hm_free(url);
         return rc < 0 ? rc : -HM_ENOTFOUND;
