@@ -56,4 +56,5 @@ hm_test(compressed_run SOURCES test_compressed_run.c LIBS hm_base PkgConfig::JAN
         ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)
 # A coroutine that cannot start (the engine's stack limit) ends the run with an error.
 hm_test(cli_spawn_fail SOURCES test_cli_spawn_fail.c LIBS PkgConfig::JANSSON
-        ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)
+        ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>
+             ${PROJECT_SOURCE_DIR}/examples/flows/counter.yaml TIMEOUT 300)

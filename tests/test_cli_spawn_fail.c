@@ -2,10 +2,11 @@
  * hang: hammer runs against bench_app with the engine's stack limit
  * (HAMMER_MAX_STACKS=2 a thread) below what the run needs, in the hammer
  * model (thread 0 needs the observer, the finisher and the senders'
- * driver), the browser model (VUs) and sticky; each exits non-zero, names
+ * driver), the browser model (VUs), sticky and a flow in the hammer model
+ * (prologue, observer, finisher, senders); each exits non-zero, names
  * the cause, and ends within its own --timeout bounds. The server runs
  * without the limit.
- * argv: HAMMER BENCH_APP */
+ * argv: HAMMER BENCH_APP FLOW_YAML */
 #include "run_util.h"
 
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static void check(const char *what, char *const argv[])
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) HM_FAIL_("usage: %s HAMMER BENCH_APP", argv[0]);
+    if (argc < 4) HM_FAIL_("usage: %s HAMMER BENCH_APP FLOW_YAML", argv[0]);
     hammer = argv[1];
     bench_app = argv[2];
     int port = free_port();
@@ -51,6 +52,9 @@ int main(int argc, char **argv)
     char *h3[] = {(char *)hammer, "--url",     url,  "-c",       "20",     "-n",
                   "400",          "--timeout", "3s", "scenario", "sticky", NULL};
     check("sticky, -c 20", h3);
+    char *h4[] = {(char *)hammer, "--url", url,         "-c", "20",   "-n",    "400",
+                  "-t",           "2",     "--timeout", "3s", "flow", argv[3], NULL};
+    check("flow, hammer model, -c 20 -t 2", h4);
 
     kill(app.pid, SIGTERM);
     proc_wait(&app, 10);

@@ -40,7 +40,7 @@ typedef struct instance {
     json_t *seen;                /* the signals the prologue saw (read-only afterwards) */
     hm_http_conn conn, sse_conn; /* live on thread 0's loop, in their coroutines */
     hm_watch watch;
-    hm_coro *sse_co, *prologue_co;
+    hm_task sse;     /* the observer: the instance's SSE stream */
     hm_event sse_ev; /* an SSE event arrived, or the stream ended */
     bool streaming, connected, has_sse, ready;
     char fail_why[400]; /* the prologue failed: why */
@@ -60,6 +60,10 @@ struct hrun {
     _Atomic int64_t next_seq;
     atomic_int prologues_left, senders_left;
     atomic_bool go;
+    hm_latch go_gate;      /* opened with go: senders of every thread wait on it */
+    hm_latch senders;      /* counted down by each sender as it ends */
+    hm_event progress;     /* thread 0: a patch, or an observer's end */
+    _Atomic int start_err; /* a coroutine could not be started: the run fails */
     _Atomic int64_t t_go;
     int64_t t_start, t_end;
     hm_liveness live;
@@ -68,10 +72,24 @@ struct hrun {
     char abort_why[600];
 };
 
+/* A coroutine could not be started: the run fails with this error instead
+ * of waiting for work that will never be done. */
+static void start_failed(hrun *run, int err)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&run->start_err, &none, err);
+}
+
+static void sender_done(hrun *run)
+{
+    if (atomic_fetch_sub(&run->senders_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_latch_count_down(&run->senders, 1);
+}
+
 static bool stopping(hrun *run)
 {
     return atomic_load(&hm_stop_requested) || atomic_load(&run->live.dead) ||
-           atomic_load(&run->aborted);
+           atomic_load(&run->aborted) || atomic_load(&run->start_err);
 }
 
 static void abort_run(hrun *run, const char *why)
@@ -108,6 +126,7 @@ static void on_patch(hm_watch *w, int64_t value, void *user)
         int64_t at = __atomic_load_n(&in->send_ns[in->matched & (RING - 1)], __ATOMIC_RELAXED);
         if (at > 0 && now >= at) hm_hdr_record(h, (now - at) / 1000);
     }
+    hm_event_notify(&in->run->progress); /* the finisher may be waiting for this one */
 }
 
 static int on_sse_headers(void *user, hm_http_resp_parser *p)
@@ -145,8 +164,8 @@ static void sse_coro(void *p)
     /* A socket is closed on the loop it was opened on. */
     in->run->stats[0].connects += in->sse_conn.connects;
     hm_http_conn_free(&in->sse_conn);
-    in->sse_co = NULL;
     hm_event_notify(&in->sse_ev);
+    hm_event_notify(&in->run->progress);
 }
 
 /* ---- the prologue (thread 0, once per instance) ------------------------------------ */
@@ -213,12 +232,12 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
 {
     hrun *run = in->run;
     int64_t t0 = hm_now_ns(), until = t0 + timeout_of(run, s);
-    if (!in->sse_co && !in->has_sse) {
+    if (!in->has_sse) {
         in->has_sse = true;
-        hm_event_init(&in->sse_ev);
-        hm_coro_spawn(NULL, sse_coro, in, &in->sse_co);
+        int rc = hm_task_spawn(&in->sse, NULL, sse_coro, in);
+        if (rc < 0) start_failed(run, rc);
     }
-    bool ok = hm_watch_wait_first_state(&in->watch, &in->sse_co, &in->sse_ev, until) == 0;
+    bool ok = hm_watch_wait_first_state(&in->watch, &in->sse.co, &in->sse_ev, until) == 0;
     char why[120];
     snprintf(why, sizeof(why), "the stream showed nothing within %.3f s",
              (double)(until - t0) / 1e9);
@@ -300,6 +319,7 @@ static void release_senders(hrun *run)
     if (atomic_fetch_sub(&run->prologues_left, 1) == 1) {
         atomic_store(&run->t_go, hm_now_ns());
         atomic_store(&run->go, true);
+        hm_latch_count_down(&run->go_gate, 1);
     }
 }
 
@@ -328,7 +348,6 @@ static void prologue_coro(void *p)
     }
     run->stats[0].connects += in->conn.connects;
     hm_http_conn_free(&in->conn);
-    in->prologue_co = NULL;
     release_senders(run);
 }
 
@@ -493,8 +512,7 @@ static void sender_coro(void *p)
 {
     sender *sd = p;
     hrun *run = sd->run;
-    while (!atomic_load(&run->go))
-        hm_coro_sleep(1000000);
+    hm_latch_wait(&run->go_gate, 0); /* every prologue done, or a Ctrl-C */
     hm_http_conn_init(&sd->c, &run->o->target, NULL);
     sd->x.rng = (unsigned)(sd->id + 1) * 2654435761u;
     sd->x.stats = run->steps[sd->thread];
@@ -514,7 +532,7 @@ static void sender_coro(void *p)
     hm_flow_exec_end(&sd->x);
     hm_thread_stats_add_conn(&run->stats[sd->thread], &sd->c);
     hm_http_conn_free(&sd->c);
-    if (atomic_fetch_sub(&run->senders_left, 1) == 1) run->t_end = hm_now_ns();
+    sender_done(run);
     hm_free(sd);
 }
 
@@ -541,23 +559,29 @@ static void finisher_coro(void *p)
 {
     hrun *run = p;
     const hm_options *o = run->o;
-    while (!atomic_load(&run->go))
-        hm_coro_sleep(1000000);
-    while (atomic_load(&run->senders_left) > 0)
-        hm_coro_sleep(1000000);
+    hm_latch_wait(&run->go_gate, 0); /* every prologue done, or a Ctrl-C */
+    /* Every sender counts this down when it ends (a Ctrl-C's STOP lets the
+     * requests in flight finish; an ABORT ends this wait at once). */
+    while (!hm_latch_open(&run->senders) && hm_interrupt_current() < HM_INTERRUPT_ABORT)
+        hm_latch_wait(&run->senders, 0);
+    /* The last patches may trail the last responses: each patch, and an
+     * observer's end, wakes this wait; without a counter, "caught up" is a
+     * quiet spell after the last patch. */
     int64_t until = hm_now_ns() + o->timeout_ns;
     for (int i = 0; i < run->n_inst; i++) {
         instance *in = &run->inst[i];
-        while (in->sse_co && hm_now_ns() < until && !atomic_load(&hm_stop_requested) &&
-               !atomic_load(&run->live.dead) && !caught_up(in))
-            hm_coro_sleep(2000000);
-    }
-    for (int i = 0; i < run->n_inst; i++) {
-        instance *in = &run->inst[i];
-        while (in->sse_co) {
-            hm_coro_cancel(in->sse_co);
-            hm_coro_sleep(1000000);
+        while (in->sse.co && hm_now_ns() < until && !atomic_load(&hm_stop_requested) &&
+               !atomic_load(&run->live.dead) && !caught_up(in)) {
+            int64_t wake = until;
+            if (in->watch.patches && in->watch.last_patch_ns + 301 * 1000000LL < wake)
+                wake = in->watch.last_patch_ns + 301 * 1000000LL;
+            hm_event_wait(&run->progress, wake);
         }
+    }
+    /* A cancel sticks even when the observer is runnable right now. */
+    for (int i = 0; i < run->n_inst; i++) {
+        hm_task_cancel(&run->inst[i].sse);
+        hm_task_join(&run->inst[i].sse, 0);
     }
 }
 
@@ -566,9 +590,15 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     hrun *run = arg;
     const hm_options *o = run->o;
     if (idx == 0) {
-        for (int i = 0; i < run->n_inst; i++)
-            hm_coro_spawn(loop, prologue_coro, &run->inst[i], &run->inst[i].prologue_co);
-        hm_coro_spawn(loop, finisher_coro, run, NULL);
+        for (int i = 0; i < run->n_inst; i++) {
+            int rc = hm_coro_spawn(loop, prologue_coro, &run->inst[i], NULL);
+            if (rc < 0) {
+                start_failed(run, rc);
+                release_senders(run); /* nobody waits for a prologue that never ran */
+            }
+        }
+        int rc = hm_coro_spawn(loop, finisher_coro, run, NULL);
+        if (rc < 0) start_failed(run, rc);
     }
     int first = 0;
     for (int i = 0; i < idx; i++)
@@ -576,14 +606,17 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     int mine = hm_share(o->concurrency, o->threads, idx);
     for (int i = 0; i < mine; i++) {
         sender *sd = hm_calloc(1, sizeof(*sd));
-        if (!sd) {
-            atomic_fetch_sub(&run->senders_left, 1);
-            continue;
+        int rc = sd ? 0 : -ENOMEM;
+        if (sd) {
+            sd->run = run;
+            sd->thread = idx;
+            sd->id = first + i;
+            if ((rc = hm_coro_spawn(loop, sender_coro, sd, NULL)) < 0) hm_free(sd);
         }
-        sd->run = run;
-        sd->thread = idx;
-        sd->id = first + i;
-        hm_coro_spawn(loop, sender_coro, sd, NULL);
+        if (rc < 0) {
+            start_failed(run, rc);
+            sender_done(run); /* never started: nothing to wait for */
+        }
     }
 }
 
@@ -679,6 +712,13 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
     if (rc == 0) {
         atomic_store(&run.prologues_left, run.n_inst);
         atomic_store(&run.senders_left, o->concurrency);
+        hm_latch_init(&run.go_gate, 1);
+        hm_latch_init(&run.senders, o->concurrency);
+        hm_event_init(&run.progress);
+        for (int i = 0; i < run.n_inst; i++) {
+            hm_event_init(&run.inst[i].sse_ev);
+            run.inst[i].sse.done = true; /* no stream yet */
+        }
         rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                     &run.t_start, &run.t_end);
         hm_run_on_temp_loop(o->backend, close_sessions, &run);
@@ -692,6 +732,12 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
             snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%.500s", run.abort_why);
             r->fatal = r->fatal_buf;
             r->fatal_usage = true;
+        }
+        if (atomic_load(&run.start_err)) {
+            snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a coroutine: %s",
+                     hm_strerror(atomic_load(&run.start_err)));
+            r->fatal = r->fatal_buf;
+            if (!rc) rc = atomic_load(&run.start_err);
         }
         report(&run, r);
         r->steps = all;
