@@ -375,7 +375,9 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     char *body = NULL;
     char *wire_extra = extra_json ? extra_as_wire(v, extra_json) : NULL;
     int rc = hm_workload_body(o->workload, v->page.ctx,
-                              wire_extra ? wire_extra : extra_json ? extra_json : o->signals_json,
+                              wire_extra   ? wire_extra
+                              : extra_json ? extra_json
+                                           : o->signals_json,
                               v->watch.signals, true, &body);
     hm_free(wire_extra);
     if (rc < 0 || !action_url) {
