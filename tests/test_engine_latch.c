@@ -3,7 +3,8 @@
  * coroutines count a second latch down and thread 0 waits for it to reach
  * zero. The waits are blocked in their polls (no sleeping loops), so only
  * the cross-thread wake-up (hm_loop_post and the loop's eventfd) can end
- * them; a waiter whose deadline passes first times out; hm_loop_post runs
+ * them; a waiter whose deadline passes first times out (the gate waits
+ * for those to end, so a thread that starts late cannot pass it); hm_loop_post runs
  * a call on another loop's thread. argv[1]: the backend. */
 #include "engine_test_util.h"
 
@@ -13,7 +14,7 @@
 
 enum { THREADS = 4, PER_THREAD = 10 };
 
-static hm_latch gate, finished;
+static hm_latch gate, finished, impatient_done;
 static atomic_int passed_gate, timed_out;
 static hm_loop *loops[THREADS];
 static pthread_t tids[THREADS];
@@ -33,6 +34,7 @@ static void impatient(void *p)
     /* gate opens after ~100 ms: this one gives up at 10 ms */
     if (hm_latch_wait(&gate, hm_now_ns() + 10 * 1000000) == -ETIMEDOUT)
         atomic_fetch_add(&timed_out, 1);
+    hm_latch_count_down(&impatient_done, 1);
 }
 
 typedef struct my_post {
@@ -52,6 +54,9 @@ static void posted(hm_post *p)
 static void opener(void *p)
 {
     hm_coro_sleep(100 * 1000000); /* everyone is blocked in its poll by now */
+    /* A busy machine may start a thread late: the gate opens only once each
+     * impatient waiter has given up (or passed: that fails the count). */
+    ASSERT_EQ(hm_latch_wait(&impatient_done, hm_now_ns() + 20000000000LL), 0);
     hm_latch_count_down(&gate, 1);
     ASSERT_EQ(hm_latch_wait(&finished, hm_now_ns() + 20000000000LL), 0);
     ASSERT_EQ(atomic_load(&passed_gate), THREADS * PER_THREAD);
@@ -97,6 +102,7 @@ int main(int argc, char **argv)
     hm_loop_options o = test_loop_options(argc, argv);
     hm_latch_init(&gate, 1);
     hm_latch_init(&finished, THREADS * PER_THREAD + THREADS);
+    hm_latch_init(&impatient_done, THREADS);
     pthread_t pt;
     ASSERT_EQ(pthread_create(&pt, NULL, poster, NULL), 0);
     int64_t t0 = hm_now_ns();

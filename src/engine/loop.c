@@ -184,8 +184,10 @@ void hm_timeq_fini(hm_timeq *q)
 void hm_timeq_arm(hm_timeq *q, hm_timer *t)
 {
     hm_timer_disarm(t);
-    /* the turn's time is monotonic, so the tail is always the latest deadline */
-    t->deadline = q->loop_->now + q->duration;
+    /* Now, not the turn's time: a turn that ran long (a busy machine) would
+     * otherwise cut the timeout short by as much. The clock is monotonic, so
+     * the tail is always the latest deadline. */
+    t->deadline = hm_now_ns() + q->duration;
     t->home_ = q;
     t->next_ = NULL;
     t->prev_ = q->tail_;
