@@ -240,11 +240,12 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
         return -ENOMEM;
     }
     hm_timeq_init(f.loop, &f.timeout, cfg->o->timeout_ns);
-    /* Nothing reads a flood's response headers: status and framing suffice. */
+    /* Nothing reads a flood's response headers: status and framing suffice,
+     * unless bodies come coded (--compressed): Content-Encoding is needed. */
     f.aopts = (hm_http_aopts){.idempotent = cfg->idempotent,
                               .head = cfg->head,
                               .discard_body = cfg->discard_body,
-                              .no_headers = true,
+                              .no_headers = !cfg->o->target.accept_encoding,
                               .timeq = &f.timeout};
     hm_event_init(&f.all_done);
     for (int i = 0; i < n; i++) {
