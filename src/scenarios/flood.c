@@ -2,7 +2,8 @@
  * connection cycles: claim an action number -> (with -R, wait for its
  * intended time on a timer) -> hm_http_conn_start -> its done callback
  * accounts the outcome -> claim the next. A refused connect waits 10 ms on
- * the same timer, as a coroutine sender's sleep did. The deadlines of all
+ * the same timer, as a coroutine sender's sleep did; so does a connection
+ * whose cfg->pick has no request for it yet (1 ms). The deadlines of all
  * exchanges share --timeout, so they sit in one hm_timeq (O(1) each). */
 #include "scenarios/flood.h"
 
@@ -26,6 +27,7 @@ typedef struct flood_conn {
     flood *f;
     hm_timer pace; /* -R: the intended send time; after a refused connect: 10 ms */
     int64_t seq, intended_ns, t0;
+    void *token; /* cfg->pick's, for this connection */
     int index;
     uint8_t state;
     bool first; /* its first exchange (and connect) has not ended yet */
@@ -129,6 +131,7 @@ static void exchange_done(hm_http_conn *c, int rc, void *user)
     int status;
     bool stop = hm_request_account(c, &rq, rc, fc->t0, t1, f->st, cfg->live, &status);
     if (cfg->on_status) cfg->on_status(cfg->user, status);
+    if (cfg->on_result) cfg->on_result(cfg->user, f->st, c, status, fc->token);
     if (stop) {
         f->stopping = true;
         conn_done(fc); /* and those still waiting for their turn */
@@ -152,11 +155,25 @@ static void conn_send(flood_conn *fc)
         conn_done(fc); /* the wait was cut short by Ctrl-C: send nothing new */
         return;
     }
+    const char *req = cfg->req;
+    size_t len = cfg->len;
+    if (cfg->pick) {
+        int picked = cfg->pick(cfg->user, &req, &len, &fc->token);
+        if (picked < 0) {
+            conn_done(fc);
+            return;
+        }
+        if (picked == 0) { /* ask again soon, the action still claimed */
+            fc->state = FC_PACING;
+            hm_timer_arm(f->loop, &fc->pace, hm_now_ns() + 1000000);
+            return;
+        }
+    }
     if (cfg->on_send) cfg->on_send(cfg->user, fc->seq, fc->intended_ns);
     fc->state = FC_BUSY;
     fc->t0 = hm_now_ns();
     hm_thread_stats_in_flight(f->st, 1);
-    int rc = hm_http_conn_start(&fc->c, f->loop, cfg->req, cfg->len, &f->aopts, exchange_done, fc);
+    int rc = hm_http_conn_start(&fc->c, f->loop, req, len, &f->aopts, exchange_done, fc);
     if (rc < 0) {
         hm_thread_stats_in_flight(f->st, -1);
         int none = 0;

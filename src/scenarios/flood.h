@@ -29,6 +29,18 @@ typedef struct hm_flood_cfg {
      * HTTP status (0 when the request failed). */
     void (*on_send)(void *user, int64_t seq, int64_t intended_ns);
     void (*on_status)(void *user, int status);
+    /* Optional: the request for the next exchange, when it may change
+     * during the run (the hammer model's context after a reload). *token
+     * is the connection's own (NULL at first), kept between calls. Returns
+     * 1 with *req and *len set (valid until the engine threads end), 0 to
+     * be asked again in 1 ms (the claimed action waits), or -1 to end the
+     * connection. Without it every exchange sends cfg->req. */
+    int (*pick)(void *user, const char **req, size_t *len, void **token);
+    /* Optional: each outcome with the connection (its response, when one
+     * came), the thread's statistics and the token the request was picked
+     * with. */
+    void (*on_result)(void *user, hm_thread_stats *st, const hm_http_conn *c, int status,
+                      void *token);
     void *user;
 } hm_flood_cfg;
 

@@ -5,7 +5,11 @@
  * must hold (for counter: the net increment equals the number of HTTP OK).
  *
  * Threads: every engine thread runs its share of the -c connections; thread
- * 0 also runs the observers and the finisher. Threads share only the
+ * 0 also runs the observers, the finisher and the reloader. Over plain
+ * HTTP/1.1 a thread's senders are state machines (flood.h) with no stack
+ * each; over TLS or HTTP/2 each is a coroutine (sender_coro, --streams of
+ * them on one HTTP/2 connection). Both pick the context before each
+ * action and account its outcome the same way. Threads share only the
  * atomics in counter_run and the send-time ring (written by the sender,
  * read by the observer; a slot is only read after its action was claimed,
  * and a stale read only skews one latency sample).
@@ -22,8 +26,10 @@
  * observer has its baseline. Each generation is checked on its own: the
  * last exactly, a dead one leniently (its swallowed OK actions counted).
  * Generations live until the run ends, since senders on other threads may
- * still hold an older one. --no-reload counts the loss and goes on. */
-#include "scenarios/scenario.h"
+ * still hold an older one (and each generation's serialized request, which
+ * state-machine senders send detached). --no-reload counts the loss and
+ * goes on. */
+#include "scenarios/flood.h"
 #include "scenarios/via_client.h"
 
 #include "proto/h2_client.h"
@@ -40,8 +46,11 @@ typedef struct observer observer;
 typedef struct ctx_gen {
     struct ctx_gen *prev;
     hm_via_page page;
-    char *cookie;                /* the session's Cookie header value, sized to the jar */
-    char *body;                  /* the action body, identical for every action */
+    char *cookie; /* the session's Cookie header value, sized to the jar */
+    char *body;   /* the action body, identical for every action */
+    char *req;    /* the whole action request (state-machine senders) */
+    size_t req_len;
+    int64_t ready_by;            /* senders wait for its baseline until then */
     int64_t seq_base;            /* the action sequence number its senders started at */
     _Atomic uint64_t ok;         /* OK actions sent to it */
     _Atomic uint64_t unanswered; /* sent to it, the connection broke before the answer */
@@ -134,8 +143,21 @@ static void gen_free(ctx_gen *g)
     hm_via_page_free(&g->page);
     hm_free(g->cookie);
     hm_free(g->body);
+    hm_free(g->req);
     if (g->watched) hm_watch_free(&g->watch);
     hm_free(g);
+}
+
+/* The action request of g, serialized once for every state-machine sender
+ * of every thread; it lives as long as g (the run), so it may be sent
+ * detached. False when it cannot be built. */
+static bool gen_request(const hm_options *o, ctx_gen *g)
+{
+    if (!g->body) return false;
+    g->req =
+        hm_via_action_request(&o->target, g->page.action_url, g->cookie, g->body, strlen(g->body),
+                              o->no_origin ? NULL : o->target.origin, &g->req_len);
+    return g->req != NULL;
 }
 
 /* The run is over for the coroutines that wait on a context. */
@@ -222,6 +244,7 @@ static void start_senders(counter_run *run, json_t *signals)
     if (!g->body &&
         hm_workload_body(o->workload, g->page.ctx, o->signals_json, signals, false, &g->body) < 0)
         snprintf(run->fatal, sizeof(run->fatal), "--signals is not a JSON object");
+    if (!g->req) gen_request(o, g);
     atomic_store(&g->ready, true);
     atomic_store(&run->t_go, hm_now_ns());
     atomic_store(&run->go, true);
@@ -438,12 +461,14 @@ static void reloader_coro(void *p)
         if (!load_again(run, &c, o->action, &n->page) ||
             !(n->cookie = hm_via_cookie_dup(&run->jar, &o->target, "/")) ||
             hm_workload_body(o->workload, n->page.ctx, o->signals_json, run->signals, false,
-                             &n->body) < 0) {
+                             &n->body) < 0 ||
+            !gen_request(o, n)) {
             gen_free(n);
             break;
         }
         n->prev = g;
         n->seq_base = atomic_load(&run->next_seq);
+        n->ready_by = hm_now_ns() + o->timeout_ns;
         atomic_store(&n->ready, o->observers == 0);
         st->reloads++;
         hm_gauge_reload(o);
@@ -627,6 +652,97 @@ static void sender_coro(void *p)
     hm_free(s);
 }
 
+/* Plain HTTP: a thread's senders as state machines (flood.h) behind one
+ * coroutine, which waits for the gate, runs them and counts them done. They
+ * follow the contexts as sender_coro does: each connection's token is the
+ * context it fires at. */
+typedef struct sender_thread {
+    counter_run *run;
+    int thread, first, n;
+} sender_thread;
+
+/* sender_coro's choice of context, made before each action: move to the
+ * newest once its baseline is known (or --timeout passed), wait while the
+ * reloader gets a new one. */
+static int pick_request(void *user, const char **req, size_t *len, void **token)
+{
+    counter_run *run = user;
+    const hm_options *o = run->o;
+    if (atomic_load(&hm_stop_requested) || atomic_load(&run->start_err)) return -1;
+    ctx_gen *g = *token, *cur = atomic_load(&run->cur);
+    if (cur != g) {
+        if (g && !atomic_load(&cur->ready) && !atomic_load(&cur->dead) &&
+            hm_now_ns() < cur->ready_by)
+            return run_over(run) ? -1 : 0;
+        g = cur;
+        *token = g;
+    }
+    if (!g->req) return -1;
+    if (atomic_load(&g->dead) && !o->no_reload && !atomic_load(&run->reload_gave_up) &&
+        !atomic_load(&run->holdoff_until)) {
+        /* The reloader is getting a new context: wait for it (-d runs on). */
+        if (atomic_load(&run->live.dead) ||
+            (o->duration_ns && hm_now_ns() - atomic_load(&run->t_go) >= o->duration_ns))
+            return -1;
+        return 0;
+    }
+    *req = g->req;
+    *len = g->req_len;
+    return 1;
+}
+
+static void on_send(void *user, int64_t seq, int64_t intended)
+{
+    counter_run *run = user;
+    __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], intended ? intended : hm_now_ns(),
+                     __ATOMIC_RELAXED);
+}
+
+/* sender_coro's accounting of an outcome, on the context it went to. */
+static void on_result(void *user, hm_thread_stats *st, const hm_http_conn *c, int status,
+                      void *token)
+{
+    counter_run *run = user;
+    ctx_gen *g = token;
+    if (status >= 200 && status < 300) {
+        atomic_fetch_add(&run->ok_total, 1);
+        atomic_fetch_add(&g->ok, 1);
+        if (!atomic_load_explicit(&g->had_ok, memory_order_relaxed)) atomic_store(&g->had_ok, true);
+        note_ok(run, st, hm_now_ns());
+    } else {
+        note_trouble(run);
+        if (status == 400 && hm_via_invalid_context(c)) mark_lost(run, g, st);
+        /* Sent, but no answer: the server may have applied it. */
+        if (status == 0 && c->fail != HM_FAIL_CONNECT) atomic_fetch_add(&g->unanswered, 1);
+    }
+}
+
+static void senders_driver(void *p)
+{
+    sender_thread *t = p;
+    counter_run *run = t->run;
+    const hm_options *o = run->o;
+    hm_latch_wait(&run->go_gate, 0); /* the baseline, or a Ctrl-C */
+    ctx_gen *g = atomic_load(&run->cur);
+    char what[80];
+    snprintf(what, sizeof(what), "action POST %.48s", g->page.action_url);
+    hm_flood_cfg cfg = {.o = o,
+                        .next_seq = &run->next_seq,
+                        .t_base = atomic_load(&run->t_go),
+                        .live = &run->live,
+                        .start_err = &run->start_err,
+                        .what = what,
+                        .on_send = on_send,
+                        .pick = pick_request,
+                        .on_result = on_result,
+                        .user = run};
+    if (g->req && !atomic_load(&hm_stop_requested))
+        hm_flood_run(&cfg, &run->stats[t->thread], t->first, t->n);
+    for (int i = 0; i < t->n; i++)
+        sender_done(run);
+    hm_free(t);
+}
+
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     counter_run *run = arg;
@@ -651,6 +767,19 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     for (int i = 0; i < idx; i++)
         first += hm_share(o->concurrency, o->threads, i);
     int mine = hm_share(o->concurrency, o->threads, idx);
+    /* Plain HTTP/1.1 only: TLS and HTTP/2 keep a coroutine per sender. */
+    if (!o->target.tls && !o->http2) {
+        sender_thread *t = hm_alloc(sizeof(*t));
+        int rc = t ? 0 : -ENOMEM;
+        if (t) *t = (sender_thread){run, idx, first, mine};
+        if (rc == 0 && (rc = hm_coro_spawn(loop, senders_driver, t, NULL)) < 0) hm_free(t);
+        if (rc < 0) {
+            start_failed(run, rc);
+            for (int i = 0; i < mine; i++)
+                sender_done(run); /* never started: nothing to wait for */
+        }
+        return;
+    }
     int streams = o->http2 ? o->streams : 1;
     for (int i = 0; i < mine; i++) {
         sender_conn *sc = hm_calloc(1, sizeof(*sc));
