@@ -115,7 +115,8 @@ static bool pump_send(get_run *run, const hm_request *rq, hm_thread_stats *st, h
             return false;
         }
         int status;
-        if (hm_request_account(c, rq, st, &run->live, rc, *t0, &status)) return true;
+        hm_thread_stats_in_flight(st, -1);
+        if (hm_request_account(c, rq, rc, *t0, hm_now_ns(), st, &run->live, &status)) return true;
         if (c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000); /* as hm_request_send */
     }
 }
@@ -161,7 +162,9 @@ static void pump_coro(void *p)
             in_flight--;
             int status;
             size_t k = (size_t)(c - cs);
-            if (hm_request_account(c, &rq, st, &run->live, rc, t0[k], &status)) stop = true;
+            hm_thread_stats_in_flight(st, -1);
+            if (hm_request_account(c, &rq, rc, t0[k], hm_now_ns(), st, &run->live, &status))
+                stop = true;
             if (!stop && rc < 0 && c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
             if (!stop) stop = pump_send(run, &rq, st, c, &t0[k], &in_flight);
         }

@@ -245,16 +245,6 @@ bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st,
                         .deadline = t0 + rq->timeout_ns};
     hm_thread_stats_in_flight(st, 1);
     int rc = hm_http_conn_exchange(c, rq->req, rq->len, &xo);
-    bool stop = hm_request_account(c, rq, st, live, rc, t0, status);
-    if (rc < 0 && !stop && c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
-    return stop;
-}
-
-bool hm_request_account(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st,
-                        hm_liveness *live, int rc, int64_t t0, int *status)
-{
-    int64_t intended_ns = rq->intended_ns;
-    *status = 0;
     hm_thread_stats_in_flight(st, -1);
     bool stop = hm_request_account(c, rq, rc, t0, hm_now_ns(), st, live, status);
     if (!stop && rc < 0 && c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);

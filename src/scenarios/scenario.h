@@ -180,18 +180,12 @@ typedef struct hm_request {
  * when the run should stop. */
 bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
                      int *status);
-/* hm_request_send's accounting, for a caller that sent the request itself
- * (get over HTTP/2 drives many streams from one coroutine): rc is the
- * exchange's result, t0 when it was sent (hm_thread_stats_in_flight(st, 1)
- * then), and no pacing after a refused connect (the caller's). */
-bool hm_request_account(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st,
-                        hm_liveness *live, int rc, int64_t t0, int *status);
-
 /* The accounting half of hm_request_send, for an exchange that ran from
- * t0 to t1 and ended with rc (hm_http_conn_exchange's, or the result an
- * hm_http_conn_start reported): everything hm_request_send records, except
- * the pacing after a refused connect, which is the caller's. Returns true
- * when the run should stop. */
+ * t0 to t1 and ended with rc (hm_http_conn_exchange's, the result an
+ * hm_http_conn_start reported, or hm_h2_finish's: get over HTTP/2 drives
+ * many streams from one coroutine): everything hm_request_send records,
+ * except the in-flight gauge and the pacing after a refused connect, which
+ * are the caller's. Returns true when the run should stop. */
 bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
                         hm_thread_stats *st, hm_liveness *live, int *status);
 
