@@ -10,3 +10,15 @@ foreach(backend io_uring epoll)
   set_tests_properties(http_client_async_${backend} PROPERTIES SKIP_RETURN_CODE 77
     TIMEOUT ${HM_TEST_TIMEOUT})
 endforeach()
+# Where a response can end at a read piece's end: 2 KiB provided buffers
+# (no incremental consumption) and readiness reads, besides the default.
+foreach(variant "noinc:bufring_inc" "readiness:bufring")
+  string(REPLACE ":" ";" parts ${variant})
+  list(GET parts 0 vname)
+  list(GET parts 1 disable)
+  foreach(driver sync async)
+    add_test(NAME http_client_${driver}_io_uring_${vname} COMMAND test_http_client io_uring ${driver})
+    set_tests_properties(http_client_${driver}_io_uring_${vname} PROPERTIES SKIP_RETURN_CODE 77
+      TIMEOUT ${HM_TEST_TIMEOUT} ENVIRONMENT "HAMMER_ENGINE_DISABLE=${disable}")
+  endforeach()
+endforeach()

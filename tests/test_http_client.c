@@ -7,8 +7,13 @@
 #include "engine_test_util.h"
 #include "proto/http_client.h"
 
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define MS 1000000LL
 
@@ -193,11 +198,119 @@ static void tests(void *arg)
     hm_sock_close(listener);
 }
 
+/* ---- one arrival in pieces ------------------------------------------------
+ * A response and an unsolicited one after it, in one write, where the first
+ * ends exactly at the end of one of the engine's read pieces (a provided
+ * buffer: 2 KiB, or 32 KiB when consumed incrementally; epoll's 64 KiB read
+ * buffer). The reader gets the first piece alone, a whole response; the
+ * second must still be seen before the connection is trusted again. The
+ * server is a plain thread, so the loop's buffers hold the client's bytes
+ * only and each size below lands on a piece's end in some configuration. */
+
+typedef struct split_server {
+    int fd;
+    size_t size; /* the first response's length */
+} split_server;
+
+static const char stray[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
+
+static void *split_serve(void *arg)
+{
+    split_server *sv = arg;
+    int s = accept(sv->fd, NULL, NULL);
+    if (s < 0) return NULL;
+    int big = 1 << 20; /* the whole write in as few segments as the kernel makes */
+    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    char req[4096];
+    size_t got = 0;
+    while (got < sizeof(req) - 1) {
+        ssize_t n = recv(s, req + got, sizeof(req) - 1 - got, 0);
+        if (n <= 0) break;
+        got += (size_t)n;
+        req[got] = '\0';
+        if (strstr(req, "\r\n\r\n")) break;
+    }
+    char *out = malloc(sv->size + sizeof(stray));
+    /* A body that makes header + body exactly size bytes. */
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n";
+    size_t body = sv->size;
+    int h = 0;
+    for (int k = 0; k < 3; k++) {
+        h = snprintf(out, 128, head, body);
+        body = sv->size - (size_t)h;
+    }
+    h = snprintf(out, 128, head, body);
+    if ((size_t)h + body != sv->size) abort();
+    memset(out + h, 'x', body);
+    memcpy(out + sv->size, stray, sizeof(stray) - 1);
+    size_t len = sv->size + sizeof(stray) - 1, off = 0;
+    while (off < len) {
+        ssize_t n = send(s, out + off, len - off, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        off += (size_t)n;
+    }
+    free(out);
+    char sink[256];
+    while (recv(s, sink, sizeof(sink), 0) > 0) { /* until the client goes */
+    }
+    close(s);
+    return NULL;
+}
+
+static void split_client(void *arg)
+{
+    split_server *sv = arg;
+    struct sockaddr_in a;
+    socklen_t al = sizeof(a);
+    ASSERT_EQ(getsockname(sv->fd, (struct sockaddr *)&a, &al), 0);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", ntohs(a.sin_port));
+    hm_http_target t;
+    ASSERT_EQ(hm_http_target_from_url(url, &t, NULL), 0);
+    hm_http_conn c;
+    hm_http_conn_init(&c, &t, NULL);
+    static const char req[] = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+    int rc = run_exchange(&c, req, sizeof(req) - 1, true, 30000 * MS);
+    printf("  %zu bytes: rc %d, status %d, why \"%s\"\n", sv->size, rc, c.resp.status, c.why);
+    ASSERT_EQ(rc, -HM_EPROTO_HTTP);
+    ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
+    char want[96];
+    snprintf(want, sizeof(want), "%zu unsolicited bytes after a complete HTTP 200 response",
+             sizeof(stray) - 1);
+    ASSERT_STREQ(c.why, want);
+    ASSERT(c.head_len > 12 && !memcmp(c.head, "HTTP/1.1 500", 12)); /* the evidence */
+    hm_http_conn_free(&c);
+}
+
+static void split_arrivals(const hm_loop_options *lo)
+{
+    printf("a second response in a later piece of the same arrival\n");
+    static const size_t sizes[] = {2048, 32768, 65536};
+    for (size_t i = 0; i < HM_ARRAY_LEN(sizes); i++) {
+        split_server sv = {.size = sizes[i]};
+        sv.fd = socket(AF_INET, SOCK_STREAM, 0);
+        ASSERT(sv.fd >= 0);
+        struct sockaddr_in a = loopback_addr(0);
+        ASSERT_EQ(bind(sv.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        ASSERT_EQ(listen(sv.fd, 4), 0);
+        pthread_t th;
+        ASSERT_EQ(pthread_create(&th, NULL, split_serve, &sv), 0);
+        hm_loop *loop; /* a fresh loop: its buffers start empty */
+        ASSERT_EQ(hm_loop_create(&loop, lo), 0);
+        ASSERT_EQ(hm_coro_spawn(loop, split_client, &sv, NULL), 0);
+        ASSERT_EQ(hm_loop_run(loop), 0);
+        hm_loop_destroy(loop);
+        pthread_join(th, NULL);
+        close(sv.fd);
+    }
+}
+
 int main(int argc, char **argv)
 {
     hm_loop_options lo = test_loop_options(argc, argv);
     use_async = argc > 2 && !strcmp(argv[2], "async");
     printf("driver: %s\n", use_async ? "callbacks (hm_http_conn_start)" : "a coroutine");
+    split_arrivals(&lo);
     hm_loop *loop;
     ASSERT_EQ(hm_loop_create(&loop, &lo), 0);
     ASSERT_EQ(hm_coro_spawn(loop, tests, NULL, NULL), 0);

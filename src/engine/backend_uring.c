@@ -341,6 +341,7 @@ static void recv_cqe(hm_loop *loop, uint64_t ud, int res, unsigned flags)
     hm__bufring *b = &loop->bufs;
     hm_sock *s = ud_sock(loop, ud);
     hm__seg *seg = NULL;
+    bool cut = false; /* the receive ended at its buffer's end */
     if (res > 0 && (flags & IORING_CQE_F_BUFFER)) {
         uint32_t bid = flags >> IORING_CQE_BUFFER_SHIFT;
         char *data = b->base + (size_t)bid * b->size;
@@ -349,9 +350,11 @@ static void recv_cqe(hm_loop *loop, uint64_t ud, int res, unsigned flags)
              * one's ended; the kernel moves to the next buffer on its own. */
             data += b->off[bid];
             b->off[bid] += (uint32_t)res;
+            cut = b->off[bid] >= b->size;
             if (!(flags & IORING_CQE_F_BUF_MORE)) b->kernel_done[bid] = true;
         } else {
             b->kernel_done[bid] = true;
+            cut = (uint32_t)res >= b->size;
         }
         if (b->kernel_done[bid]) b->in_ring--;
         b->refs[bid]++;
@@ -374,7 +377,10 @@ static void recv_cqe(hm_loop *loop, uint64_t ud, int res, unsigned flags)
     if (seg) {
         int fd = s->fd;
         uint32_t gen = s->gen;
-        hm__sock_deliver(s, seg);
+        /* One arrival that ran past a buffer's end comes in two
+         * completions of this turn: a reader must see both before it
+         * takes the first for a whole answer. */
+        hm__sock_deliver(s, seg, cut && more);
         if (!(s = hm__sock_lookup(loop, fd, gen))) return; /* the reader closed it */
         if (!more && (s->on_data || s->rd_waiter)) ur_want_read(s);
         return;

@@ -222,6 +222,16 @@ void hm_sock_skip(hm_sock *s, size_t n);
  * 1 when bytes, an EOF or an error wait to be read, 0 when nothing does.
  * Never blocks. */
 int hm_sock_peer_spoke(hm_sock *s);
+/* Bytes received for s and not read or skipped yet (for a callback reader:
+ * beyond the ones it is being handed now). One arrival can reach a reader
+ * in pieces: it ran past a provided buffer's end (io_uring: the pieces of
+ * one turn are all queued before a reader sees the first), or filled the
+ * loop's read buffer (epoll: the rest is still in the kernel, and only
+ * then does this ask it, with two system calls). So a client that never
+ * pipelines finds here, right after a complete response, bytes nobody
+ * asked for. Copies the first of them (up to cap) to first, and their
+ * count to *first_len (both optional). */
+size_t hm_sock_queued(hm_sock *s, char *first, size_t cap, size_t *first_len);
 /* Writes all len bytes. Returns len or a negative errno; *sent (optional)
  * says how many bytes were handed to the kernel before the error. */
 ssize_t hm_sock_write(hm_sock *s, const void *buf, size_t len, int64_t deadline, size_t *sent);

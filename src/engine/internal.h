@@ -112,6 +112,8 @@ struct hm_sock {
     bool listening;
     bool fixed;    /* io_uring: fdx is a registered file index */
     bool rd_ready; /* readiness reads: the kernel has bytes (or an end) for us */
+    bool rd_full;  /* readiness reads: the last read filled the loop's buffer, so
+                    * the rest of that arrival may still be in the kernel */
     bool rd_hup;   /* readiness reads: the peer's FIN (or an error) is queued, so a
                     * short read no longer means the socket is empty */
     bool rd_armed; /* io_uring: a receive (multishot) or a poll is in the kernel */
@@ -139,8 +141,12 @@ struct hm_sock {
 hm_sock *hm__sock_lookup(hm_loop *loop, int fd, uint32_t gen);
 
 /* Hands received bytes to s: to its callback reader at once, else into its
- * queue (waking a waiting coroutine). The segment is s's afterwards. */
-void hm__sock_deliver(hm_sock *s, hm__seg *seg);
+ * queue (waking a waiting coroutine). The segment is s's afterwards.
+ * maybe_cut: the segment filled its provided buffer to the end, so the
+ * kernel may have put the rest of the same arrival in the next completion
+ * of this turn: a callback reader then gets it after the turn's
+ * completions, with the rest queued behind it (hm_sock_queued). */
+void hm__sock_deliver(hm_sock *s, hm__seg *seg, bool maybe_cut);
 /* Reading ended (HM__RD_EOF or a negative errno): tells the reader or the
  * waiter, after the bytes already queued. */
 void hm__sock_deliver_end(hm_sock *s, int end);

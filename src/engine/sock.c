@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 /* The loop's read buffer for readiness reads: one per thread, so an idle
@@ -191,9 +192,9 @@ static void wake_reader(hm_sock *s)
     hm__op_complete(s->loop, op, 0);
 }
 
-void hm__sock_deliver(hm_sock *s, hm__seg *seg)
+void hm__sock_deliver(hm_sock *s, hm__seg *seg, bool maybe_cut)
 {
-    if (s->on_data && !s->rq_head) {
+    if (s->on_data && !s->rq_head && !maybe_cut) {
         hm_loop *loop = s->loop;
         s->on_data(s->user, s, seg->data, (ssize_t)seg->len);
         hm__seg_free(loop, seg); /* s may be gone: the segment is the loop's */
@@ -253,6 +254,7 @@ static void read_ready_queued(hm_sock *s)
             seg->bid = HM__SEG_LOOPBUF;
             queue_push(s, seg);
             loop->rbuf_owner = s;
+            s->rd_full = (size_t)n == loop->rbuf_cap;
             /* A short read emptied the socket: wait for the next report
              * (edge-triggered epoll reports every new arrival) instead of
              * a read that would only say EAGAIN. */
@@ -288,7 +290,8 @@ static void read_ready_callback(hm_sock *s)
         }
         ssize_t n = recv(fd, buf, loop->rbuf_cap, MSG_DONTWAIT);
         if (n > 0) {
-            if ((size_t)n < loop->rbuf_cap && !s->rd_hup) s->rd_ready = false;
+            s->rd_full = (size_t)n == loop->rbuf_cap;
+            if (!s->rd_full && !s->rd_hup) s->rd_ready = false;
             s->on_data(s->user, s, buf, n);
             if (!hm__sock_lookup(loop, fd, gen)) return; /* closed by the reader */
             continue;
@@ -579,6 +582,28 @@ ssize_t hm_sock_read(hm_sock *s, void *buf, size_t len, int64_t deadline)
             return w;
         }
     }
+}
+
+size_t hm_sock_queued(hm_sock *s, char *first, size_t cap, size_t *first_len)
+{
+    size_t n = 0, k = 0;
+    if (!first) cap = 0;
+    for (const hm__seg *seg = s->rq_head; seg; seg = seg->next) {
+        size_t take = seg->len < cap - k ? seg->len : cap - k;
+        if (take) memcpy(first + k, seg->data, take);
+        k += take;
+        n += seg->len;
+    }
+    if (!n && s->rd_full) {
+        int avail = 0;
+        if (ioctl(s->fd, FIONREAD, &avail) == 0 && avail > 0) {
+            n = (size_t)avail;
+            ssize_t p = cap ? recv(s->fd, first, cap, MSG_PEEK | MSG_DONTWAIT) : 0;
+            k = p > 0 ? (size_t)p : 0;
+        }
+    }
+    if (first_len) *first_len = k;
+    return n;
 }
 
 int hm_sock_peer_spoke(hm_sock *s)

@@ -271,6 +271,21 @@ static void conn_consumed(hm_http_conn *c, size_t n)
     if (!c->tls) hm_sock_skip(c->sock, n);
 }
 
+/* Bytes after a complete response (a and b: the two places they were
+ * found, total: how many there are): the reason, and the first of them as
+ * evidence. */
+static void unsolicited(hm_http_conn *c, const char *a, size_t a_len, const char *b, size_t b_len,
+                        size_t total)
+{
+    snprintf(c->why, sizeof(c->why), "%zu unsolicited bytes after a complete HTTP %d response",
+             total, c->resp.status);
+    size_t k = a_len < sizeof(c->head) ? a_len : sizeof(c->head);
+    if (k) memcpy(c->head, a, k);
+    size_t k2 = b_len < sizeof(c->head) - k ? b_len : sizeof(c->head) - k;
+    if (k2) memcpy(c->head + k, b, k2);
+    c->head_len = k + k2;
+}
+
 static ssize_t conn_write(hm_http_conn *c, const char *buf, size_t len, int64_t deadline,
                           size_t *sent)
 {
@@ -385,20 +400,23 @@ again:
             return failed(c, rc, PH_RECEIVE, budget);
         }
         if (rc == HM_HTTP_DONE) {
-            if (consumed < (size_t)n) {
+            /* Bytes past the response: in this piece, or (plain TCP) in a
+             * later piece of the same arrival the engine holds already. */
+            size_t here = (size_t)n - consumed;
+            char here_copy[sizeof(c->head)], later_copy[sizeof(c->head)];
+            size_t keep = here < sizeof(here_copy) ? here : sizeof(here_copy);
+            if (keep) memcpy(here_copy, data + consumed, keep);
+            conn_consumed(c, (size_t)n);
+            size_t later_len = 0;
+            size_t later =
+                c->tls ? 0 : hm_sock_queued(c->sock, later_copy, sizeof(later_copy), &later_len);
+            if (here || later) {
                 /* We never pipeline, so these bytes answer nothing we sent:
                  * the connection cannot tell answers apart any more. */
-                size_t extra = (size_t)n - consumed;
-                snprintf(c->why, sizeof(c->why),
-                         "%zu unsolicited bytes after a complete HTTP %d response", extra,
-                         c->resp.status);
-                c->head_len = extra < sizeof(c->head) ? extra : sizeof(c->head);
-                memcpy(c->head, data + consumed, c->head_len);
-                conn_consumed(c, (size_t)n);
+                unsolicited(c, here_copy, keep, later_copy, later_len, here + later);
                 hm_http_conn_close(c);
                 return failed(c, -HM_EPROTO_HTTP, PH_RECEIVE, budget);
             }
-            conn_consumed(c, (size_t)n);
             if (!c->resp.keep_alive) hm_http_conn_close(c);
             break;
         }
@@ -553,14 +571,15 @@ static void as_data(void *user, hm_sock *s, const char *data, ssize_t n)
             if (as->stream && c->resp.status) hm_timer_disarm(&c->timer_);
             return;
         }
-        if (consumed < (size_t)n && !as->stream) {
-            /* We never pipeline, so these bytes answer nothing we sent. */
-            size_t extra = (size_t)n - consumed;
-            snprintf(c->why, sizeof(c->why),
-                     "%zu unsolicited bytes after a complete HTTP %d response", extra,
-                     c->resp.status);
-            c->head_len = extra < sizeof(c->head) ? extra : sizeof(c->head);
-            memcpy(c->head, data + consumed, c->head_len);
+        char later_copy[sizeof(c->head)];
+        size_t later_len = 0;
+        size_t later =
+            as->stream ? 0 : hm_sock_queued(s, later_copy, sizeof(later_copy), &later_len);
+        if ((consumed < (size_t)n || later) && !as->stream) {
+            /* We never pipeline, so these bytes answer nothing we sent
+             * (later: the rest of the same arrival, in a later piece). */
+            unsolicited(c, data + consumed, (size_t)n - consumed, later_copy, later_len,
+                        (size_t)n - consumed + later);
             as_fail(c, -HM_EPROTO_HTTP, PH_RECEIVE);
             return;
         }
