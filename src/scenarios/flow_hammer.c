@@ -245,14 +245,17 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
     return HM_FLOW_NEXT;
 }
 
-static int prologue_get(instance *in, const hm_flow_step *s)
+/* A flow's `get` step on connection c: GET path (NULL: it could not be
+ * expanded) with the user's cookie (NULL: none could be made), the step
+ * recorded under its name. note (optional): the thread's stats, told of
+ * the connection's bytes and failures after the exchange. Returns the
+ * exchange's result: 0, or a negative errno. */
+static int flow_get(hrun *run, hm_flow_exec *x, hm_http_conn *c, const hm_flow_step *s,
+                    const char *path, const char *cookie, hm_thread_stats *note)
 {
-    hrun *run = in->run;
     const hm_options *o = run->o;
-    char *path = hm_flow_expand(&in->x, s->path);
-    char *cookie = path ? hm_via_cookie_dup(&in->jar, &o->target, path) : NULL;
     size_t cap = (path ? strlen(path) : 0) + (cookie ? strlen(cookie) : 0) + 512;
-    char *req = cookie ? hm_alloc(cap) : NULL;
+    char *req = path && cookie ? hm_alloc(cap) : NULL;
     hm_http_header h[2];
     size_t nh = 0;
     if (o->target.accept_encoding)
@@ -265,17 +268,27 @@ static int prologue_get(instance *in, const hm_flow_step *s)
     int rc = (int)len;
     if (len > 0) {
         hm_http_xopts xo = {.idempotent = true, .deadline = t0 + timeout_of(run, s)};
-        rc = hm_http_conn_exchange(&in->conn, req, (size_t)len, &xo);
+        rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
+        if (note) hm_thread_stats_note_conn(note, c);
     }
-    int status = rc < 0 ? rc : in->conn.resp.status;
-    in->x.last_status = status;
+    int status = rc < 0 ? rc : c->resp.status;
+    x->last_status = status;
     char why[120];
     if (status < 0)
         snprintf(why, sizeof(why), "%s", hm_strerror(status));
     else
         snprintf(why, sizeof(why), "HTTP %d", status);
-    record(in->x.stats, s, t0, status > 0 && status < 400 ? NULL : why);
+    record(x->stats, s, t0, status > 0 && status < 400 ? NULL : why);
     hm_free(req);
+    return rc < 0 ? rc : 0;
+}
+
+static int prologue_get(instance *in, const hm_flow_step *s)
+{
+    hrun *run = in->run;
+    char *path = hm_flow_expand(&in->x, s->path);
+    char *cookie = path ? hm_via_cookie_dup(&in->jar, &run->o->target, path) : NULL;
+    flow_get(run, &in->x, &in->conn, s, path, cookie, NULL);
     hm_free(cookie);
     hm_free(path);
     return HM_FLOW_NEXT;
@@ -421,34 +434,8 @@ static int send_action(sender *sd, const hm_flow_step *s)
 static int send_get(sender *sd, const hm_flow_step *s)
 {
     hrun *run = sd->run;
-    const hm_options *o = run->o;
     char *path = hm_flow_expand(&sd->x, s->path);
-    size_t cap = (path ? strlen(path) : 0) + strlen(sd->in->cookie) + 512;
-    char *req = path ? hm_alloc(cap) : NULL;
-    hm_http_header h[2];
-    size_t nh = 0;
-    if (o->target.accept_encoding)
-        h[nh++] = (hm_http_header){"Accept-Encoding", o->target.accept_encoding};
-    if (sd->in->cookie[0]) h[nh++] = (hm_http_header){"Cookie", sd->in->cookie};
-    ssize_t len =
-        req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h, nh, NULL, 0)
-            : -ENOMEM;
-    int64_t t0 = hm_now_ns();
-    int rc = (int)len;
-    if (len > 0) {
-        hm_http_xopts xo = {.idempotent = true, .deadline = t0 + timeout_of(run, s)};
-        rc = hm_http_conn_exchange(&sd->c, req, (size_t)len, &xo);
-        hm_thread_stats_note_conn(&run->stats[sd->thread], &sd->c);
-    }
-    int status = rc < 0 ? rc : sd->c.resp.status;
-    sd->x.last_status = status;
-    char why[120];
-    if (status < 0)
-        snprintf(why, sizeof(why), "%s", hm_strerror(status));
-    else
-        snprintf(why, sizeof(why), "HTTP %d", status);
-    record(sd->x.stats, s, t0, status > 0 && status < 400 ? NULL : why);
-    hm_free(req);
+    int rc = flow_get(run, &sd->x, &sd->c, s, path, sd->in->cookie, &run->stats[sd->thread]);
     hm_free(path);
     if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
     return HM_FLOW_NEXT;
