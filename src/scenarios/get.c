@@ -45,6 +45,24 @@ typedef struct getter {
     get_conn *gc;
 } getter;
 
+/* The run's one request as connection `index` sends it; where (the
+ * caller's, cap bytes) names it in failure examples. A flood keeps no
+ * bodies: it counts their bytes (memory stays flat whatever the server
+ * sends). */
+static hm_request flood_request(const get_run *run, int index, char *where, size_t cap)
+{
+    const hm_options *o = run->o;
+    snprintf(where, cap, "%s %.60s, connection %d", o->method ? o->method : "GET",
+             o->target_path ? o->target_path : "/", index);
+    return (hm_request){.req = run->req,
+                        .len = run->req_len,
+                        .idempotent = run->idempotent,
+                        .head = run->head,
+                        .discard_body = true,
+                        .timeout_ns = o->timeout_ns,
+                        .where = where};
+}
+
 static void getter_coro(void *p)
 {
     getter *g = p;
@@ -55,18 +73,8 @@ static void getter_coro(void *p)
     hm_http_conn_init_shared(&c, &o->target, NULL, g->gc->h2);
     hm_gauge_vus(o, 1);
     char where[96];
-    snprintf(where, sizeof(where), "%s %.60s, connection %d", o->method ? o->method : "GET",
-             o->target_path ? o->target_path : "/", g->index);
-    /* A flood keeps no bodies: it counts their bytes (memory stays flat
-     * whatever the server sends). */
-    hm_request rq = {.req = run->req,
-                     .len = run->req_len,
-                     .idempotent = run->idempotent,
-                     .head = run->head,
-                     .discard_body = true,
-                     .req_outlives = true,
-                     .timeout_ns = o->timeout_ns,
-                     .where = where};
+    hm_request rq = flood_request(run, g->index, where, sizeof(where));
+    rq.req_outlives = true;
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
         if (atomic_load_explicit(&run->start_err, memory_order_relaxed)) break;
@@ -137,15 +145,7 @@ static void pump_coro(void *p)
     hm_http_conn *cs = hm_calloc((size_t)n, sizeof(*cs));
     int64_t *t0 = hm_calloc((size_t)n, sizeof(*t0));
     char where[96];
-    snprintf(where, sizeof(where), "%s %.60s, connection %d", o->method ? o->method : "GET",
-             o->target_path ? o->target_path : "/", g->index);
-    hm_request rq = {.req = run->req,
-                     .len = run->req_len,
-                     .idempotent = run->idempotent,
-                     .head = run->head,
-                     .discard_body = true,
-                     .timeout_ns = o->timeout_ns,
-                     .where = where};
+    hm_request rq = flood_request(run, g->index, where, sizeof(where));
     int in_flight = 0;
     if (cs && t0) {
         for (int k = 0; k < n; k++)
