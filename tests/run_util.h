@@ -181,6 +181,25 @@ static inline int free_port(void)
     return ntohs(a.sin_port);
 }
 
+/* The first of n consecutive free loopback ports (bench_app --processes N
+ * listens on port .. port + N - 1), below the ephemeral range. */
+static inline int free_port_run(int n)
+{
+    for (int tries = 0; tries < 50; tries++) {
+        int base = 20000 + (int)((unsigned)rand() % 12000);
+        bool ok = true;
+        for (int i = 0; i < n && ok; i++) {
+            int fd = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(base + i))};
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+            close(fd);
+        }
+        if (ok) return base;
+    }
+    HM_FAIL_("no run of %d free ports", n);
+}
+
 /* The path `command -v tool` finds, into path; false when none. */
 static inline bool find_tool(const char *tool, char *path, size_t cap)
 {

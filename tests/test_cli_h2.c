@@ -347,23 +347,6 @@ static const char *part_caddy(void)
 }
 
 /* Four consecutive free ports for bench_app --processes 4. */
-static int free_port_run(int n)
-{
-    for (int tries = 0; tries < 50; tries++) {
-        int base = 20000 + (int)((unsigned)rand() % 12000);
-        bool ok = true;
-        for (int i = 0; i < n && ok; i++) {
-            int fd = socket(AF_INET, SOCK_STREAM, 0);
-            struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(base + i))};
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-            close(fd);
-        }
-        if (ok) return base;
-    }
-    HM_FAIL_("no run of %d free ports", n);
-}
-
 static double variant_pct(json_t *j, const char *variant)
 {
     json_t *v = json_object_get(json_object_get(json_object_get(j, "variants"), variant), "ok_pct");
