@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -200,56 +201,88 @@ static void tests(void *arg)
 
 /* ---- one arrival in pieces ------------------------------------------------
  * A response and an unsolicited one after it, in one write, where the first
- * ends exactly at the end of one of the engine's read pieces (a provided
- * buffer: 2 KiB, or 32 KiB when consumed incrementally; epoll's 64 KiB read
- * buffer). The reader gets the first piece alone, a whole response; the
- * second must still be seen before the connection is trusted again. The
- * server is a plain thread, so the loop's buffers hold the client's bytes
- * only and each size below lands on a piece's end in some configuration. */
+ * ends exactly at the end of one of the engine's read pieces: the reader
+ * gets the first piece alone, a whole response, and must still see the
+ * second before it trusts the connection again. The server is a plain
+ * thread, so a fresh loop's buffers hold the client's bytes only and the
+ * test knows where its pieces end:
+ *   - io_uring, 2 KiB provided buffers (no incremental consumption): every
+ *     receive starts a buffer, so a 2 KiB response ends one;
+ *   - io_uring, 32 KiB buffers consumed incrementally: a first response of
+ *     31,768 bytes leaves 1,000 in the buffer, and a second of 1,000 ends it;
+ *   - epoll: a read of the loop's 64 KiB buffer that a 64 KiB response fills
+ *     (held back until all of it is in the socket: the kernel pushes a large
+ *     write in parts, and a read between them would see a short arrival).
+ * Each case passes on every backend; each fails without the check on the
+ * one it names. Every write but the last is a single small segment. */
+
+typedef struct split_case {
+    const char *what;
+    size_t sizes[2]; /* responses in order on one connection; the stray follows the last */
+    int n;
+    bool gate; /* epoll: hold the loop until the whole last arrival is in the socket */
+} split_case;
 
 typedef struct split_server {
     int fd;
-    size_t size; /* the first response's length */
+    const split_case *sc;
 } split_server;
 
 static const char stray[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
+
+/* A response of exactly size bytes (header and body). */
+static size_t sized_response(char *out, size_t size)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n";
+    size_t body = size;
+    int h = 0;
+    for (int k = 0; k < 3; k++) { /* the header's length depends on the body's digits */
+        h = snprintf(out, 128, head, body);
+        body = size - (size_t)h;
+    }
+    h = snprintf(out, 128, head, body);
+    if ((size_t)h + body != size) abort();
+    memset(out + h, 'x', body);
+    return size;
+}
+
+static bool read_request(int s)
+{
+    char req[4096];
+    size_t got = 0;
+    while (got < sizeof(req) - 1) {
+        ssize_t n = recv(s, req + got, sizeof(req) - 1 - got, 0);
+        if (n <= 0) return false;
+        got += (size_t)n;
+        req[got] = '\0';
+        if (strstr(req, "\r\n\r\n")) return true;
+    }
+    return false;
+}
 
 static void *split_serve(void *arg)
 {
     split_server *sv = arg;
     int s = accept(sv->fd, NULL, NULL);
     if (s < 0) return NULL;
-    int big = 1 << 20; /* the whole write in as few segments as the kernel makes */
+    int big = 1 << 20;
     setsockopt(s, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-    char req[4096];
-    size_t got = 0;
-    while (got < sizeof(req) - 1) {
-        ssize_t n = recv(s, req + got, sizeof(req) - 1 - got, 0);
-        if (n <= 0) break;
-        got += (size_t)n;
-        req[got] = '\0';
-        if (strstr(req, "\r\n\r\n")) break;
+    for (int i = 0; i < sv->sc->n && read_request(s); i++) {
+        bool last = i == sv->sc->n - 1;
+        size_t size = sv->sc->sizes[i];
+        char *out = malloc(size + sizeof(stray));
+        size_t len = sized_response(out, size);
+        if (last) {
+            memcpy(out + len, stray, sizeof(stray) - 1);
+            len += sizeof(stray) - 1;
+        }
+        for (size_t off = 0; off < len;) {
+            ssize_t n = send(s, out + off, len - off, MSG_NOSIGNAL);
+            if (n <= 0) break;
+            off += (size_t)n;
+        }
+        free(out);
     }
-    char *out = malloc(sv->size + sizeof(stray));
-    /* A body that makes header + body exactly size bytes. */
-    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n";
-    size_t body = sv->size;
-    int h = 0;
-    for (int k = 0; k < 3; k++) {
-        h = snprintf(out, 128, head, body);
-        body = sv->size - (size_t)h;
-    }
-    h = snprintf(out, 128, head, body);
-    if ((size_t)h + body != sv->size) abort();
-    memset(out + h, 'x', body);
-    memcpy(out + sv->size, stray, sizeof(stray) - 1);
-    size_t len = sv->size + sizeof(stray) - 1, off = 0;
-    while (off < len) {
-        ssize_t n = send(s, out + off, len - off, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        off += (size_t)n;
-    }
-    free(out);
     char sink[256];
     while (recv(s, sink, sizeof(sink), 0) > 0) { /* until the client goes */
     }
@@ -257,9 +290,26 @@ static void *split_serve(void *arg)
     return NULL;
 }
 
+typedef struct gate {
+    int fd;
+    int want;
+} gate;
+
+/* Runs while the exchange waits for its answer (its request already sent:
+ * epoll sends at once) and keeps the loop from reading until the socket
+ * holds the whole arrival. A wait for a condition, not for a time. */
+static void gate_coro(void *arg)
+{
+    gate *g = arg;
+    int avail = 0;
+    while (ioctl(g->fd, FIONREAD, &avail) == 0 && avail < g->want)
+        usleep(1000);
+}
+
 static void split_client(void *arg)
 {
     split_server *sv = arg;
+    const split_case *sc = sv->sc;
     struct sockaddr_in a;
     socklen_t al = sizeof(a);
     ASSERT_EQ(getsockname(sv->fd, (struct sockaddr *)&a, &al), 0);
@@ -270,24 +320,50 @@ static void split_client(void *arg)
     hm_http_conn c;
     hm_http_conn_init(&c, &t, NULL);
     static const char req[] = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
-    int rc = run_exchange(&c, req, sizeof(req) - 1, true, 30000 * MS);
-    printf("  %zu bytes: rc %d, status %d, why \"%s\"\n", sv->size, rc, c.resp.status, c.why);
-    ASSERT_EQ(rc, -HM_EPROTO_HTTP);
-    ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
-    char want[96];
-    snprintf(want, sizeof(want), "%zu unsolicited bytes after a complete HTTP 200 response",
-             sizeof(stray) - 1);
-    ASSERT_STREQ(c.why, want);
-    ASSERT(c.head_len > 12 && !memcmp(c.head, "HTTP/1.1 500", 12)); /* the evidence */
+    for (int i = 0; i < sc->n; i++) {
+        bool last = i == sc->n - 1;
+        gate g = {.want = (int)(sc->sizes[i] + sizeof(stray) - 1)};
+        if (last && sc->gate) {
+            ASSERT(c.sock); /* kept alive from the first exchange */
+            g.fd = hm_sock_fd(c.sock);
+            ASSERT_EQ(hm_coro_spawn(NULL, gate_coro, &g, NULL), 0);
+        }
+        int rc = run_exchange(&c, req, sizeof(req) - 1, true, 30000 * MS);
+        printf("  %s, response %d (%zu bytes): rc %d, status %d, why \"%s\"\n", sc->what, i + 1,
+               sc->sizes[i], rc, c.resp.status, c.why);
+        if (!last) {
+            ASSERT_EQ(rc, 0);
+            continue;
+        }
+        ASSERT_EQ(rc, -HM_EPROTO_HTTP);
+        ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
+        char want[96];
+        snprintf(want, sizeof(want), "%zu unsolicited bytes after a complete HTTP 200 response",
+                 sizeof(stray) - 1);
+        ASSERT_STREQ(c.why, want);
+        ASSERT(c.head_len > 12 && !memcmp(c.head, "HTTP/1.1 500", 12)); /* the evidence */
+    }
     hm_http_conn_free(&c);
 }
 
 static void split_arrivals(const hm_loop_options *lo)
 {
     printf("a second response in a later piece of the same arrival\n");
-    static const size_t sizes[] = {2048, 32768, 65536};
-    for (size_t i = 0; i < HM_ARRAY_LEN(sizes); i++) {
-        split_server sv = {.size = sizes[i]};
+    bool epoll = lo->backend == HM_BACKEND_EPOLL;
+    const split_case cases[] = {
+        {"ends a 2 KiB buffer", {2048}, 1, false},
+        {"ends a 32 KiB buffer consumed in slices", {32768 - 1000, 1000}, 2, false},
+        {"fills epoll's 64 KiB read", {100, 65536}, 2, true},
+    };
+    for (size_t i = 0; i < HM_ARRAY_LEN(cases); i++) {
+        if (cases[i].gate && !epoll) {
+            /* io_uring sends from the loop's next turn, after the gate
+             * would have blocked it; a 64 KiB write reaches io_uring's
+             * 2 and 32 KiB buffers in parts, which the cases above cover. */
+            printf("  %s: epoll only (the gate needs a send that leaves at once)\n", cases[i].what);
+            continue;
+        }
+        split_server sv = {.sc = &cases[i]};
         sv.fd = socket(AF_INET, SOCK_STREAM, 0);
         ASSERT(sv.fd >= 0);
         struct sockaddr_in a = loopback_addr(0);
