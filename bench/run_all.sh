@@ -10,5 +10,6 @@ for s in counter:100000 cpu:20000 io:50000 spreadsheet:50000 spreadsheet-live:30
     SCENARIO=${s%%:*} N=${s##*:} ROUNDS=3 bash bench/counter.sh | tail -4
 done
 echo "## memory"; bash bench/rss.sh
+echo "## where a browser VU's memory goes"; bash bench/vu_memory.sh
 echo "## TLS"; bash bench/tls.sh
 echo "## HTTP/2: get vs h2load, browser VUs over h1 vs h2"; bash bench/h2.sh

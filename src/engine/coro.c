@@ -6,6 +6,7 @@
  * its loop's stack, and the loop picks the next one. */
 #include "engine/internal.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -147,9 +148,26 @@ static void *stack_get(hm_loop *loop)
     return loop->stack_free[--loop->stack_free_len];
 }
 
+/* HAMMER_STACK_PROBE: how many of the stack's pages are resident as its
+ * coroutine ends, i.e. how deep it went (or an earlier user of a warm
+ * stack: an upper bound). One mincore per coroutine, only when asked. */
+static void stack_probe(hm_loop *loop, void *stack)
+{
+    size_t ps = page_size(), n = (loop->stack_size - ps) / ps;
+    unsigned char vec[256];
+    if (n > sizeof(vec) || mincore((char *)stack + ps, n * ps, vec) < 0) return;
+    size_t res = 0;
+    for (size_t i = 0; i < n; i++)
+        res += vec[i] & 1;
+    loop->probe_stacks++;
+    loop->probe_pages += res;
+    if (res > loop->probe_max) loop->probe_max = res;
+}
+
 static void stack_put(hm_loop *loop, void *stack)
 {
     loop->stacks_used--;
+    if (HM_UNLIKELY(loop->stack_probe)) stack_probe(loop, stack);
     if (loop->stack_free_len >= KEEP_WARM) {
         /* Many coroutines ended at once: let their pages go. The guard
          * survives (madvise'd guards are kept by MADV_DONTNEED). */
@@ -163,6 +181,15 @@ static void stack_put(hm_loop *loop, void *stack)
 
 void hm__coro_free_stacks(hm_loop *loop)
 {
+    if (loop->stack_probe && loop->probe_stacks)
+        fprintf(stderr,
+                "hammer: stack probe: %zu coroutines ended, %.1f KiB of stack touched each on "
+                "average, %.1f KiB at most, of %zu KiB\n",
+                loop->probe_stacks,
+                (double)loop->probe_pages * (double)page_size() / 1024.0 /
+                    (double)loop->probe_stacks,
+                (double)loop->probe_max * (double)page_size() / 1024.0,
+                (loop->stack_size - page_size()) / 1024);
     while (loop->slabs) {
         hm__slab *slab = loop->slabs;
         loop->slabs = slab->next;

@@ -256,6 +256,11 @@ struct hm_loop {
     void **stack_free;
     size_t stack_free_len, stack_free_cap;
     size_t stacks_used, max_stacks;
+    /* HAMMER_STACK_PROBE: the pages each ended coroutine left resident in
+     * its stack (how deep it went), summed, and the deepest; reported on
+     * stderr when the loop ends. For bench/vu_memory.sh. */
+    bool stack_probe;
+    size_t probe_stacks, probe_pages, probe_max;
 
     hm_timer **heap;
     size_t heap_len, heap_cap;

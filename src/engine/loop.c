@@ -426,6 +426,7 @@ int hm_loop_create(hm_loop **out, const hm_loop_options *opt)
     size_t ss = o.stack_size ? o.stack_size : HM_DEFAULT_STACK;
     loop->stack_size = ((ss + ps - 1) / ps) * ps + ps; /* + guard page */
     loop->max_stacks = o.max_stacks;
+    loop->stack_probe = getenv("HAMMER_STACK_PROBE") != NULL;
     const char *env = getenv("HAMMER_MAX_STACKS");
     long long max = 0;
     if (!loop->max_stacks && env && hm_parse_int(env, 1, 1LL << 30, &max) == 0)
