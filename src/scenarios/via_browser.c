@@ -358,6 +358,30 @@ static char *extra_as_wire(const vu *v, const char *extra_json)
     return copy;
 }
 
+/* An action's body, serialized on the loop's stack: jansson's dump (and
+ * the printf under it) goes deeper than a VU's stack needs to be (one
+ * page). */
+typedef struct action_body {
+    vu *v;
+    const char *extra_json;
+    char *body;
+    int rc;
+} action_body;
+
+static void build_action_body(void *arg)
+{
+    action_body *ab = arg;
+    vu *v = ab->v;
+    const hm_options *o = v->run->o;
+    char *wire_extra = ab->extra_json ? extra_as_wire(v, ab->extra_json) : NULL;
+    ab->rc = hm_workload_body(o->workload, v->page.ctx,
+                              wire_extra       ? wire_extra
+                              : ab->extra_json ? ab->extra_json
+                                               : o->signals_json,
+                              v->watch.signals, true, &ab->body);
+    hm_free(wire_extra);
+}
+
 int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
 {
     browser_run *run = v->run;
@@ -372,14 +396,10 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     /* Named now: url is freed before the response is recorded. */
     char what[80];
     snprintf(what, sizeof(what), "action POST %.60s", action_url ? action_url : "(none)");
-    char *body = NULL;
-    char *wire_extra = extra_json ? extra_as_wire(v, extra_json) : NULL;
-    int rc = hm_workload_body(o->workload, v->page.ctx,
-                              wire_extra   ? wire_extra
-                              : extra_json ? extra_json
-                                           : o->signals_json,
-                              v->watch.signals, true, &body);
-    hm_free(wire_extra);
+    action_body ab = {.v = v, .extra_json = extra_json};
+    hm_call_on_loop_stack(build_action_body, &ab);
+    char *body = ab.body;
+    int rc = ab.rc;
     if (rc < 0 || !action_url) {
         hm_free(url);
         return rc < 0 ? rc : -HM_ENOTFOUND;

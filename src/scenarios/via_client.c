@@ -27,6 +27,25 @@ static void store_cookies(hm_cookie_jar *jar, const hm_http_conn *c, const char 
                           c->target->host, path, c->target->tls, now_s());
 }
 
+/* A page's context and action URL, read on the loop's stack: the JSON and
+ * HTML scanners go deeper than a VU's stack needs to be (one page). */
+typedef struct scrape {
+    const char *body;
+    size_t len;
+    const char *action;
+    hm_via_page *out;
+    int rc_ctx, rc_action;
+    const char *bad;
+} scrape;
+
+static void scrape_page(void *arg)
+{
+    scrape *sc = arg;
+    sc->rc_ctx = hm_via_extract_ctx(sc->body, sc->len, &sc->out->ctx, &sc->bad);
+    if (sc->rc_ctx >= 0 && sc->action)
+        sc->rc_action = hm_via_find_action(sc->body, sc->len, sc->action, &sc->out->action_url);
+}
+
 int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, const char *action,
                      int64_t deadline, hm_via_page *out, char *why, size_t whylen)
 {
@@ -67,15 +86,16 @@ int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, con
         snprintf(why, whylen, "page load GET %s answered HTTP %d", route, c->resp.status);
         return -HM_ESTATUS;
     }
-    const char *bad;
-    rc = hm_via_extract_ctx(c->resp.body, c->resp.body_len, &out->ctx, &bad);
+    scrape sc = {.body = c->resp.body, .len = c->resp.body_len, .action = action, .out = out};
+    hm_call_on_loop_stack(scrape_page, &sc);
+    rc = sc.rc_ctx;
     if (rc < 0) {
         snprintf(why, whylen, "page %s has no usable <meta data-signals> tag with via_ctx (%s)",
-                 route, bad ? bad : hm_strerror(rc));
+                 route, sc.bad ? sc.bad : hm_strerror(rc));
         return rc;
     }
     if (action) {
-        rc = hm_via_find_action(c->resp.body, c->resp.body_len, action, &out->action_url);
+        rc = sc.rc_action;
         if (rc < 0) {
             snprintf(why, whylen, "page %s has no action named '%s' (@post('/_action/%s'))", route,
                      action, action);
@@ -152,18 +172,25 @@ ssize_t hm_via_write_sse(char *buf, size_t cap, const hm_http_target *t, const c
     char *js = json_dumps(q, JSON_COMPACT);
     json_decref(q);
     if (!js) return -ENOMEM;
-    char enc[2048], target[2200];
-    int elen = hm_url_encode_component(js, strlen(js), enc, sizeof(enc));
+    /* On the heap: this runs on an EventSource's stack, one page without
+     * these 4 KiB. */
+    enum { ENC = 2048, TARGET = 2200 };
+    char *enc = hm_alloc(ENC), *target = hm_alloc(TARGET);
+    ssize_t rc = enc && target ? hm_url_encode_component(js, strlen(js), enc, ENC) : -ENOMEM;
     free(js);
-    if (elen < 0) return elen;
-    snprintf(target, sizeof(target), "/_sse?datastar=%s", enc);
-    hm_http_header h[4];
-    size_t n = 0;
-    h[n++] = (hm_http_header){"Accept", "text/event-stream"};
-    if (t->accept_encoding) h[n++] = (hm_http_header){"Accept-Encoding", t->accept_encoding};
-    h[n++] = (hm_http_header){"Datastar-Request", "true"};
-    if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
-    return hm_http_write_request(buf, cap, "GET", target, t->host_header, h, n, NULL, 0);
+    if (rc >= 0) {
+        snprintf(target, TARGET, "/_sse?datastar=%s", enc);
+        hm_http_header h[4];
+        size_t n = 0;
+        h[n++] = (hm_http_header){"Accept", "text/event-stream"};
+        if (t->accept_encoding) h[n++] = (hm_http_header){"Accept-Encoding", t->accept_encoding};
+        h[n++] = (hm_http_header){"Datastar-Request", "true"};
+        if (cookie && *cookie) h[n++] = (hm_http_header){"Cookie", cookie};
+        rc = hm_http_write_request(buf, cap, "GET", target, t->host_header, h, n, NULL, 0);
+    }
+    hm_free(enc);
+    hm_free(target);
+    return rc;
 }
 
 int hm_via_close_session(hm_http_conn *c, const char *ctx, const char *cookie, int64_t deadline)
