@@ -162,6 +162,7 @@ static void stack_probe(hm_loop *loop, void *stack)
     loop->probe_stacks++;
     loop->probe_pages += res;
     if (res > loop->probe_max) loop->probe_max = res;
+    if (res > 1) loop->probe_deep++;
 }
 
 static void stack_put(hm_loop *loop, void *stack)
@@ -184,12 +185,12 @@ void hm__coro_free_stacks(hm_loop *loop)
     if (loop->stack_probe && loop->probe_stacks)
         fprintf(stderr,
                 "hammer: stack probe: %zu coroutines ended, %.1f KiB of stack touched each on "
-                "average, %.1f KiB at most, of %zu KiB\n",
+                "average, %.1f KiB at most, of %zu KiB; %zu past one page\n",
                 loop->probe_stacks,
                 (double)loop->probe_pages * (double)page_size() / 1024.0 /
                     (double)loop->probe_stacks,
                 (double)loop->probe_max * (double)page_size() / 1024.0,
-                (loop->stack_size - page_size()) / 1024);
+                (loop->stack_size - page_size()) / 1024, loop->probe_deep);
     while (loop->slabs) {
         hm__slab *slab = loop->slabs;
         loop->slabs = slab->next;

@@ -260,7 +260,7 @@ struct hm_loop {
      * its stack (how deep it went), summed, and the deepest; reported on
      * stderr when the loop ends. For bench/vu_memory.sh. */
     bool stack_probe;
-    size_t probe_stacks, probe_pages, probe_max;
+    size_t probe_stacks, probe_pages, probe_max, probe_deep; /* deep: past one page */
 
     hm_timer **heap;
     size_t heap_len, heap_cap;

@@ -116,7 +116,10 @@ static bool page_offers(bvu *b, const hm_flow_step *s)
     return true;
 }
 
-static int run_page(bvu *b, const hm_flow_step *s)
+/* Not inlined into leaf: each step's buffers (why[600] here) then sit on
+ * the stack only while that step runs, and a VU's coroutine stays within
+ * one page. */
+static __attribute__((noinline)) int run_page(bvu *b, const hm_flow_step *s)
 {
     char *path = hm_flow_expand(&b->x, s->path);
     if (!path) return HM_FLOW_STOP;
@@ -155,42 +158,61 @@ static int recover(bvu *b)
     return HM_FLOW_NEXT;
 }
 
-static int run_action(bvu *b, const hm_flow_step *s)
-{
+/* The click's fields and the signals as sent, made on the loop's stack:
+ * jansson's copy and dump go deeper than a VU's stack needs to (one page). */
+typedef struct click_job {
+    bvu *b;
+    const hm_flow_step *s;
+    json_t *signals;
+    char *fields;
     char why[256];
+} click_job;
+
+static void make_click(void *arg)
+{
+    click_job *j = arg;
+    j->fields = hm_flow_action_fields(&j->b->x, j->s, j->signals, j->why, sizeof(j->why));
+    if (!j->fields) return;
+    json_decref(j->b->x.at_send);
+    j->b->x.at_send = json_deep_copy(j->signals);
+}
+
+static __attribute__((noinline)) int run_action(bvu *b, const hm_flow_step *s)
+{
     json_t *signals = hm_vu_signals(b->v);
     b->x.signals = signals;
     /* The click takes its place in -n even when its values cannot be made
      * (a signal not seen yet): a loop of such clicks still ends. */
     if (!hammer_vu_next(b->v)) return HM_FLOW_STOP;
-    char *fields = hm_flow_action_fields(&b->x, s, signals, why, sizeof(why));
+    click_job j = {.b = b, .s = s, .signals = signals};
+    hm_call_on_loop_stack(make_click, &j);
+    char *fields = j.fields;
     if (!fields) {
-        record(b, s, hm_now_ns(), why);
+        record(b, s, hm_now_ns(), j.why);
         return HM_FLOW_NEXT;
     }
-    json_decref(b->x.at_send);
-    b->x.at_send = json_deep_copy(signals);
     rearm(b);
     int64_t t0 = b->action_ns = hm_now_ns();
     b->patch_timed = false;
     int status = hammer_vu_action(b->v, s->action, fields);
     hm_free(fields);
     b->x.last_status = status;
+    char *why = j.why; /* free again */
     if (status == -HM_ENOTFOUND) {
         /* The page changed under the tab (or it had no context): nothing was sent. */
-        snprintf(why, sizeof(why), "%s:%d:%d: %s: the page has no action '%s'", b->fb->f->path,
+        snprintf(why, sizeof(j.why), "%s:%d:%d: %s: the page has no action '%s'", b->fb->f->path,
                  s->line, s->col, s->where, s->action);
         hm_vu_abort_run(b->v, why);
         return HM_FLOW_STOP;
     }
     bool ok = status >= 200 && status < 300;
-    if (!ok) status_why(status, why, sizeof(why));
+    if (!ok) status_why(status, why, sizeof(j.why));
     record(b, s, t0, ok ? NULL : why);
     /* The context is gone: reload the page and go on with the flow. */
     return recover(b);
 }
 
-static int run_wait(bvu *b, const hm_flow_step *s)
+static __attribute__((noinline)) int run_wait(bvu *b, const hm_flow_step *s)
 {
     int64_t t0 = hm_now_ns(), deadline = t0 + timeout_of(b, s);
     int64_t *m = &b->matched_ns[s->wait];

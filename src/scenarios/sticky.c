@@ -104,15 +104,15 @@ static void probe_coro(void *p)
  * an empty 200), so a 200 alone says nothing. */
 static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const char *cookie)
 {
-    char req[8192];
     const hm_options *o = sv->run->o;
     sticky_thread *t = &sv->run->threads[sv->thread];
-    ssize_t len = hm_via_write_sse(req, sizeof(req), c->target, ctx, cookie);
-    sse_probe pr = {.c = c, .req = req, .len = len > 0 ? (size_t)len : 0, .rc = -EINVAL};
+    size_t len = 0;
+    char *req = hm_via_sse_request(c->target, ctx, cookie, &len); /* sized, not on the stack */
+    sse_probe pr = {.c = c, .req = req, .len = req ? len : 0, .rc = -EINVAL};
     pr.deadline = hm_now_ns() + o->timeout_ns;
     hm_watch_init(&pr.watch, o->workload, o->signal ? o->signal : "");
     bool open_at_deadline = false;
-    if (len > 0 && hm_coro_spawn(NULL, probe_coro, &pr, &pr.co) == 0) {
+    if (req && hm_coro_spawn(NULL, probe_coro, &pr, &pr.co) == 0) {
         /* The body has no deadline of its own: a silent stream is cut here. */
         while (pr.co && hm_now_ns() < pr.deadline && !atomic_load(&hm_stop_requested))
             hm_coro_sleep(1000000);
@@ -137,6 +137,7 @@ static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const cha
     }
     t->sse_outcome[k]++;
     hm_watch_free(&pr.watch);
+    hm_free(req);
 }
 
 static void sticky_vu_coro(void *p)
@@ -156,7 +157,8 @@ static void sticky_vu_coro(void *p)
     hm_http_conn_init_shared(&page, &o->target, NULL, tab);
     hm_http_conn_init_shared(&act, &o->target, NULL, tab);
     hm_via_page pg = {0};
-    char why[512], cookie[4096], req[16384];
+    char why[512];
+    char *cookie = NULL, *req = NULL; /* sized to what they hold, on the heap */
 
     if (run->v == V_COOKIE && !o->no_cookies) {
         /* Choose the session id first, so the page load carries it too. */
@@ -185,7 +187,8 @@ static void sticky_vu_coro(void *p)
         hm_cookie_jar_init(&jar);
         if (sid[0]) hm_cookie_jar_put(&jar, "via_session_id", sid, o->target.host);
     }
-    hm_via_cookie_header(&jar, &o->target, "/", cookie, sizeof(cookie));
+    cookie = hm_via_cookie_dup(&jar, &o->target, "/");
+    if (!cookie) goto out;
     if (run->v == V_COOKIE) {
         hm_http_conn sse;
         hm_http_conn_init_shared(&sse, &o->target, NULL, tab);
@@ -194,15 +197,16 @@ static void sticky_vu_coro(void *p)
     }
     char *body = NULL;
     if (hm_workload_body(o->workload, pg.ctx, o->signals_json, NULL, false, &body) < 0) goto out;
-    ssize_t len = hm_via_write_action(req, sizeof(req), &o->target, pg.action_url, cookie, body,
-                                      strlen(body), o->no_origin ? NULL : o->target.origin);
+    size_t len = 0;
+    req = hm_via_action_request(&o->target, pg.action_url, cookie, body, strlen(body),
+                                o->no_origin ? NULL : o->target.origin, &len);
     hm_free(body);
-    if (len < 0) goto out;
+    if (!req) goto out;
     hm_http_conn *c = run->v == V_KEEPALIVE ? &page : &act;
     char where[96];
     snprintf(where, sizeof(where), "action POST %.40s, %s variant", pg.action_url,
              variant_names[run->v]);
-    hm_request rq = {.req = req, .len = (size_t)len, .timeout_ns = o->timeout_ns, .where = where};
+    hm_request rq = {.req = req, .len = len, .timeout_ns = o->timeout_ns, .where = where};
     while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead) &&
            !atomic_load(&run->start_err) && atomic_fetch_add(&run->claimed, 1) < o->actions) {
         if (run->v == V_LEGACY) hm_http_conn_close(c); /* a new connection per action */
@@ -213,6 +217,8 @@ static void sticky_vu_coro(void *p)
     }
     hm_via_close_session(&page, pg.ctx, cookie, hm_now_ns() + o->timeout_ns);
 out:
+    hm_free(req);
+    hm_free(cookie);
     hm_thread_stats_add_conn(&t->st, &page);
     hm_thread_stats_add_conn(&t->st, &act);
     hm_http_conn_free(&page);

@@ -2,6 +2,7 @@
 #include "scenarios/workload.h"
 
 #include "base/hm_base.h"
+#include "engine/engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +24,27 @@ void hm_watch_restart(hm_watch *w)
     hm_sse_parser_reset(&w->sse);
 }
 
+typedef struct feed_job {
+    hm_watch *w;
+    const char *at;
+    size_t len;
+    int rc;
+} feed_job;
+
+static void feed_on_loop_stack(void *arg)
+{
+    feed_job *j = arg;
+    j->rc = hm_sse_feed(&j->w->sse, j->at, j->len);
+}
+
 int hm_watch_feed(void *user, const char *at, size_t len)
 {
     hm_watch *w = user;
-    int rc = hm_sse_feed(&w->sse, at, len);
+    /* Datastar decoding (jansson) and the callbacks go deeper than an
+     * EventSource's stack needs to (one page). */
+    feed_job j = {w, at, len, 0};
+    hm_call_on_loop_stack(feed_on_loop_stack, &j);
+    int rc = j.rc;
     if (HM_UNLIKELY(rc < 0) && !w->error[0]) {
         if (rc == -HM_ETOOBIG)
             snprintf(w->error, sizeof(w->error), "SSE event or line over the %zu KiB limit",
@@ -220,8 +238,8 @@ bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t unan
     return true;
 }
 
-int hm_workload_body(const hm_workload *wl, const char *ctx, const char *extra_json,
-                     json_t *signals, bool send_signals, char **out)
+static int build_body(const hm_workload *wl, const char *ctx, const char *extra_json,
+                      json_t *signals, bool send_signals, char **out)
 {
     json_t *body = json_object();
     /* What Datastar sends: every signal except those starting with '_'. */
@@ -263,4 +281,30 @@ int hm_workload_body(const hm_workload *wl, const char *ctx, const char *extra_j
     *out = hm_strdup(s);
     free(s);
     return *out ? 0 : -ENOMEM;
+}
+
+typedef struct body_job {
+    const hm_workload *wl;
+    const char *ctx, *extra_json;
+    json_t *signals;
+    bool send_signals;
+    char **out;
+    int rc;
+} body_job;
+
+static void body_on_loop_stack(void *arg)
+{
+    body_job *j = arg;
+    j->rc = build_body(j->wl, j->ctx, j->extra_json, j->signals, j->send_signals, j->out);
+}
+
+int hm_workload_body(const hm_workload *wl, const char *ctx, const char *extra_json,
+                     json_t *signals, bool send_signals, char **out)
+{
+    /* jansson's parse and dump (and the printf under the dump) go deeper
+     * than a virtual user's stack needs to: on the loop's stack, a VU
+     * coroutine stays within one page. */
+    body_job j = {wl, ctx, extra_json, signals, send_signals, out, 0};
+    hm_call_on_loop_stack(body_on_loop_stack, &j);
+    return j.rc;
 }

@@ -69,7 +69,10 @@ void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal);
 /* Starts a new stream (reconnect): parser state reset, values kept. */
 void hm_watch_restart(hm_watch *w);
 /* Feeds SSE body bytes (an hm_http_body_fn). An error (an event over the
- * SSE parser's limit) ends the stream, with w->error saying why. */
+ * SSE parser's limit) ends the stream, with w->error saying why. Parsing,
+ * decoding and on_patch / on_event run on the loop's stack
+ * (hm_call_on_loop_stack), so a reader's coroutine stays shallow: the
+ * callbacks must not suspend. */
 int hm_watch_feed(void *user, const char *at, size_t len);
 void hm_watch_free(hm_watch *w);
 

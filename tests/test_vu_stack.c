@@ -1,0 +1,81 @@
+/* A browser VU's coroutines (the tab and its EventSource) each touch one
+ * page of their stacks: the deep work that never suspends (JSON, the page
+ * scrape, SSE decoding) runs on the loop's stack, and VU frames stay small.
+ * Two touched pages instead of one cost 8 KiB per VU (docs/PERFORMANCE.md,
+ * "Memory per connection and per VU"). hammer runs with HAMMER_STACK_PROBE,
+ * which makes the engine count each ended coroutine's resident stack pages,
+ * against a bench_app started without it; the built-in counter and a flow,
+ * in browser mode. Skipped under the sanitizers, whose frames are deeper by
+ * design. argv: HAMMER BENCH_APP FLOW_YAML */
+#include "run_util.h"
+
+#include <stdlib.h>
+
+static const char *hammer;
+
+/* Sums the probe lines of every loop in out. */
+static void probe_totals(const char *out, long *ended, long *deep)
+{
+    *ended = *deep = 0;
+    for (const char *p = out; (p = strstr(p, "stack probe: ")); p++) {
+        long n = 0, d = 0;
+        const char *past = strstr(p, "; ");
+        ASSERT(sscanf(p, "stack probe: %ld coroutines ended", &n) == 1);
+        ASSERT(past && sscanf(past, "; %ld past one page", &d) == 1);
+        *ended += n;
+        *deep += d;
+    }
+}
+
+static void check(const char *what, char *const argv[], int vus)
+{
+    proc p;
+    setenv("HAMMER_STACK_PROBE", "1", 1);
+    int rc = proc_run(&p, argv, 120);
+    unsetenv("HAMMER_STACK_PROBE");
+    if (rc != 0) fprintf(stderr, "%s\n", p.out);
+    ASSERT_EQ(rc, 0);
+    long ended, deep;
+    probe_totals(p.out, &ended, &deep);
+    printf("%s: %ld coroutines ended, %ld past one page of stack\n", what, ended, deep);
+    ASSERT_GE(ended, 2 * vus); /* a tab and its EventSource per VU, at least */
+    /* The run's own few coroutines (start-up probe, finisher) may go
+     * deeper, and so may the first VU to call a library function (the
+     * dynamic linker resolves it on that VU's stack, saving every vector
+     * register); a regression puts half of them or more past one page. */
+    if (deep > 10) fprintf(stderr, "%s\n", p.out);
+    ASSERT(deep <= 10);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) HM_FAIL_("usage: %s HAMMER BENCH_APP FLOW_YAML", argv[0]);
+#ifdef HM_SANITIZE
+    HM_SKIP("sanitizer builds: AddressSanitizer's redzones make every frame deeper, so stack "
+            "pages say nothing about a release build");
+#endif
+    hammer = argv[1];
+    int port = free_port();
+    char port_s[16], url[64];
+    snprintf(port_s, sizeof(port_s), "%d", port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    char *app_argv[] = {argv[2], "--port", port_s, NULL};
+    proc app;
+    proc_start(&app, app_argv);
+    for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++)
+        proc_read(&app, 50);
+    ASSERT(strstr(app.out, "listening"));
+
+    char *builtin[] = {(char *)hammer, "-q",   "--url",    url,       "-t",     "1",
+                       "-c",           "100",  "-n",       "200",     "--mode", "browser",
+                       "--think",      "10ms", "scenario", "counter", NULL};
+    check("counter, 100 browser VUs", builtin, 100);
+    char *flow[] = {(char *)hammer, "-q",  "--url",  url,       "-t",   "1",     "-c", "100",
+                    "-n",           "200", "--mode", "browser", "flow", argv[3], NULL};
+    check("flow counter.yaml, 100 browser VUs", flow, 100);
+
+    kill(app.pid, SIGTERM);
+    proc_wait(&app, 10);
+    printf("ok\n");
+    return 0;
+}
