@@ -69,7 +69,7 @@ typedef struct sse_probe {
     int status, rc;
     bool empty;     /* 200 with Content-Length: 0 */
     uint64_t bytes; /* body bytes */
-    hm_coro *co;    /* the reading coroutine, NULL once it ended */
+    hm_task reader; /* the reading coroutine */
 } sse_probe;
 
 static int sse_headers(void *user, hm_http_resp_parser *p)
@@ -94,7 +94,6 @@ static void probe_coro(void *p)
 {
     sse_probe *pr = p;
     pr->rc = hm_http_conn_stream(pr->c, pr->req, pr->len, pr->deadline, sse_headers, sse_body, pr);
-    pr->co = NULL;
 }
 
 /* Opens the SSE stream with the cookie and classifies the answer: only a
@@ -112,15 +111,13 @@ static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const cha
     pr.deadline = hm_now_ns() + o->timeout_ns;
     hm_watch_init(&pr.watch, o->workload, o->signal ? o->signal : "");
     bool open_at_deadline = false;
-    if (req && hm_coro_spawn(NULL, probe_coro, &pr, &pr.co) == 0) {
-        /* The body has no deadline of its own: a silent stream is cut here. */
-        while (pr.co && hm_now_ns() < pr.deadline && !atomic_load(&hm_stop_requested))
-            hm_coro_sleep(1000000);
-        open_at_deadline = pr.co != NULL;
-        while (pr.co) {
-            hm_coro_cancel(pr.co);
-            hm_coro_sleep(1000000);
-        }
+    if (req && hm_task_spawn(&pr.reader, NULL, probe_coro, &pr) == 0) {
+        /* The body has no deadline of its own: a silent stream is cut here
+         * (a Ctrl-C ends the join too). */
+        open_at_deadline = hm_task_join(&pr.reader, pr.deadline) == -ETIMEDOUT;
+        hm_task_cancel(&pr.reader); /* it ends at its next wait */
+        while (!pr.reader.done)
+            if (hm_task_join(&pr.reader, 0) < 0) hm_coro_yield(); /* this VU cancelled too */
     }
     hm_sse_outcome k = HM_SSE_OUTCOME_OTHER;
     if (pr.status == 403)

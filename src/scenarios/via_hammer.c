@@ -59,6 +59,12 @@ typedef struct ctx_gen {
     atomic_bool had_ok;          /* an action on it was OK: a reload that recovered */
     hm_watch watch;              /* the main observer's view of it, once the observer left it */
     bool watched;
+    /* For coroutines of any thread that wait on this context: each gate
+     * opens once, when its flag is set, and all of them when the run ends
+     * (gens_open), so no waiter sleeps in a polling loop. */
+    hm_latch ready_gate;    /* ready, or dead */
+    hm_latch dead_gate;     /* dead */
+    hm_latch replaced_gate; /* a newer context was published, or the reloader ended */
 } ctx_gen;
 
 typedef struct counter_run {
@@ -82,6 +88,7 @@ typedef struct counter_run {
      * (several workers that do not share contexts lose every new one too):
      * meanwhile senders go on at the dead context, as --no-reload does. */
     _Atomic int64_t holdoff_until;
+    atomic_bool reloader_gone; /* no newer context will come */
 
     _Atomic int64_t next_seq;
     _Atomic int64_t ok_total;
@@ -131,11 +138,44 @@ static void note_ok(counter_run *run, hm_thread_stats *st, int64_t now)
         hm_hdr_record(&st->recovery_us, (now - since) / 1000);
 }
 
+/* A new context: its gates closed. */
+static ctx_gen *gen_new(void)
+{
+    ctx_gen *g = hm_calloc(1, sizeof(*g));
+    if (!g) return NULL;
+    hm_latch_init(&g->ready_gate, 1);
+    hm_latch_init(&g->dead_gate, 1);
+    hm_latch_init(&g->replaced_gate, 1);
+    return g;
+}
+
+static void gen_set_ready(ctx_gen *g)
+{
+    atomic_store(&g->ready, true);
+    hm_latch_count_down(&g->ready_gate, 1); /* a second count-down does nothing */
+}
+
+/* Opens the gates of the newest context and of those before it, every
+ * gate (the run is over) or only the replaced ones (the reloader ended, so
+ * no newer context will come); whoever waits on one re-checks why. */
+static void gens_open(counter_run *run, bool all)
+{
+    for (ctx_gen *g = atomic_load(&run->cur); g; g = g->prev) {
+        if (all) {
+            hm_latch_count_down(&g->ready_gate, 1);
+            hm_latch_count_down(&g->dead_gate, 1);
+        }
+        hm_latch_count_down(&g->replaced_gate, 1);
+    }
+}
+
 /* The server lost g: counted once; the reloader takes it from here. */
 static void mark_lost(counter_run *run, ctx_gen *g, hm_thread_stats *st)
 {
     note_trouble(run);
     if (!atomic_exchange(&g->dead, true)) st->ctx_lost++;
+    hm_latch_count_down(&g->dead_gate, 1);
+    hm_latch_count_down(&g->ready_gate, 1);
 }
 
 static void gen_free(ctx_gen *g)
@@ -245,7 +285,7 @@ static void start_senders(counter_run *run, json_t *signals)
         hm_workload_body(o->workload, g->page.ctx, o->signals_json, signals, false, &g->body) < 0)
         snprintf(run->fatal, sizeof(run->fatal), "--signals is not a JSON object");
     if (!g->req) gen_request(o, g);
-    atomic_store(&g->ready, true);
+    gen_set_ready(g);
     atomic_store(&run->t_go, hm_now_ns());
     atomic_store(&run->go, true);
     hm_latch_count_down(&run->go_gate, 1);
@@ -257,7 +297,7 @@ static int on_sse_body(void *user, const char *at, size_t len)
     int rc = hm_watch_feed(&ob->watch, at, len);
     if (ob->index == 0 && ob->watch.have_baseline) {
         start_senders(ob->run, ob->watch.signals);
-        if (ob->gen) atomic_store(&ob->gen->ready, true); /* a reloaded context's baseline */
+        if (ob->gen) gen_set_ready(ob->gen); /* a reloaded context's baseline */
     }
     return rc;
 }
@@ -385,9 +425,13 @@ static void observer_coro(void *p)
             if (ob->index == 0) {
                 mark_lost(run, cur, st);
                 if (o->no_reload) break;
-                /* The reloader publishes the next context. */
-                while (atomic_load(&run->cur) == cur && !run_over(run))
-                    if (hm_coro_sleep(1000000) == -ECANCELED) goto out;
+                /* The reloader publishes the next context (once it is
+                 * gone, nothing will: wait for the run's end). */
+                while (atomic_load(&run->cur) == cur && !run_over(run)) {
+                    hm_latch *gate =
+                        atomic_load(&run->reloader_gone) ? &run->senders : &cur->replaced_gate;
+                    if (hm_latch_wait(gate, 0) == -ECANCELED) goto out;
+                }
                 if (run_over(run)) break;
             } else {
                 st->ctx_lost++;
@@ -412,8 +456,13 @@ static void observer_coro(void *p)
         ob->reconnects++;
         hm_gauge_reconnect(o);
         int64_t until = hm_now_ns() + backoff;
-        while (hm_now_ns() < until && (ob->index > 0 || atomic_load(&run->cur) == cur))
-            if (hm_coro_sleep(1000000) == -ECANCELED) goto out;
+        int wrc =
+            ob->index > 0 ? hm_coro_sleep_until(until) : hm_latch_wait(&cur->replaced_gate, until);
+        if (wrc == -ECANCELED) goto out;
+        /* The gate opened for the run's end or the reloader's: sit out the
+         * backoff all the same. */
+        if (wrc == 0 && atomic_load(&run->cur) == cur && hm_coro_sleep_until(until) == -ECANCELED)
+            goto out;
         if (backoff < 2000 * 1000000LL) backoff *= 2;
     }
 out:
@@ -436,11 +485,11 @@ static void reloader_coro(void *p)
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
     int fruitless = 0; /* reloads in a row whose context was lost before any OK */
-    while (!run_over(run)) {
+    while (!run_over(run) && !o->no_reload) {
         ctx_gen *g = atomic_load(&run->cur);
-        if (o->no_reload || !atomic_load(&g->dead)) {
-            if (hm_coro_sleep(1000000) == -ECANCELED) break;
-            continue;
+        if (!atomic_load(&g->dead)) {
+            if (hm_latch_wait(&g->dead_gate, 0) == -ECANCELED) break;
+            continue; /* dead, or the run is over */
         }
         /* A restart loses a context once and the reload recovers; a server
          * whose workers do not share contexts (OpenSwoole's mode 7) loses
@@ -456,7 +505,7 @@ static void reloader_coro(void *p)
             atomic_store(&run->holdoff_until, 0);
             if (rc == -ECANCELED || run_over(run)) break;
         }
-        ctx_gen *n = hm_calloc(1, sizeof(*n));
+        ctx_gen *n = gen_new();
         if (!n) break;
         if (!load_again(run, &c, o->action, &n->page) ||
             !(n->cookie = hm_via_cookie_dup(&run->jar, &o->target, "/")) ||
@@ -469,12 +518,16 @@ static void reloader_coro(void *p)
         n->prev = g;
         n->seq_base = atomic_load(&run->next_seq);
         n->ready_by = hm_now_ns() + o->timeout_ns;
-        atomic_store(&n->ready, o->observers == 0);
+        if (o->observers == 0) gen_set_ready(n);
         st->reloads++;
         hm_gauge_reload(o);
         atomic_store(&run->reloaded, true);
         atomic_store(&run->cur, n);
+        hm_latch_count_down(&g->replaced_gate, 1); /* after cur moved: waiters see n */
     }
+    /* No newer context will come: whoever waits for one goes on. */
+    atomic_store(&run->reloader_gone, true);
+    gens_open(run, false);
     hm_thread_stats_add_conn(st, &c);
     hm_http_conn_free(&c);
 }
@@ -563,14 +616,17 @@ static bool wait_ready(counter_run *run, ctx_gen *g)
 {
     int64_t give_up = hm_now_ns() + run->o->timeout_ns;
     while (!atomic_load(&g->ready) && !atomic_load(&g->dead) && hm_now_ns() < give_up) {
-        if (run_over(run) || hm_coro_sleep(1000000) == -ECANCELED) return false;
+        if (run_over(run) || hm_latch_wait(&g->ready_gate, give_up) == -ECANCELED) return false;
     }
     return true;
 }
 
 static void sender_done(counter_run *run)
 {
-    if (atomic_fetch_sub(&run->workers_left, 1) == 1) run->t_end = hm_now_ns();
+    if (atomic_fetch_sub(&run->workers_left, 1) == 1) {
+        run->t_end = hm_now_ns();
+        gens_open(run, true); /* the run is over for whoever waits on a context */
+    }
     hm_latch_count_down(&run->senders, 1);
 }
 
@@ -609,12 +665,13 @@ static void sender_coro(void *p)
             rq.len = req_len;
         }
         if (atomic_load(&g->dead) && !o->no_reload && !atomic_load(&run->reload_gave_up) &&
-            !atomic_load(&run->holdoff_until)) {
+            !atomic_load(&run->holdoff_until) && !atomic_load(&run->reloader_gone)) {
             /* The reloader is getting a new context: wait for it (-d runs
              * on; a budget of -n is spent only on requests). */
             if (run->live.dead || (o->duration_ns && hm_now_ns() - run->t_go >= o->duration_ns))
                 break;
-            if (hm_coro_sleep(1000000) == -ECANCELED) break;
+            int64_t until = o->duration_ns ? atomic_load(&run->t_go) + o->duration_ns : 0;
+            if (hm_latch_wait(&g->replaced_gate, until) == -ECANCELED) break;
             continue;
         }
         int64_t seq = atomic_fetch_add(&run->next_seq, 1);
@@ -908,7 +965,7 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
         rc = -HM_ENOTFOUND;
         goto out;
     }
-    ctx_gen *g0 = hm_calloc(1, sizeof(*g0));
+    ctx_gen *g0 = gen_new();
     if (g0) {
         g0->page = run.page;
         memset(&run.page, 0, sizeof(run.page));
