@@ -60,7 +60,7 @@ run_tool() { # tool conns round -> appends "conns round tool rps cpu_us_per_req"
         local engine=io_uring
         [ "$tool" = hammer-epoll ] && engine=epoll
         taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
-            "$HAMMER" -q -t 1 -c "$conns" -d "${DURATION}s" --engine "$engine" --url "$url" \
+            "$HAMMER" -q --no-server-watch -t 1 -c "$conns" -d "${DURATION}s" --engine "$engine" --url "$url" \
             --json "$dir/h.json" scenario get >"$out" 2>&1 || true
         reqs=$(grep -o '"sent": [0-9]*' "$dir/h.json" | head -1 | grep -o '[0-9]*$')
         rps=$(grep -o '"throughput_rps": [0-9.e+]*' "$dir/h.json" | awk '{print $2}')

@@ -36,8 +36,8 @@ peak() { /usr/bin/time -f "%M" -o "$dir/rss" "$@" >"$dir/out" 2>&1 || true; cat 
 
 echo "== get, peak RSS in KiB at N keep-alive connections (one client thread)"
 for n in 1000 "$CONNS"; do
-    h=$(peak "$HAMMER" -q -t 1 -c "$n" -d 5s --timeout 20s --engine io_uring --url "$url" scenario get)
-    e=$(peak "$HAMMER" -q -t 1 -c "$n" -d 5s --timeout 20s --engine epoll --url "$url" scenario get)
+    h=$(peak "$HAMMER" -q --no-server-watch -t 1 -c "$n" -d 5s --timeout 20s --engine io_uring --url "$url" scenario get)
+    e=$(peak "$HAMMER" -q --no-server-watch -t 1 -c "$n" -d 5s --timeout 20s --engine epoll --url "$url" scenario get)
     w=$(peak wrk -t1 -c "$n" -d5s "$url")
     g=$(peak h2load --h1 -t1 -c "$n" -D 5 "$url")
     echo "$n $h $e $w $g" >>"$dir/get"

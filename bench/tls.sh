@@ -33,7 +33,7 @@ taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
 trap 'kill $(cat "$dir/nginx.pid") 2>/dev/null || true; rm -rf "$dir"' EXIT
 sleep 0.5
 run() { # name url -> "name rps cpu_us_per_req full resumed"
-    taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$HAMMER" -q -t 1 -c 100 -d "${DURATION}s" \
+    taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$HAMMER" -q --no-server-watch -t 1 -c 100 -d "${DURATION}s" \
         --cacert "$dir/cert/ca.pem" --url "$2" --json "$dir/r.json" scenario get || true
     read -r u s <"$dir/time"
     sent=$(grep -o '"sent": [0-9]*' "$dir/r.json" | head -1 | grep -o '[0-9]*$')
