@@ -6,7 +6,8 @@
 # scenario (with its SSE observer). bench_app's CPU per action is measured
 # over each run too, so the table says how low hammer / bench_app can go
 # at all: no client goes below the floor. hammer (one thread) and the floor
-# on CPU 0, bench_app on CPU 1; ROUNDS rounds, the order alternating.
+# on CPU 0, bench_app on CPU 1; ROUNDS rounds, the order rotating. A third
+# variant, hammer-no-sse (--observers 0), splits the SSE observer's share.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -34,7 +35,7 @@ body="{$ctx}"
 printf 'POST /_action/increment HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nCookie: via_session_id=%s\r\nContent-Type: application/json\r\nDatastar-Request: true\r\nOrigin: http://127.0.0.1:%s\r\nContent-Length: %d\r\n\r\n%s' \
     "$port" "$sid" "$port" "${#body}" "$body" >"$dir/action.req"
 
-run() { # tool -> appends "tool client_us bench_app_us"
+run() { # tool round -> appends "tool round client_us bench_app_us"
     local a0 a1 n
     a0=$(ticks)
     if [ "$1" = floor ]; then
@@ -42,24 +43,32 @@ run() { # tool -> appends "tool client_us bench_app_us"
             "$FLOOR" "127.0.0.1:$port" "$CONNS" "$DURATION" "@$dir/action.req" >"$dir/out"
         n=$(awk '/^requests / {print $2}' "$dir/out")
     else
+        # hammer-no-sse: the same senders without the SSE observer, so the
+        # difference to hammer is what reading the patches costs.
+        local obs=1
+        [ "$1" = hammer-no-sse ] && obs=0
         taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$HAMMER" -q -t 1 -c "$CONNS" -n "$N" \
-            --url "http://127.0.0.1:$port" --json "$dir/r.json" scenario counter || true
+            --observers "$obs" --url "http://127.0.0.1:$port" --json "$dir/r.json" \
+            scenario counter >/dev/null 2>&1 || true
         n=$N
     fi
     a1=$(ticks)
-    read -r u s <"$dir/time"
-    awk -v t="$1" -v u="$u" -v s="$s" -v n="$n" -v at=$((a1 - a0)) -v hz="$hz" \
-        'BEGIN { printf "%s %.3f %.3f\n", t, (u + s) * 1e6 / n, at / hz * 1e6 / n }' >>"$dir/res"
+    read -r u s < <(tail -1 "$dir/time") # after "Command exited with non-zero status" when it did
+    awk -v t="$1" -v r="$2" -v u="$u" -v s="$s" -v n="$n" -v at=$((a1 - a0)) -v hz="$hz" \
+        'BEGIN { printf "%s %d %.3f %.3f\n", t, r, (u + s) * 1e6 / n, at / hz * 1e6 / n }' >>"$dir/res"
     tail -1 "$dir/res"
 }
+tools=(floor hammer hammer-no-sse)
 for ((r = 0; r < ROUNDS; r++)); do
-    if ((r % 2)); then run hammer; run floor; else run floor; run hammer; fi
+    for ((k = 0; k < 3; k++)); do run "${tools[$(((r + k) % 3))]}" "$r"; done
 done
 echo "median (range) over $ROUNDS rounds, -c $CONNS; ratios per round"
-for t in floor hammer; do
-    echo "  $t: client CPU us/action $(awk -v t=$t '$1 == t {print $2}' "$dir/res" | stat)," \
-        "bench_app CPU us/action $(awk -v t=$t '$1 == t {print $3}' "$dir/res" | stat)," \
-        "client / bench_app $(awk -v t=$t '$1 == t && $3 > 0 {printf "%.3f\n", $2 / $3}' "$dir/res" | stat)"
+for t in "${tools[@]}"; do
+    echo "  $t: client CPU us/action $(awk -v t=$t '$1 == t {print $3}' "$dir/res" | stat)," \
+        "bench_app CPU us/action $(awk -v t=$t '$1 == t {print $4}' "$dir/res" | stat)," \
+        "client / bench_app $(awk -v t=$t '$1 == t && $4 > 0 {printf "%.3f\n", $3 / $4}' "$dir/res" | stat)"
 done
-echo "  hammer / floor: $(awk '$1 == "floor" { f[NR] = $2 } $1 == "hammer" { h[NR] = $2 }
-    END { for (i in h) { j = (i % 2) ? i + 1 : i - 1; if (f[j] > 0) printf "%.3f\n", h[i] / f[j] } }' "$dir/res" | stat)"
+for t in hammer hammer-no-sse; do
+    echo "  $t / floor: $(awk -v t=$t '$1 == "floor" { f[$2] = $3 } $1 == t { h[$2] = $3 }
+        END { for (r in h) if (f[r] > 0) printf "%.3f\n", h[r] / f[r] }' "$dir/res" | stat)"
+done
