@@ -253,17 +253,9 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
 static int flow_get(hrun *run, hm_flow_exec *x, hm_http_conn *c, const hm_flow_step *s,
                     const char *path, const char *cookie, hm_thread_stats *note)
 {
-    const hm_options *o = run->o;
-    size_t cap = (path ? strlen(path) : 0) + (cookie ? strlen(cookie) : 0) + 512;
-    char *req = path && cookie ? hm_alloc(cap) : NULL;
-    hm_http_header h[2];
-    size_t nh = 0;
-    if (o->target.accept_encoding)
-        h[nh++] = (hm_http_header){"Accept-Encoding", o->target.accept_encoding};
-    if (cookie && cookie[0]) h[nh++] = (hm_http_header){"Cookie", cookie};
+    char *req = NULL;
     ssize_t len =
-        req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h, nh, NULL, 0)
-            : -ENOMEM;
+        path && cookie ? hm_via_get_request(&run->o->target, path, cookie, &req) : -ENOMEM;
     int64_t t0 = hm_now_ns();
     int rc = (int)len;
     if (len > 0) {

@@ -472,16 +472,8 @@ int hammer_vu_get(hammer_vu *v, const char *path)
 {
     const hm_options *o = v->run->o;
     char *cookie = hm_via_cookie_dup(&v->jar, &o->target, path);
-    size_t cap = strlen(path) + (cookie ? strlen(cookie) : 0) + 512;
-    char *req = cookie ? hm_alloc(cap) : NULL;
-    hm_http_header h[2];
-    size_t nh = 0;
-    if (o->target.accept_encoding)
-        h[nh++] = (hm_http_header){"Accept-Encoding", o->target.accept_encoding};
-    if (cookie && cookie[0]) h[nh++] = (hm_http_header){"Cookie", cookie};
-    ssize_t len =
-        req ? hm_http_write_request(req, cap, "GET", path, o->target.host_header, h, nh, NULL, 0)
-            : -ENOMEM;
+    char *req = NULL;
+    ssize_t len = cookie ? hm_via_get_request(&o->target, path, cookie, &req) : -ENOMEM;
     hm_free(cookie);
     int rc = (int)len;
     if (len > 0) {

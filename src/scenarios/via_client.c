@@ -119,6 +119,25 @@ char *hm_via_cookie_dup(const hm_cookie_jar *jar, const hm_http_target *t, const
     return hm_cookie_jar_header_dup(jar, t->host, path, t->tls, now_s());
 }
 
+ssize_t hm_via_get_request(const hm_http_target *t, const char *path, const char *cookie,
+                           char **out)
+{
+    size_t cap = strlen(path) + strlen(cookie) + 512;
+    char *buf = hm_alloc(cap);
+    *out = NULL;
+    if (!buf) return -ENOMEM;
+    hm_http_header h[2];
+    size_t nh = 0;
+    if (t->accept_encoding) h[nh++] = (hm_http_header){"Accept-Encoding", t->accept_encoding};
+    if (cookie[0]) h[nh++] = (hm_http_header){"Cookie", cookie};
+    ssize_t n = hm_http_write_request(buf, cap, "GET", path, t->host_header, h, nh, NULL, 0);
+    if (n < 0)
+        hm_free(buf);
+    else
+        *out = buf;
+    return n;
+}
+
 char *hm_via_action_request(const hm_http_target *t, const char *action_url, const char *cookie,
                             const char *body, size_t body_len, const char *origin, size_t *len)
 {

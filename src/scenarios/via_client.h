@@ -38,6 +38,12 @@ char *hm_via_cookie_dup(const hm_cookie_jar *jar, const hm_http_target *t, const
 char *hm_via_action_request(const hm_http_target *t, const char *action_url, const char *cookie,
                             const char *body, size_t body_len, const char *origin, size_t *len);
 char *hm_via_sse_request(const hm_http_target *t, const char *ctx, const char *cookie, size_t *len);
+/* GET path with the user's cookie ("" for none) and the run's
+ * Accept-Encoding, into *out (hm_alloc'd, the right size). Returns the
+ * length, or a negative errno (-ENOMEM; a path that cannot go in a request
+ * line: hm_http_write_request's error), *out then NULL. */
+ssize_t hm_via_get_request(const hm_http_target *t, const char *path, const char *cookie,
+                           char **out);
 
 /* POST action_url with a JSON body, as Datastar sends it. origin NULL
  * leaves Origin out. Returns the request length or -ENOSPC. */
