@@ -22,12 +22,7 @@ MODE=${MODE:-hammer}
 ENGINE=${ENGINE:-io_uring}
 dir=$(mktemp -d)
 port=$(bench_port)
-taskset -c 1 "$APP" --port "$port" --quiet &
-app=$!
-trap 'kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT
-wait_port "$port"
-ticks() { awk '{print $14 + $15}' "/proc/$app/stat"; }
-hz=$(getconf CLK_TCK)
+start_app_cpu1 "$APP" "$port" "$dir"
 for ((r = 0; r < ROUNDS; r++)); do
     a0=$(ticks)
     taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$HAMMER" -q -t 1 -c "$CONNS" -n "$N" \

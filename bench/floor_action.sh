@@ -20,12 +20,7 @@ DURATION=${DURATION:-3}
 CONNS=${CONNS:-200}
 dir=$(mktemp -d)
 port=$(bench_port)
-taskset -c 1 "$APP" --port "$port" --quiet &
-app=$!
-trap 'kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT
-wait_port "$port"
-ticks() { awk '{print $14 + $15}' "/proc/$app/stat"; }
-hz=$(getconf CLK_TCK)
+start_app_cpu1 "$APP" "$port" "$dir"
 
 # A session and the action request hammer would send (its body carries the
 # page's via_ctx as the page wrote it).

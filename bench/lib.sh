@@ -20,3 +20,15 @@ wait_port() {
     echo "nothing listens on port $1" >&2
     return 1
 }
+
+# Starts bench_app ($1) on CPU 1 at port $2, removes $3 and stops it on
+# exit, and waits until it listens. Sets app (its pid) and hz, and defines
+# ticks: the CPU ticks (user + system) bench_app has used so far.
+start_app_cpu1() {
+    taskset -c 1 "$1" --port "$2" --quiet &
+    app=$!
+    trap "kill $app 2>/dev/null || true; rm -rf '$3'" EXIT
+    wait_port "$2"
+    hz=$(getconf CLK_TCK)
+}
+ticks() { awk '{print $14 + $15}' "/proc/$app/stat"; }

@@ -386,6 +386,18 @@ void hm__sock_connected(hm_sock *s, int res)
     if (s->on_connect) s->on_connect(s->user, s, res);
 }
 
+/* A TCP socket to connect from, TCP_NODELAY set, wrapped for the loop. */
+static int new_client_sock(hm_loop *loop, int family, hm_sock **out)
+{
+    int fd = new_socket(loop, family);
+    if (fd < 0) {
+        loop->stats.connect_errors++;
+        return fd;
+    }
+    set_nodelay(fd);
+    return sock_wrap(loop, fd, false, out);
+}
+
 /* ---- coroutine operations ------------------------------------------------------- */
 
 int hm_sock_connect(hm_sock **out, const struct sockaddr *sa, socklen_t len, int64_t deadline)
@@ -397,14 +409,8 @@ int hm_sock_connect(hm_sock **out, const struct sockaddr *sa, socklen_t len, int
         hm__count_error(loop, fd);
         return fd;
     }
-    fd = new_socket(loop, sa->sa_family);
-    if (fd < 0) {
-        loop->stats.connect_errors++;
-        return fd;
-    }
-    set_nodelay(fd);
     hm_sock *s;
-    int rc = sock_wrap(loop, fd, false, &s);
+    int rc = new_client_sock(loop, sa->sa_family, &s);
     if (rc < 0) return rc;
     rc = loop->be->connect(s, sa, len, deadline);
     if (rc < 0) {
@@ -423,14 +429,8 @@ int hm_sock_connect(hm_sock **out, const struct sockaddr *sa, socklen_t len, int
 int hm_sock_connect_start(hm_loop *loop, hm_sock **out, const struct sockaddr *sa, socklen_t len,
                           hm_sock_connect_fn cb, void *user)
 {
-    int fd = new_socket(loop, sa->sa_family);
-    if (fd < 0) {
-        loop->stats.connect_errors++;
-        return fd;
-    }
-    set_nodelay(fd);
     hm_sock *s;
-    int rc = sock_wrap(loop, fd, false, &s);
+    int rc = new_client_sock(loop, sa->sa_family, &s);
     if (rc < 0) return rc;
     s->on_connect = cb;
     s->user = user;
