@@ -1157,7 +1157,9 @@ int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopt
     s->idempotent = o->idempotent;
     s->head = o->head;
     s->xdeadline = o->deadline;
-    s->budget = o->deadline > 0 ? o->deadline - hm_now_ns() : 0;
+    /* The caller's span: what is left now is less by however long this
+     * thread was kept from running since the deadline was set. */
+    s->budget = o->span_ns ? o->span_ns : o->deadline > 0 ? o->deadline - hm_now_ns() : 0;
     return start_attempt(c, s);
 }
 

@@ -124,6 +124,8 @@ typedef struct hm_http_xopts {
     bool discard_body; /* count the body's bytes (body_bytes), keep none: c->resp.body
                         * stays empty and no body size limit applies */
     int64_t deadline;  /* absolute; covers connect, write and the whole response */
+    int64_t span_ns;   /* HTTP/2 starts: the span the deadline was set with (--timeout),
+                        * for the words of a timeout; 0: what is left of it now */
     bool req_outlives; /* the request buffer stays valid until the loop ends (one
                         * serialized for the whole run): it is sent without
                         * suspending the caller (hm_sock_send_detached) */

@@ -115,7 +115,8 @@ static bool pump_send(get_run *run, const hm_request *rq, hm_thread_stats *st, h
                             .head = rq->head,
                             .status_only = !o->target.accept_encoding,
                             .discard_body = true,
-                            .deadline = *t0 + rq->timeout_ns};
+                            .deadline = *t0 + rq->timeout_ns,
+                            .span_ns = rq->timeout_ns};
         hm_thread_stats_in_flight(st, 1);
         int rc = hm_h2_start(c, req, rq->len, &xo);
         if (rc == 0) {
