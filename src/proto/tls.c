@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -263,26 +264,65 @@ void hm_tls_free(hm_tls *t)
     hm_free(t);
 }
 
-/* Sends whatever OpenSSL has written to `out`. */
-static int flush_out(hm_tls *t, hm_sock *s, int64_t deadline)
+/* OpenSSL's handshake, read and write, run on the loop's stack: they never
+ * suspend (memory BIOs) and go some 8 KiB deep, which on a connection's
+ * coroutine would stay resident per connection. */
+enum { SSL_OP_HANDSHAKE, SSL_OP_READ, SSL_OP_WRITE };
+typedef struct ssl_call {
+    SSL *ssl;
+    int op, len, rc;
+    void *buf;
+} ssl_call;
+
+static void ssl_call_run(void *arg)
 {
-    char buf[16384];
-    int n;
-    while ((n = BIO_read(t->out, buf, sizeof(buf))) > 0) {
-        ssize_t w = hm_sock_write(s, buf, (size_t)n, deadline, NULL);
-        if (w < 0) return (int)w;
+    ssl_call *c = arg;
+    switch (c->op) {
+    case SSL_OP_HANDSHAKE:
+        c->rc = SSL_do_handshake(c->ssl);
+        break;
+    case SSL_OP_READ:
+        c->rc = SSL_read(c->ssl, c->buf, c->len);
+        break;
+    default:
+        c->rc = SSL_write(c->ssl, c->buf, c->len);
+        break;
     }
-    return 0;
 }
 
-/* Reads more ciphertext from the socket into `in`. 0 on EOF. A memory BIO
- * takes every byte or fails to grow: bytes it dropped would corrupt the
- * record stream, so that is an error (-ENOMEM), not a short read. */
+static int ssl_shallow(SSL *ssl, int op, void *buf, int len)
+{
+    ssl_call c = {.ssl = ssl, .op = op, .len = len, .buf = buf};
+    hm_call_on_loop_stack(ssl_call_run, &c);
+    return c.rc;
+}
+
+/* Sends whatever OpenSSL has written to `out`, from the BIO's own memory
+ * (no copy, no buffer on the coroutine's stack: a TLS connection's stack
+ * stays shallow). Only this connection's coroutine writes to `out`, and it
+ * is the one waiting here, so the memory stays put until sent. */
+static int flush_out(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    char *p = NULL;
+    long n = BIO_get_mem_data(t->out, &p);
+    if (n <= 0) return 0;
+    ssize_t w = hm_sock_write(s, p, (size_t)n, deadline, NULL);
+    (void)BIO_reset(t->out); /* sent; or the connection is broken */
+    return w < 0 ? (int)w : 0;
+}
+
+/* Moves the ciphertext the engine received into `in`, straight from the
+ * engine's buffers. 0 on EOF. A memory BIO takes every byte or fails to
+ * grow: bytes it dropped would corrupt the record stream, so that is an
+ * error (-ENOMEM), not a short read. */
 static ssize_t fill_in(hm_tls *t, hm_sock *s, int64_t deadline)
 {
-    char buf[16384];
-    ssize_t n = hm_sock_read(s, buf, sizeof(buf), deadline);
-    if (n > 0 && BIO_write(t->in, buf, (int)n) != (int)n) return -ENOMEM;
+    const char *data;
+    ssize_t n = hm_sock_peek(s, &data, deadline);
+    if (n <= 0) return n;
+    if (n > INT_MAX) n = INT_MAX;
+    if (BIO_write(t->in, data, (int)n) != (int)n) return -ENOMEM;
+    hm_sock_skip(s, (size_t)n);
     return n;
 }
 
@@ -333,7 +373,7 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
     }
     if (t->session) SSL_set_session(t->ssl, t->session);
     for (;;) {
-        int rc = SSL_do_handshake(t->ssl);
+        int rc = ssl_shallow(t->ssl, SSL_OP_HANDSHAKE, NULL, 0);
         int fl = flush_out(t, s, deadline);
         if (fl < 0) {
             t->fail = HM_TLS_HANDSHAKE;
@@ -372,7 +412,7 @@ static ssize_t tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t de
 {
     if (!t->ssl) return -ENOTCONN;
     for (;;) {
-        int n = SSL_read(t->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
+        int n = ssl_shallow(t->ssl, SSL_OP_READ, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
         if (n > 0) return n;
         int err = SSL_get_error(t->ssl, n);
         /* TLS 1.3 tickets and key updates may want to write. */
@@ -412,7 +452,7 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
     if (sent) *sent = 0;
     if (!t->ssl) return -ENOTCONN;
     /* A memory BIO never blocks, so SSL_write takes everything at once. */
-    int n = SSL_write(t->ssl, buf, (int)len);
+    int n = ssl_shallow(t->ssl, SSL_OP_WRITE, (void *)buf, (int)len);
     if (n <= 0) {
         t->fail = HM_TLS_PROTOCOL;
         set_reason_from_queue(t, "TLS write failed");
@@ -431,7 +471,7 @@ int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline)
     if (rc0 < 0) return rc0;
     SSL_set_accept_state(t->ssl);
     for (;;) {
-        int rc = SSL_do_handshake(t->ssl);
+        int rc = ssl_shallow(t->ssl, SSL_OP_HANDSHAKE, NULL, 0);
         /* Also sends the alert of a failed handshake, best effort. */
         int fl = flush_out(t, s, deadline);
         if (rc == 1 && fl == 0) break;
