@@ -1,0 +1,124 @@
+/* h2_internal.h — what the HTTP/2 client's two files share: h2_client.c
+ * (a connection's life: deadlines, the reader and writer coroutines,
+ * nghttp2's callbacks, connecting) and h2_streams.c (requests as streams,
+ * and the public calls of h2_client.h). No other file includes it; the
+ * functions below are prefixed h2l_ because they are the link layer's. */
+#ifndef HM_H2_INTERNAL_H
+#define HM_H2_INTERNAL_H
+
+#include "proto/h2_client.h"
+
+#include "proto/h2.h"
+
+/* The read buffer starts small, as http_client.c's does: a browser VU's
+ * connection idles on its SSE stream for most of its life, and keeps the
+ * buffer all along. A read that fills it makes it grow. */
+#define RBUF_MIN 2048
+#define RBUF_MAX (64 * 1024)
+#define OBUF_MAX ((size_t)64 << 10) /* frames taken ahead of the socket */
+/* A connection idle this long is checked for the server's close before a
+ * stream goes on it (as http_client.c does before reusing one). */
+#define IDLE_CHECK_NS (10LL * 1000 * 1000)
+/* What Chromium announces: a stream window of 6 MiB, a connection window
+ * of 15 MiB, no push, a 64 KiB header table. */
+#define STREAM_WINDOW (6 * 1024 * 1024)
+#define CONN_WINDOW (15 * 1024 * 1024)
+#define HEADER_TABLE 65536
+
+typedef struct h2_link h2_link;
+
+struct hm_h2_conn {
+    const hm_http_target *target;
+    h2_link *link;  /* the current connection, NULL: connect on next use */
+    h2_link *links; /* every link not yet freed (current and draining) */
+    /* The TLS state the links use in turn, kept for resumption; tls_user
+     * is the link using it (a second link meanwhile gets one of its own). */
+    hm_tls *tls;
+    h2_link *tls_user;
+    bool connecting; /* a stream is making the next link; others wait */
+    hm_waitgroup connect_wg;
+    uint64_t connect_gen; /* connect attempts finished */
+    int connect_err;      /* the last attempt's result */
+    hm_fail_kind connect_fail;
+    char connect_why[160];
+    uint64_t connects;
+    /* Started streams (hm_h2_start) that are done, in the order they
+     * finished, for hm_h2_wait_done; done_kick wakes its waiter. */
+    hm_h2_stream *done_head, *done_tail;
+    hm_chan *done_kick;
+};
+
+struct h2_link {
+    hm_h2_conn *home; /* the handle, until it is freed */
+    h2_link *hnext, *hprev;
+    const hm_http_target *target;
+    hm_sock *sock;
+    hm_tls *tls;
+    bool tls_own; /* its own TLS state, not the handle's */
+    nghttp2_session *ng;
+    hm_coro *reader, *writer;
+    hm_chan *kick; /* wakes the writer */
+    hm_buf obuf, wbuf;
+    char *rbuf;
+    size_t rcap;
+    int refs;
+    bool dead;            /* failed or ended: no stream goes on it, its coroutines leave */
+    bool goaway;          /* the server takes no new streams */
+    bool current;         /* the handle's link (holds the handle's reference) */
+    bool spoke;           /* the server's SETTINGS arrived: it speaks HTTP/2 */
+    uint32_t goaway_code; /* the error code of the server's GOAWAY */
+    int64_t last_used_ns;
+    hm_h2_stream *streams; /* in flight */
+    int32_t cache_id;      /* stream_of_frame's last look-up (0: none) */
+    hm_h2_stream *cache_s;
+    /* HTTP/2 bytes (after TLS) read and written since a stream last took
+     * them: each stream leaving the link takes them into its conn, so the
+     * conns' counts add up to the connection's. */
+    uint64_t bytes_read, bytes_written;
+};
+
+struct hm_h2_stream {
+    hm_http_conn *c;
+    h2_link *link; /* while in flight */
+    hm_h2_stream *prev, *next;
+    int32_t id;
+    hm_chan *wake;
+    bool done, got_head, refused, streaming;
+    bool expired; /* its deadline passed (the sweeper failed it) */
+    /* Started by hm_h2_start: when done it goes on its handle's done list
+     * (nobody waits on wake); the exchange's options, kept for a re-send. */
+    bool async, on_done, retried, idempotent, head;
+    bool status_only; /* hm_http_xopts.status_only: fields are not passed on */
+    int64_t xdeadline, budget;
+    hm_h2_stream *done_next;
+    /* On the thread's deadline list while a deadline bounds its wait. */
+    int64_t deadline;
+    bool timed;
+    hm_h2_stream *tprev, *tnext;
+    bool closed; /* nghttp2 closed the stream: no frame of it comes any more */
+    int err;
+    hm_fail_kind fail;
+    char why[160]; /* in words, when the failure's origin knows more than its kind */
+    int status;    /* :status of the head being received */
+    /* The request, parsed once per distinct request bytes. */
+    hm_http_req_parser req;
+    hm_buf req_copy; /* the bytes nv was built from */
+    hm_buf nvstore;  /* lower-cased names and values nv points into */
+    nghttp2_nv *nv;
+    size_t nnv, nv_cap;
+    size_t body_off;
+};
+
+void h2l_deadline_remove(hm_h2_stream *s);
+int h2l_deadline_add(hm_h2_stream *s, int64_t deadline);
+void h2l_link_unref(h2_link *L);
+void h2l_link_kick(h2_link *L);
+void h2l_done_unlink(hm_h2_stream *s);
+void h2l_link_retire(h2_link *L);
+void h2l_link_die(h2_link *L, int err, hm_fail_kind kind, const char *why);
+ssize_t h2l_read_req_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length,
+                          uint32_t *flags, nghttp2_data_source *src, void *user);
+int h2l_stream_words(hm_http_conn *c, int rc, const char *why, int64_t budget_ns, bool got_head);
+int h2l_get_link(hm_http_conn *c, int64_t deadline, h2_link **out);
+
+#endif
