@@ -7,7 +7,7 @@
  * Threads: every engine thread runs its share of the -c connections; thread
  * 0 also runs the observers, the finisher and the reloader. Over plain
  * HTTP/1.1 a thread's senders are state machines (flood.h) with no stack
- * each; over TLS or HTTP/2 each is a coroutine (sender_coro, --streams of
+ * each; over TLS or HTTP/2 each is a coroutine (vh_sender_coro, --streams of
  * them on one HTTP/2 connection). Both pick the context before each
  * action and account its outcome the same way. Threads share only the
  * atomics in counter_run and the send-time ring (written by the sender,
@@ -31,6 +31,7 @@
  * goes on. */
 #include "scenarios/flood.h"
 #include "scenarios/via_client.h"
+#include "scenarios/via_hammer_internal.h"
 
 #include "proto/h2_client.h"
 #include "scenarios/workload.h"
@@ -38,99 +39,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SEND_RING (1u << 20)
-
-typedef struct observer observer;
-
-/* One context of the run: the page load's, and one per reload. */
-typedef struct ctx_gen {
-    struct ctx_gen *prev;
-    hm_via_page page;
-    char *cookie; /* the session's Cookie header value, sized to the jar */
-    char *body;   /* the action body, identical for every action */
-    char *req;    /* the whole action request (state-machine senders) */
-    size_t req_len;
-    int64_t ready_by;            /* senders wait for its baseline until then */
-    int64_t seq_base;            /* the action sequence number its senders started at */
-    _Atomic uint64_t ok;         /* OK actions sent to it */
-    _Atomic uint64_t unanswered; /* sent to it, the connection broke before the answer */
-    atomic_bool dead;            /* the server lost it */
-    atomic_bool ready;           /* the main observer has its baseline (or gave up): fire */
-    atomic_bool had_ok;          /* an action on it was OK: a reload that recovered */
-    hm_watch watch;              /* the main observer's view of it, once the observer left it */
-    bool watched;
-    /* For coroutines of any thread that wait on this context: each gate
-     * opens once, when its flag is set, and all of them when the run ends
-     * (gens_open), so no waiter sleeps in a polling loop. */
-    hm_latch ready_gate;    /* ready, or dead */
-    hm_latch dead_gate;     /* dead */
-    hm_latch replaced_gate; /* a newer context was published, or the reloader ended */
-} ctx_gen;
-
-typedef struct counter_run {
-    const hm_options *o;
-    hm_results *r;
-    hm_thread_stats *stats; /* one per thread */
-    hm_cookie_jar jar;      /* thread 0 only, once the run started */
-    hm_via_page page;       /* set-up's page load, moved into the first generation */
-    char fatal[512];
-    _Atomic(ctx_gen *) cur; /* the newest context; older ones through prev */
-    json_t *signals;        /* the page's first signals, for rebuilding the body */
-    /* Since when every request failed (0: the last one went well), and
-     * whether a reload happened since: the recovery time. */
-    _Atomic int64_t trouble_ns;
-    atomic_bool reloaded;
-    /* The server answered but served no page for --timeout: senders stop
-     * waiting for a new context and the check fails with why. */
-    atomic_bool reload_gave_up;
-    char reload_why[256];
-    /* Until when the reloader holds off after reloads that did not recover
-     * (several workers that do not share contexts lose every new one too):
-     * meanwhile senders go on at the dead context, as --no-reload does. */
-    _Atomic int64_t holdoff_until;
-    atomic_bool reloader_gone; /* no newer context will come */
-
-    _Atomic int64_t next_seq;
-    _Atomic int64_t ok_total;
-    atomic_int workers_left;
-    atomic_bool go;        /* baseline taken (or given up): start firing */
-    hm_latch go_gate;      /* opened with go: senders of every thread wait on it */
-    hm_latch senders;      /* one per sender: the finisher waits for zero */
-    hm_event progress;     /* thread 0: a patch came, or an observer ended */
-    _Atomic int start_err; /* a coroutine could not be started: the run fails */
-    int64_t *send_ns;      /* SEND_RING slots, by action sequence */
-    int64_t t_start, t_end;
-    _Atomic int64_t t_go; /* when the senders were released (for -d) */
-    hm_liveness live;
-
-    observer *obs; /* thread 0 only */
-} counter_run;
-
-struct observer {
-    counter_run *run;
-    int index;
-    hm_via_page page; /* extra observers load their own page */
-    hm_http_conn conn;
-    hm_watch watch;
-    hm_task task;
-    bool connected, streaming, empty;
-    int64_t matched; /* actions whose patch latency is recorded */
-    int status;
-    ctx_gen *gen;          /* the main observer's context */
-    uint64_t patches_done; /* patches seen on contexts it left */
-    uint64_t reconnects;
-    char where[48]; /* "SSE GET /_sse, observer N" */
-};
-
 /* ---- context loss -------------------------------------------------------- */
 
-static void note_trouble(counter_run *run)
+void vh_note_trouble(counter_run *run)
 {
     int64_t zero = 0;
     atomic_compare_exchange_strong(&run->trouble_ns, &zero, hm_now_ns());
 }
 
-static void note_ok(counter_run *run, hm_thread_stats *st, int64_t now)
+void vh_note_ok(counter_run *run, hm_thread_stats *st, int64_t now)
 {
     if (!atomic_load_explicit(&run->trouble_ns, memory_order_relaxed)) return;
     int64_t since = atomic_exchange(&run->trouble_ns, 0);
@@ -158,7 +75,7 @@ static void gen_set_ready(ctx_gen *g)
 /* Opens the gates of the newest context and of those before it, every
  * gate (the run is over) or only the replaced ones (the reloader ended, so
  * no newer context will come); whoever waits on one re-checks why. */
-static void gens_open(counter_run *run, bool all)
+void vh_gens_open(counter_run *run, bool all)
 {
     for (ctx_gen *g = atomic_load(&run->cur); g; g = g->prev) {
         if (all) {
@@ -170,9 +87,9 @@ static void gens_open(counter_run *run, bool all)
 }
 
 /* The server lost g: counted once; the reloader takes it from here. */
-static void mark_lost(counter_run *run, ctx_gen *g, hm_thread_stats *st)
+void vh_mark_lost(counter_run *run, ctx_gen *g, hm_thread_stats *st)
 {
-    note_trouble(run);
+    vh_note_trouble(run);
     if (!atomic_exchange(&g->dead, true)) st->ctx_lost++;
     hm_latch_count_down(&g->dead_gate, 1);
     hm_latch_count_down(&g->ready_gate, 1);
@@ -201,7 +118,7 @@ static bool gen_request(const hm_options *o, ctx_gen *g)
 }
 
 /* The run is over for the coroutines that wait on a context. */
-static bool run_over(counter_run *run)
+bool vh_run_over(counter_run *run)
 {
     return atomic_load(&hm_stop_requested) || atomic_load(&run->live.dead) ||
            atomic_load(&run->workers_left) == 0;
@@ -423,16 +340,16 @@ static void observer_coro(void *p)
         if (ob->watch.reload_asked || ob->empty || (rc == -HM_ESTATUS && ob->status == 400)) {
             /* php-via's answer for a context it does not have. */
             if (ob->index == 0) {
-                mark_lost(run, cur, st);
+                vh_mark_lost(run, cur, st);
                 if (o->no_reload) break;
                 /* The reloader publishes the next context (once it is
                  * gone, nothing will: wait for the run's end). */
-                while (atomic_load(&run->cur) == cur && !run_over(run)) {
+                while (atomic_load(&run->cur) == cur && !vh_run_over(run)) {
                     hm_latch *gate =
                         atomic_load(&run->reloader_gone) ? &run->senders : &cur->replaced_gate;
                     if (hm_latch_wait(gate, 0) == -ECANCELED) goto out;
                 }
-                if (run_over(run)) break;
+                if (vh_run_over(run)) break;
             } else {
                 st->ctx_lost++;
                 if (o->no_reload) break;
@@ -449,8 +366,8 @@ static void observer_coro(void *p)
             continue;
         }
         hm_sse_note_end(st, &ob->conn, rc, &ob->watch, ob->where);
-        if (ob->index == 0) note_trouble(run);
-        if (run_over(run)) break;
+        if (ob->index == 0) vh_note_trouble(run);
+        if (vh_run_over(run)) break;
         /* Reconnect with backoff, as Datastar's retry does; at once when a
          * new context came meanwhile (the senders wait for its baseline). */
         ob->reconnects++;
@@ -485,7 +402,7 @@ static void reloader_coro(void *p)
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
     int fruitless = 0; /* reloads in a row whose context was lost before any OK */
-    while (!run_over(run) && !o->no_reload) {
+    while (!vh_run_over(run) && !o->no_reload) {
         ctx_gen *g = atomic_load(&run->cur);
         if (!atomic_load(&g->dead)) {
             if (hm_latch_wait(&g->dead_gate, 0) == -ECANCELED) break;
@@ -503,7 +420,7 @@ static void reloader_coro(void *p)
             atomic_store(&run->holdoff_until, hm_now_ns() + wait);
             int rc = hm_coro_sleep(wait);
             atomic_store(&run->holdoff_until, 0);
-            if (rc == -ECANCELED || run_over(run)) break;
+            if (rc == -ECANCELED || vh_run_over(run)) break;
         }
         ctx_gen *n = gen_new();
         if (!n) break;
@@ -527,7 +444,7 @@ static void reloader_coro(void *p)
     }
     /* No newer context will come: whoever waits for one goes on. */
     atomic_store(&run->reloader_gone, true);
-    gens_open(run, false);
+    vh_gens_open(run, false);
     hm_thread_stats_add_conn(st, &c);
     hm_http_conn_free(&c);
 }
@@ -594,212 +511,6 @@ static void finisher_coro(void *p)
     }
 }
 
-/* ---- senders ---------------------------------------------------------------- */
-
-/* One of the -c connections: over HTTP/2 the one its --streams senders
- * share (freed by the last of them); over HTTP/1.1 each sender's own. */
-typedef struct sender_conn {
-    hm_h2_conn *h2;
-    int users;
-} sender_conn;
-
-typedef struct sender {
-    counter_run *run;
-    int thread;
-    int index; /* connection number over all threads */
-    sender_conn *sc;
-} sender;
-
-/* Waits until g may be fired at (its baseline is known) or the request
- * timeout passed; false when the run ended meanwhile. */
-static bool wait_ready(counter_run *run, ctx_gen *g)
-{
-    int64_t give_up = hm_now_ns() + run->o->timeout_ns;
-    while (!atomic_load(&g->ready) && !atomic_load(&g->dead) && hm_now_ns() < give_up) {
-        if (run_over(run) || hm_latch_wait(&g->ready_gate, give_up) == -ECANCELED) return false;
-    }
-    return true;
-}
-
-static void sender_done(counter_run *run)
-{
-    if (atomic_fetch_sub(&run->workers_left, 1) == 1) {
-        run->t_end = hm_now_ns();
-        gens_open(run, true); /* the run is over for whoever waits on a context */
-    }
-    hm_latch_count_down(&run->senders, 1);
-}
-
-static void sender_coro(void *p)
-{
-    sender *s = p;
-    counter_run *run = s->run;
-    const hm_options *o = run->o;
-    hm_thread_stats *st = &run->stats[s->thread];
-    hm_latch_wait(&run->go_gate, 0); /* the baseline, or a Ctrl-C */
-    hm_http_conn c;
-    hm_http_conn_init_shared(&c, &o->target, NULL, s->sc->h2);
-    hm_gauge_vus(o, 1);
-    ctx_gen *g = NULL;
-    char *req = NULL;
-    char where[96];
-    hm_request rq = {.timeout_ns = o->timeout_ns, .where = where};
-    for (;;) {
-        if (atomic_load(&hm_stop_requested) || atomic_load(&run->start_err)) break;
-        ctx_gen *cur = atomic_load(&run->cur);
-        if (cur != g) {
-            /* Every action is the same request: serialize it once per
-             * sender and context. */
-            if (g && !wait_ready(run, cur)) break;
-            hm_free(req);
-            g = cur;
-            size_t req_len = 0;
-            req = g->body ? hm_via_action_request(&o->target, g->page.action_url, g->cookie,
-                                                  g->body, strlen(g->body),
-                                                  o->no_origin ? NULL : o->target.origin, &req_len)
-                          : NULL;
-            if (!req) break;
-            snprintf(where, sizeof(where), "action POST %.48s, connection %d", g->page.action_url,
-                     s->index);
-            rq.req = req;
-            rq.len = req_len;
-        }
-        if (atomic_load(&g->dead) && !o->no_reload && !atomic_load(&run->reload_gave_up) &&
-            !atomic_load(&run->holdoff_until) && !atomic_load(&run->reloader_gone)) {
-            /* The reloader is getting a new context: wait for it (-d runs
-             * on; a budget of -n is spent only on requests). */
-            if (run->live.dead || (o->duration_ns && hm_now_ns() - run->t_go >= o->duration_ns))
-                break;
-            int64_t until = o->duration_ns ? atomic_load(&run->t_go) + o->duration_ns : 0;
-            if (hm_latch_wait(&g->replaced_gate, until) == -ECANCELED) break;
-            continue;
-        }
-        int64_t seq = atomic_fetch_add(&run->next_seq, 1);
-        if (!hm_budget_allows(o, seq, run->t_go)) break;
-        int64_t intended = hm_intended_ns(o, seq, run->t_go);
-        if (intended > hm_now_ns() && hm_coro_sleep_until(intended) == -ECANCELED) break;
-        __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], intended ? intended : hm_now_ns(),
-                         __ATOMIC_RELAXED);
-        int status;
-        rq.intended_ns = intended;
-        bool stop = hm_request_send(&c, &rq, st, &run->live, &status);
-        if (status >= 200 && status < 300) {
-            atomic_fetch_add(&run->ok_total, 1);
-            atomic_fetch_add(&g->ok, 1);
-            if (!atomic_load_explicit(&g->had_ok, memory_order_relaxed))
-                atomic_store(&g->had_ok, true);
-            note_ok(run, st, hm_now_ns());
-        } else {
-            note_trouble(run);
-            if (status == 400 && hm_via_invalid_context(&c)) mark_lost(run, g, st);
-            /* Sent, but no answer: the server may have applied it. */
-            if (status == 0 && c.fail != HM_FAIL_CONNECT) atomic_fetch_add(&g->unanswered, 1);
-        }
-        if (stop) break;
-    }
-    hm_thread_stats_add_conn(st, &c);
-    hm_gauge_vus(o, -1);
-    hm_http_conn_free(&c);
-    hm_free(req);
-    if (--s->sc->users == 0) {
-        hm_h2_conn_free(s->sc->h2);
-        hm_free(s->sc);
-    }
-    sender_done(run);
-    hm_free(s);
-}
-
-/* Plain HTTP: a thread's senders as state machines (flood.h) behind one
- * coroutine, which waits for the gate, runs them and counts them done. They
- * follow the contexts as sender_coro does: each connection's token is the
- * context it fires at. */
-typedef struct sender_thread {
-    counter_run *run;
-    int thread, first, n;
-} sender_thread;
-
-/* sender_coro's choice of context, made before each action: move to the
- * newest once its baseline is known (or --timeout passed), wait while the
- * reloader gets a new one. */
-static int pick_request(void *user, const char **req, size_t *len, void **token)
-{
-    counter_run *run = user;
-    const hm_options *o = run->o;
-    if (atomic_load(&hm_stop_requested) || atomic_load(&run->start_err)) return -1;
-    ctx_gen *g = *token, *cur = atomic_load(&run->cur);
-    if (cur != g) {
-        if (g && !atomic_load(&cur->ready) && !atomic_load(&cur->dead) &&
-            hm_now_ns() < cur->ready_by)
-            return run_over(run) ? -1 : 0;
-        g = cur;
-        *token = g;
-    }
-    if (!g->req) return -1;
-    if (atomic_load(&g->dead) && !o->no_reload && !atomic_load(&run->reload_gave_up) &&
-        !atomic_load(&run->holdoff_until)) {
-        /* The reloader is getting a new context: wait for it (-d runs on). */
-        if (atomic_load(&run->live.dead) ||
-            (o->duration_ns && hm_now_ns() - atomic_load(&run->t_go) >= o->duration_ns))
-            return -1;
-        return 0;
-    }
-    *req = g->req;
-    *len = g->req_len;
-    return 1;
-}
-
-static void on_send(void *user, int64_t seq, int64_t intended)
-{
-    counter_run *run = user;
-    __atomic_store_n(&run->send_ns[seq & (SEND_RING - 1)], intended ? intended : hm_now_ns(),
-                     __ATOMIC_RELAXED);
-}
-
-/* sender_coro's accounting of an outcome, on the context it went to. */
-static void on_result(void *user, hm_thread_stats *st, const hm_http_conn *c, int status,
-                      void *token)
-{
-    counter_run *run = user;
-    ctx_gen *g = token;
-    if (status >= 200 && status < 300) {
-        atomic_fetch_add(&run->ok_total, 1);
-        atomic_fetch_add(&g->ok, 1);
-        if (!atomic_load_explicit(&g->had_ok, memory_order_relaxed)) atomic_store(&g->had_ok, true);
-        note_ok(run, st, hm_now_ns());
-    } else {
-        note_trouble(run);
-        if (status == 400 && hm_via_invalid_context(c)) mark_lost(run, g, st);
-        /* Sent, but no answer: the server may have applied it. */
-        if (status == 0 && c->fail != HM_FAIL_CONNECT) atomic_fetch_add(&g->unanswered, 1);
-    }
-}
-
-static void senders_driver(void *p)
-{
-    sender_thread *t = p;
-    counter_run *run = t->run;
-    const hm_options *o = run->o;
-    hm_latch_wait(&run->go_gate, 0); /* the baseline, or a Ctrl-C */
-    ctx_gen *g = atomic_load(&run->cur);
-    char what[80];
-    snprintf(what, sizeof(what), "action POST %.48s", g->page.action_url);
-    hm_flood_cfg cfg = {.o = o,
-                        .next_seq = &run->next_seq,
-                        .t_base = atomic_load(&run->t_go),
-                        .live = &run->live,
-                        .start_err = &run->start_err,
-                        .what = what,
-                        .on_send = on_send,
-                        .pick = pick_request,
-                        .on_result = on_result,
-                        .user = run};
-    if (g->req && !atomic_load(&hm_stop_requested))
-        hm_flood_run(&cfg, &run->stats[t->thread], t->first, t->n);
-    for (int i = 0; i < t->n; i++)
-        sender_done(run);
-    hm_free(t);
-}
-
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     counter_run *run = arg;
@@ -829,11 +540,11 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
         sender_thread *t = hm_alloc(sizeof(*t));
         int rc = t ? 0 : -ENOMEM;
         if (t) *t = (sender_thread){run, idx, first, mine};
-        if (rc == 0 && (rc = hm_coro_spawn(loop, senders_driver, t, NULL)) < 0) hm_free(t);
+        if (rc == 0 && (rc = hm_coro_spawn(loop, vh_senders_driver, t, NULL)) < 0) hm_free(t);
         if (rc < 0) {
             start_failed(run, rc);
             for (int i = 0; i < mine; i++)
-                sender_done(run); /* never started: nothing to wait for */
+                vh_sender_done(run); /* never started: nothing to wait for */
         }
         return;
     }
@@ -843,7 +554,7 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
         if (!sc) {
             start_failed(run, -ENOMEM);
             for (int k = 0; k < (mine - i) * streams; k++)
-                sender_done(run); /* never started: nothing to wait for */
+                vh_sender_done(run); /* never started: nothing to wait for */
             break;
         }
         sc->users = streams;
@@ -852,10 +563,10 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
             sender *s = hm_alloc(sizeof(*s));
             int rc = s ? 0 : -ENOMEM;
             if (s) *s = (sender){run, idx, first + i, sc};
-            if (rc == 0 && (rc = hm_coro_spawn(loop, sender_coro, s, NULL)) < 0) hm_free(s);
+            if (rc == 0 && (rc = hm_coro_spawn(loop, vh_sender_coro, s, NULL)) < 0) hm_free(s);
             if (rc < 0) {
                 start_failed(run, rc);
-                sender_done(run); /* never started: nothing to wait for */
+                vh_sender_done(run); /* never started: nothing to wait for */
                 if (--sc->users == 0) {
                     hm_h2_conn_free(sc->h2);
                     hm_free(sc);
