@@ -2,40 +2,13 @@
  * what hammer needs, shared by the response and the request parser. The
  * serializers are in http1_write.c. */
 #include "proto/http1.h"
+#include "proto/http1_internal.h"
 
 #include "base/hm_base.h"
 
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
-
-/* c_.state: where the parser stands between feeds. */
-enum {
-    ST_FRESH,   /* nothing fed since begin/reset/resume */
-    ST_PARTIAL, /* a message is in progress */
-    ST_DONE,    /* DONE was reported; llhttp is paused right after the message */
-    ST_FAILED,  /* sticky error */
-};
-
-/* Headers some caller reads by name; HID_NONE for all others. */
-enum {
-    HID_NONE,
-    HID_CONTENT_TYPE,
-    HID_SET_COOKIE,
-    HID_LOCATION,
-    HID_X_VIA_WORKER,
-    HID_CONNECTION,
-    HID_HOST,
-    HID_COOKIE,
-    HID_ORIGIN,
-    HID_CONTENT_LENGTH,
-    HID_DATASTAR_REQUEST,
-    HID_ACCEPT,
-    HID_UPGRADE,
-    HID_CONTENT_ENCODING,
-};
-
-enum { FOR_RESP = 1, FOR_REQ = 2 };
 
 /* hm_http_resp_push_field looks names up only for the lengths of the
  * FOR_RESP entries (8, 10, 12, 16): keep it in step with this table. */
@@ -62,7 +35,7 @@ static const struct {
 };
 
 /* Comparing the length first rejects almost every name without touching it. */
-static int match_header(const char *name, size_t len, uint8_t dir)
+int h1_match_header(const char *name, size_t len, uint8_t dir)
 {
     for (size_t i = 0; i < HM_ARRAY_LEN(interesting); i++)
         if (interesting[i].len == len && (interesting[i].dir & dir) &&
@@ -89,7 +62,7 @@ static hm_http_req_parser *req_of(hm_http_core_ *c)
 }
 
 /* Records our own error and makes llhttp stop; feed reports c->err. */
-static int fail(hm_http_core_ *c, int err, const char *reason)
+int h1_fail(hm_http_core_ *c, int err, const char *reason)
 {
     c->err = err;
     c->reason = reason;
@@ -100,13 +73,14 @@ static int head_count(hm_http_core_ *c, size_t n)
 {
     c->head_bytes += n;
     if (HM_UNLIKELY(c->head_bytes > c->lim.max_header_bytes))
-        return fail(c, -HM_ETOOBIG, "header section over the size limit");
+        return h1_fail(c, -HM_ETOOBIG, "header section over the size limit");
     return 0;
 }
 
-static int arena_append(hm_http_core_ *c, const char *s, size_t n)
+int h1_arena_append(hm_http_core_ *c, const char *s, size_t n)
 {
-    if (HM_UNLIKELY(hm_buf_append(&c->arena, s, n) != 0)) return fail(c, -ENOMEM, "out of memory");
+    if (HM_UNLIKELY(hm_buf_append(&c->arena, s, n) != 0))
+        return h1_fail(c, -ENOMEM, "out of memory");
     return 0;
 }
 
@@ -114,7 +88,7 @@ static int arena_append(hm_http_core_ *c, const char *s, size_t n)
  * the copy's offset via *out. Offsets, since the arena may move. */
 static int arena_copy_self(hm_http_core_ *c, size_t off, size_t n, uint32_t *out)
 {
-    if (hm_buf_reserve(&c->arena, n + 1)) return fail(c, -ENOMEM, "out of memory");
+    if (hm_buf_reserve(&c->arena, n + 1)) return h1_fail(c, -ENOMEM, "out of memory");
     memcpy(c->arena.data + c->arena.len, c->arena.data + off, n);
     *out = (uint32_t)c->arena.len;
     c->arena.len += n;
@@ -123,7 +97,7 @@ static int arena_copy_self(hm_http_core_ *c, size_t off, size_t n, uint32_t *out
 }
 
 /* Forgets the current message, keeping every buffer's capacity. */
-static void core_clear_msg(hm_http_core_ *c)
+void h1_core_clear_msg(hm_http_core_ *c)
 {
     c->arena.len = 0;
     c->body.len = 0;
@@ -161,7 +135,6 @@ static void core_free(hm_http_core_ *c)
     c->hdrs_cap = c->n_hdrs = 0;
 }
 
-static void resp_clear_results(hm_http_resp_parser *p);
 static void req_clear_results(hm_http_req_parser *p);
 static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h);
 static int req_headers_complete(hm_http_req_parser *p, llhttp_t *h);
@@ -169,10 +142,10 @@ static int req_headers_complete(hm_http_req_parser *p, llhttp_t *h);
 static int cb_message_begin(llhttp_t *h)
 {
     hm_http_core_ *c = core_of(h);
-    core_clear_msg(c);
+    h1_core_clear_msg(c);
     c->msg_begun = true;
     if (h->type == HTTP_RESPONSE)
-        resp_clear_results(resp_of(c));
+        h1_resp_clear_results(resp_of(c));
     else
         req_clear_results(req_of(c));
     return 0;
@@ -189,7 +162,7 @@ static int cb_url(llhttp_t *h, const char *at, size_t len)
 {
     hm_http_core_ *c = core_of(h);
     int rc = head_count(c, len);
-    return rc ? rc : arena_append(c, at, len);
+    return rc ? rc : h1_arena_append(c, at, len);
 }
 
 /* Splits the target into path and query, each NUL-terminated: the target's
@@ -200,7 +173,7 @@ static int cb_url_complete(llhttp_t *h)
     hm_http_core_ *c = core_of(h);
     hm_http_req_parser *p = req_of(c);
     size_t tlen = c->arena.len;
-    if (arena_append(c, "", 1)) return HPE_USER;
+    if (h1_arena_append(c, "", 1)) return HPE_USER;
     const char *t = c->arena.data;
     size_t plen = strcspn(t, "?#");
     p->has_query_ = t[plen] == '?';
@@ -232,7 +205,7 @@ static int cb_header_field(llhttp_t *h, const char *at, size_t len)
         c->cur_name_off = (uint32_t)c->arena.len;
     }
     if (c->in_headers_done) return 0; /* a trailer: counted, not kept */
-    if (c->store_all) return arena_append(c, at, len);
+    if (c->store_all) return h1_arena_append(c, at, len);
     /* Response side: only names that can match are worth keeping. */
     if (!c->name_long) {
         if (c->name_len + len > sizeof(c->name)) {
@@ -261,12 +234,12 @@ static int cb_header_field_complete(llhttp_t *h)
     }
     if (c->store_all) {
         size_t nlen = c->arena.len - c->cur_name_off;
-        if (arena_append(c, "", 1)) return HPE_USER;
+        if (h1_arena_append(c, "", 1)) return HPE_USER;
         c->cur_name_len = (uint32_t)nlen;
-        c->cur_id = match_header(c->arena.data + c->cur_name_off, nlen, FOR_REQ);
+        c->cur_id = h1_match_header(c->arena.data + c->cur_name_off, nlen, FOR_REQ);
         c->cur_store = true;
     } else {
-        c->cur_id = c->name_long ? HID_NONE : match_header(c->name, c->name_len, FOR_RESP);
+        c->cur_id = c->name_long ? HID_NONE : h1_match_header(c->name, c->name_len, FOR_RESP);
         c->cur_name_len = 0;
         c->cur_store = c->cur_id != HID_NONE;
     }
@@ -279,7 +252,7 @@ static int cb_header_value(llhttp_t *h, const char *at, size_t len)
     hm_http_core_ *c = core_of(h);
     int rc = head_count(c, len);
     if (rc) return rc;
-    return c->cur_store ? arena_append(c, at, len) : 0;
+    return c->cur_store ? h1_arena_append(c, at, len) : 0;
 }
 
 static int cb_header_value_complete(llhttp_t *h)
@@ -292,11 +265,11 @@ static int cb_header_value_complete(llhttp_t *h)
            (c->arena.data[c->arena.len - 1] == ' ' || c->arena.data[c->arena.len - 1] == '\t'))
         c->arena.len--;
     size_t vlen = c->arena.len - c->cur_val_off;
-    if (arena_append(c, "", 1)) return HPE_USER;
+    if (h1_arena_append(c, "", 1)) return HPE_USER;
     if (c->n_hdrs == c->hdrs_cap) {
         size_t ncap = c->hdrs_cap ? c->hdrs_cap * 2 : 16;
         hm_http_hdr_ *nh = hm_realloc(c->hdrs, ncap * sizeof(*nh));
-        if (!nh) return fail(c, -ENOMEM, "out of memory");
+        if (!nh) return h1_fail(c, -ENOMEM, "out of memory");
         c->hdrs = nh;
         c->hdrs_cap = ncap;
     }
@@ -325,16 +298,16 @@ static int body_sink(hm_http_core_ *c, const char *at, size_t len)
         hm_http_resp_parser *p = resp_of(c);
         if (p->on_body_) {
             int rc = p->on_body_(p->user_, at, len);
-            return rc < 0 ? fail(c, rc, "body callback failed") : 0;
+            return rc < 0 ? h1_fail(c, rc, "body callback failed") : 0;
         }
     }
     if (HM_UNLIKELY(len > c->lim.max_body_bytes - c->body.len))
-        return fail(c, -HM_ETOOBIG,
-                    c->llh.type == HTTP_RESPONSE && resp_of(c)->coding
-                        ? "decoded body over the size limit"
-                        : "body over the size limit");
+        return h1_fail(c, -HM_ETOOBIG,
+                       c->llh.type == HTTP_RESPONSE && resp_of(c)->coding
+                           ? "decoded body over the size limit"
+                           : "body over the size limit");
     if (HM_UNLIKELY(hm_buf_append(&c->body, at, len) != 0))
-        return fail(c, -ENOMEM, "out of memory");
+        return h1_fail(c, -ENOMEM, "out of memory");
     return 0;
 }
 
@@ -347,7 +320,7 @@ static int decoded_sink(void *user, const char *at, size_t len)
 
 /* Body bytes as they arrive, through the decoder when a coding applies:
  * 0, or HPE_USER with c->err. llhttp's and HTTP/2's pushed bodies alike. */
-static int body_bytes(hm_http_core_ *c, const char *at, size_t len)
+int h1_body_bytes(hm_http_core_ *c, const char *at, size_t len)
 {
     if (c->llh.type == HTTP_RESPONSE) {
         hm_http_resp_parser *p = resp_of(c);
@@ -359,7 +332,7 @@ static int body_bytes(hm_http_core_ *c, const char *at, size_t len)
             int rc = hm_content_decoder_feed(&p->dec_, at, len, max_out, decoded_sink, c);
             p->coded_in += len;
             p->decoded_out += p->dec_.out_bytes - out0;
-            if (rc < 0) return c->err ? HPE_USER : fail(c, rc, p->dec_.why);
+            if (rc < 0) return c->err ? HPE_USER : h1_fail(c, rc, p->dec_.why);
             return 0;
         }
     }
@@ -368,7 +341,7 @@ static int body_bytes(hm_http_core_ *c, const char *at, size_t len)
 
 static int cb_body(llhttp_t *h, const char *at, size_t len)
 {
-    return body_bytes(core_of(h), at, len);
+    return h1_body_bytes(core_of(h), at, len);
 }
 
 static int cb_message_complete(llhttp_t *h)
@@ -382,15 +355,15 @@ static int cb_message_complete(llhttp_t *h)
             /* Informational: llhttp calls it a message; the caller waits on,
              * but not forever. */
             if (++c->interim > HM_HTTP_MAX_INTERIM)
-                return fail(c, -HM_EPROTO_HTTP,
-                            "more than 16 informational (1xx) responses before the answer");
+                return h1_fail(c, -HM_EPROTO_HTTP,
+                               "more than 16 informational (1xx) responses before the answer");
             c->msg_begun = false;
             return 0;
         }
         if (p->coding) {
             int rc = hm_content_decoder_end(&p->dec_);
             hm_content_decoder_free(&p->dec_);
-            if (rc < 0) return fail(c, rc, p->dec_.why);
+            if (rc < 0) return h1_fail(c, rc, p->dec_.why);
         }
         p->keep_alive = llhttp_should_keep_alive(h) && !c->in_finish;
         p->upgrade = h->upgrade;
@@ -487,7 +460,7 @@ static const char *core_reason(const hm_http_core_ *c)
 
 /* ---- response parser ---- */
 
-static void resp_clear_results(hm_http_resp_parser *p)
+void h1_resp_clear_results(hm_http_resp_parser *p)
 {
     p->status = 0;
     p->http_major = p->http_minor = 0;
@@ -506,7 +479,6 @@ static void resp_clear_results(hm_http_resp_parser *p)
  * callers read by name, then the on_headers callback, then room for a
  * buffered body of known length. 1 when no body follows, 0 when one may,
  * or HPE_USER with the error recorded. */
-static int resp_head_done(hm_http_resp_parser *p);
 
 static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
 {
@@ -523,10 +495,10 @@ static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
     p->content_length = p->has_content_length ? h->content_length : 0;
     p->upgrade = h->upgrade;
     p->keep_alive = llhttp_should_keep_alive(h); /* provisional; final at DONE */
-    return resp_head_done(p);
+    return h1_resp_head_done(p);
 }
 
-static int resp_head_done(hm_http_resp_parser *p)
+int h1_resp_head_done(hm_http_resp_parser *p)
 {
     hm_http_core_ *c = &p->c_;
     int st = p->status;
@@ -538,7 +510,7 @@ static int resp_head_done(hm_http_resp_parser *p)
         while (ncap < n_sc)
             ncap *= 2;
         hm_http_str *ns = hm_realloc(p->sc_, ncap * sizeof(*ns));
-        if (!ns) return fail(c, -ENOMEM, "out of memory");
+        if (!ns) return h1_fail(c, -ENOMEM, "out of memory");
         p->sc_ = ns;
         p->sc_cap_ = ncap;
     }
@@ -577,22 +549,22 @@ static int resp_head_done(hm_http_resp_parser *p)
     bool no_body = p->head_ || st == 204 || st == 304;
     if (p->on_headers_) {
         int rc = p->on_headers_(p->user_, p);
-        if (rc < 0) return fail(c, rc, "headers callback failed");
+        if (rc < 0) return h1_fail(c, rc, "headers callback failed");
     }
     if (!no_body && p->decode_ && p->hdr.content_encoding.ptr) {
         hm_coding coding;
         if (hm_coding_parse(p->hdr.content_encoding.ptr, p->hdr.content_encoding.len, &coding) < 0)
-            return fail(c, -HM_EPROTO_HTTP,
-                        "Content-Encoding names a coding hammer does not decode");
+            return h1_fail(c, -HM_EPROTO_HTTP,
+                           "Content-Encoding names a coding hammer does not decode");
         if (coding && hm_content_decoder_start(&p->dec_, coding) < 0)
-            return fail(c, -ENOMEM, "out of memory");
+            return h1_fail(c, -ENOMEM, "out of memory");
         p->coding = coding;
     }
     if (!no_body && !p->on_body_ && p->has_content_length) {
         if (p->content_length > c->lim.max_body_bytes)
-            return fail(c, -HM_ETOOBIG, "body over the size limit");
+            return h1_fail(c, -HM_ETOOBIG, "body over the size limit");
         if (hm_buf_reserve(&c->body, (size_t)p->content_length))
-            return fail(c, -ENOMEM, "out of memory");
+            return h1_fail(c, -ENOMEM, "out of memory");
     }
     return no_body ? 1 : 0; /* 1: llhttp skips the body */
 }
@@ -601,7 +573,7 @@ void hm_http_resp_init(hm_http_resp_parser *p, const hm_http_limits *lim)
 {
     memset(p, 0, sizeof(*p));
     core_init(&p->c_, HTTP_RESPONSE, lim, &settings);
-    resp_clear_results(p);
+    h1_resp_clear_results(p);
 }
 
 void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request)
@@ -619,8 +591,8 @@ void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request)
     c->reason = NULL;
     c->msg_begun = false;
     c->interim = 0;
-    core_clear_msg(c);
-    resp_clear_results(p);
+    h1_core_clear_msg(c);
+    h1_resp_clear_results(p);
     p->head_ = head_request;
 }
 
@@ -663,144 +635,6 @@ int hm_http_resp_feed(hm_http_resp_parser *p, const char *data, size_t len, size
     return core_exec(&p->c_, data, len, consumed);
 }
 
-/* ---- responses pushed as fields (HTTP/2) ---- */
-
-/* The current push cannot go on: the sticky error, or a push out of order. */
-static int push_check(hm_http_resp_parser *p, bool head_done)
-{
-    hm_http_core_ *c = &p->c_;
-    if (c->err) return c->err;
-    if (c->state == ST_DONE || c->in_headers_done != head_done) {
-        c->err = -HM_EPROTO_HTTP;
-        c->reason = head_done ? "body before the response head" : "header field after the head";
-        c->state = ST_FAILED;
-        return c->err;
-    }
-    return 0;
-}
-
-/* Turns a recorded error into the push's result. */
-static int push_failed(hm_http_core_ *c)
-{
-    c->state = ST_FAILED;
-    return c->err ? c->err : -HM_EPROTO_HTTP;
-}
-
-int hm_http_resp_push_field(hm_http_resp_parser *p, const char *name, size_t nlen,
-                            const char *value, size_t vlen)
-{
-    hm_http_core_ *c = &p->c_;
-    if (HM_UNLIKELY(c->state != ST_PARTIAL || c->err)) {
-        int rc = push_check(p, false);
-        if (rc) return rc;
-        c->state = ST_PARTIAL;
-        c->msg_begun = true;
-        c->pushed = true;
-    } else if (HM_UNLIKELY(c->in_headers_done)) {
-        return push_check(p, false);
-    }
-    c->head_bytes += nlen + vlen + 4;
-    if (HM_UNLIKELY(c->head_bytes > c->lim.max_header_bytes)) {
-        fail(c, -HM_ETOOBIG, "header section over the size limit");
-        return push_failed(c);
-    }
-    if (nlen == 14 && strncasecmp(name, "content-length", 14) == 0) {
-        uint64_t v = 0;
-        bool ok = vlen > 0 && vlen <= 19;
-        for (size_t i = 0; ok && i < vlen; i++) {
-            ok = value[i] >= '0' && value[i] <= '9';
-            v = v * 10 + (uint64_t)(value[i] - '0');
-        }
-        if (!ok || (p->has_content_length && p->content_length != v)) {
-            c->err = -HM_EPROTO_HTTP;
-            c->reason = "bad content-length";
-            return push_failed(c);
-        }
-        p->has_content_length = true;
-        p->content_length = v;
-        return 0;
-    }
-    /* Most fields are of no interest: only these lengths can match. */
-    if (nlen != 8 && nlen != 10 && nlen != 12 && nlen != 16) return 0;
-    int id = match_header(name, nlen, FOR_RESP);
-    if (id == HID_NONE) return 0;
-    if (c->n_hdrs == c->hdrs_cap) {
-        size_t ncap = c->hdrs_cap ? c->hdrs_cap * 2 : 16;
-        hm_http_hdr_ *nh = hm_realloc(c->hdrs, ncap * sizeof(*nh));
-        if (!nh) {
-            fail(c, -ENOMEM, "out of memory");
-            return push_failed(c);
-        }
-        c->hdrs = nh;
-        c->hdrs_cap = ncap;
-    }
-    uint32_t off = (uint32_t)c->arena.len;
-    if (arena_append(c, value, vlen) || arena_append(c, "", 1)) return push_failed(c);
-    c->hdrs[c->n_hdrs++] = (hm_http_hdr_){.val_off = off, .val_len = (uint32_t)vlen, .id = id};
-    return 0;
-}
-
-int hm_http_resp_push_head(hm_http_resp_parser *p, int status, uint8_t http_major)
-{
-    hm_http_core_ *c = &p->c_;
-    int rc = push_check(p, false);
-    if (rc) return rc;
-    c->state = ST_PARTIAL;
-    c->msg_begun = true;
-    c->pushed = true;
-    if (status < 100 || status > 999) {
-        c->err = -HM_EPROTO_HTTP;
-        c->reason = "bad status";
-        return push_failed(c);
-    }
-    if (status / 100 == 1) { /* informational: its fields are dropped, the answer follows */
-        if (++c->interim > HM_HTTP_MAX_INTERIM) {
-            fail(c, -HM_EPROTO_HTTP,
-                 "more than 16 informational (1xx) responses before the answer");
-            return push_failed(c);
-        }
-        core_clear_msg(c);
-        resp_clear_results(p);
-        return 0;
-    }
-    c->in_headers_done = true;
-    p->status = status;
-    p->http_major = http_major;
-    p->http_minor = 0;
-    p->keep_alive = true; /* the stream ends, the connection stays */
-    if (resp_head_done(p) == HPE_USER) return push_failed(c);
-    return 0;
-}
-
-int hm_http_resp_push_body(hm_http_resp_parser *p, const char *data, size_t len)
-{
-    hm_http_core_ *c = &p->c_;
-    int rc = push_check(p, true);
-    if (rc) return rc;
-    if (len == 0 || p->head_ || p->status == 204 || p->status == 304) return 0;
-    return body_bytes(c, data, len) ? push_failed(c) : 0;
-}
-
-int hm_http_resp_push_end(hm_http_resp_parser *p)
-{
-    hm_http_core_ *c = &p->c_;
-    int rc = push_check(p, true);
-    if (rc) return rc;
-    if (p->coding) {
-        rc = hm_content_decoder_end(&p->dec_);
-        hm_content_decoder_free(&p->dec_);
-        if (rc < 0) {
-            fail(c, rc, p->dec_.why);
-            return push_failed(c);
-        }
-    }
-    p->body = c->body.len ? c->body.data : "";
-    p->body_len = c->body.len;
-    c->done = true;
-    c->state = ST_DONE;
-    return HM_HTTP_DONE;
-}
-
 int hm_http_resp_finish(hm_http_resp_parser *p)
 {
     hm_http_core_ *c = &p->c_;
@@ -836,7 +670,7 @@ void hm_http_resp_free(hm_http_resp_parser *p)
     hm_free(p->sc_);
     p->sc_ = NULL;
     p->sc_cap_ = 0;
-    resp_clear_results(p);
+    h1_resp_clear_results(p);
 }
 
 /* ---- request parser ---- */
@@ -912,9 +746,9 @@ static int req_headers_complete(hm_http_req_parser *p, llhttp_t *h)
 
     if (p->has_content_length) {
         if (p->content_length > c->lim.max_body_bytes)
-            return fail(c, -HM_ETOOBIG, "body over the size limit");
+            return h1_fail(c, -HM_ETOOBIG, "body over the size limit");
         if (hm_buf_reserve(&c->body, (size_t)p->content_length))
-            return fail(c, -ENOMEM, "out of memory");
+            return h1_fail(c, -ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -936,7 +770,7 @@ int hm_http_req_feed(hm_http_req_parser *p, const char *data, size_t len, size_t
         if (!p->keep_alive) return after_last(c, consumed, "data after Connection: close");
         llhttp_resume(&c->llh);
         c->state = ST_FRESH;
-        core_clear_msg(c);
+        h1_core_clear_msg(c);
         req_clear_results(p);
     }
     return core_exec(c, data, len, consumed);
@@ -983,7 +817,7 @@ void hm_http_req_reset(hm_http_req_parser *p)
     c->err = 0;
     c->reason = NULL;
     c->msg_begun = false;
-    core_clear_msg(c);
+    h1_core_clear_msg(c);
     req_clear_results(p);
 }
 
