@@ -14,12 +14,6 @@ static int64_t now_s(void)
     return (int64_t)time(NULL);
 }
 
-int hm_via_cookie_header(const hm_cookie_jar *jar, const hm_http_target *t, const char *path,
-                         char *buf, size_t cap)
-{
-    return hm_cookie_jar_header(jar, t->host, path, t->tls, now_s(), buf, cap);
-}
-
 static void store_cookies(hm_cookie_jar *jar, const hm_http_conn *c, const char *path)
 {
     for (size_t i = 0; i < c->resp.n_set_cookie; i++)

@@ -23,14 +23,10 @@ int hm_via_load_page(hm_http_conn *c, hm_cookie_jar *jar, const char *route, con
                      int64_t deadline, hm_via_page *out, char *why, size_t whylen);
 void hm_via_page_free(hm_via_page *p);
 
-/* The Cookie header value the jar holds for path on the conn's target, or
- * "" (returns its length, or -ENOSPC). */
-int hm_via_cookie_header(const hm_cookie_jar *jar, const hm_http_target *t, const char *path,
-                         char *buf, size_t cap);
-
-/* The same Cookie value as a hm_alloc'd string of its own size ("" when
- * none; NULL only when out of memory). Coroutines that live long use this
- * instead of a large stack buffer, since touched stack pages stay resident. */
+/* The Cookie header value the jar holds for path on the conn's target, as
+ * a hm_alloc'd string of its own size ("" when none; NULL only when out of
+ * memory): a fixed buffer once dropped a long one, and on a coroutine's
+ * stack would keep its pages resident. */
 char *hm_via_cookie_dup(const hm_cookie_jar *jar, const hm_http_target *t, const char *path);
 
 /* hm_via_write_action / hm_via_write_sse into a hm_alloc'd buffer of the
