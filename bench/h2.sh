@@ -42,16 +42,6 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"' EXIT
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# Waits until something accepts connections on the port.
-wait_port() {
-    for _ in $(seq 200); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.05
-    done
-    echo "nothing listens on port $1" >&2
-    exit 1
-}
-
 mkdir "$dir/www"
 printf 'Hello, world!' >"$dir/www/index.html"
 port=$(bench_port)

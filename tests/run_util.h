@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,6 +180,20 @@ static inline int free_port(void)
     getsockname(fd, (struct sockaddr *)&a, &len);
     close(fd);
     return ntohs(a.sin_port);
+}
+
+/* Writes a printf-formatted file (a server's configuration). */
+static inline void write_file(const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void write_file(const char *path, const char *fmt, ...)
+{
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
 }
 
 /* The first of n consecutive free loopback ports (bench_app --processes N

@@ -73,17 +73,6 @@ static void stop(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
-static void write_file(const char *path, const char *fmt, ...)
-{
-    FILE *f = fopen(path, "w");
-    ASSERT(f);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    fclose(f);
-}
-
 /* Runs hammer with args (NULL-terminated, after the program); its JSON.
  * --timeout 30s first (args may set their own, which comes later and
  * wins): the default 5 s is short for a machine busy with other builds. */

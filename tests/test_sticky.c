@@ -175,17 +175,6 @@ static void dispatch_modes(void)
     printf("embedded: cookie 100%%, legacy <= 40%%\n");
 }
 
-static void write_file(const char *path, const char *fmt, ...)
-{
-    FILE *f = fopen(path, "w");
-    ASSERT(f);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    fclose(f);
-}
-
 /* Runs the balancer part for name ("caddy" or "haproxy"). Returns NULL
  * when it ran (and passed), else why it was skipped. */
 static const char *through_balancer(const char *name)
