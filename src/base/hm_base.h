@@ -14,6 +14,7 @@
 #define HM_BASE_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -37,9 +38,18 @@ enum {
 /* Returns a static, human-readable description of a negative error code. */
 const char *hm_strerror(int err);
 
-/* Parses a duration: "250ms", "10s", "2m", "1h", "500us" or a bare number of
- * seconds, into nanoseconds. 0, or -EINVAL for anything else. */
+/* Parses a duration: "250ms", "10s", "2m", "1h", "500us", parts that add up
+ * ("1m30s", "1h30m") or a bare number of seconds, into nanoseconds. 0, or
+ * -EINVAL for anything else. */
 int hm_parse_duration(const char *s, int64_t *ns);
+
+/* Levenshtein distance between two words of up to 64 bytes (SIZE_MAX for
+ * longer ones), for "did you mean". */
+size_t hm_edit_distance(const char *a, const char *b);
+
+/* True when `typed` is a slip of `known`: within a third of its length
+ * (at least 2) edits, and more than one letter long. */
+bool hm_near_miss(const char *typed, const char *known);
 
 /* Parses a whole decimal number in min..max, nothing after it. 0, or
  * -EINVAL for anything else. */
