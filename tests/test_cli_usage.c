@@ -16,8 +16,11 @@ int main(int argc, char **argv)
     if (argc < 3) HM_FAIL_("usage: %s HAMMER PLUGIN", argv[0]);
     const char *hammer = argv[1], *plugin = argv[2];
     const usage_case cases[] = {
-        {{"-c", "abc", "scenario", "counter"}, "hammer: bad value 'abc' for -c"},
-        {{"--concurrency=0", "scenario", "counter"}, "hammer: bad value '0' for --concurrency=0"},
+        {{"-c", "abc", "scenario", "counter"},
+         "hammer: bad value 'abc' for -c: expected a whole number from 1 to 1000000"},
+        {{"--concurrency=0", "scenario", "counter"},
+         "hammer: bad value '0' for --concurrency=0: expected a whole number from 1 to "
+         "1000000"},
         {{"scenario"}, "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)"},
         {{"scenario", "flow"}, "hammer: scenario flow reads a flow file: hammer flow FILE.yaml"},
         {{"scenario", "nope"}, "hammer: unknown scenario 'nope' (hammer list shows them)"},
@@ -71,8 +74,10 @@ int main(int argc, char **argv)
         {{"list", "extra"}, "hammer: unexpected 'extra' after list"},
         {{"scenario", "counter", "extra"}, "hammer: unexpected 'extra' after 'scenario counter'"},
         {{"scenarios", "counter"},
-         "hammer: unknown command 'scenarios' (expected scenario NAME, flow FILE, list, matrix, "
-         "merge, report or import-har; hammer --help)"},
+         "hammer: unknown command 'scenarios'; did you mean 'scenario'? (hammer --help)"},
+        {{"frobnicate", "counter"},
+         "hammer: unknown command 'frobnicate' (expected scenario NAME, flow FILE, URL, get URL, "
+         "list, matrix, merge, report or import-har; hammer --help)"},
         {{"flow", "a.yaml", "extra"}, "hammer: unexpected 'extra' after 'flow a.yaml'"},
         /* get's request options belong to get */
         {{"-H", "X-A: 1", "scenario", "counter"},
@@ -80,7 +85,7 @@ int main(int argc, char **argv)
         {{"-H", "no colon", "--url", "http://127.0.0.1:1/", "scenario", "get"},
          "hammer: -H 'no colon' is not a header line (e.g. -H 'Accept: text/html')"},
         {{"-m", "GE T", "--url", "http://127.0.0.1:1/", "scenario", "get"},
-         "hammer: bad value 'GE T' for -m"},
+         "hammer: bad value 'GE T' for -m: expected a method token such as GET, POST or PURGE"},
         {{"--body", "/nonexistent/body", "--url", "http://127.0.0.1:1/", "scenario", "get"},
          "hammer: cannot read --body /nonexistent/body: No such file or directory"},
     };

@@ -21,7 +21,8 @@ static void usage(FILE *f)
             "       hammer import-har FILE.har > flow.yaml  (a browser recording as a flow)\n"
             "       hammer matrix [options] PROFILES.ini  (profiles compared; matrix --help)\n"
             "       hammer merge [options] SHARD.json...  (shards into one run; merge --help)\n"
-            "       hammer report RUN.json --html FILE    (a saved run as an HTML report)\n"
+            "       hammer [options] URL | get URL    (scenario get against URL, as wrk does)\n"
+            "       hammer report RUN.json [--html F]   (a saved run's summary; HTML, Markdown)\n"
             "       hammer list | --help | --version\n"
             "\n"
             "Drives php-via apps (PHP + OpenSwoole + Datastar over SSE) like browsers do and\n"
@@ -229,6 +230,80 @@ static const struct option longopts[] = {
 /* Results of one option besides HM_CLI_GO and the exit codes. */
 enum { BAD_VALUE = -2 };
 
+/* The bounds parse_one holds values to, and allowed_values words. */
+#define MAX_CONCURRENCY 1000000
+#define MAX_THREADS 1024
+#define MAX_OBSERVERS 100000
+#define MAX_STREAMS 1000
+#define MAX_RATE 1e8
+#define MIN_INTERVAL_NS 100000000LL
+
+/* What a bad value of option ch should have been, for its error line. */
+static const char *allowed_values(int ch)
+{
+    static char buf[160];
+    switch (ch) {
+    case 'c':
+        snprintf(buf, sizeof(buf), "a whole number from 1 to %d", MAX_CONCURRENCY);
+        return buf;
+    case 'n':
+        return "a whole number of at least 1";
+    case 'd':
+        return "a duration above 0, e.g. 30s, 10m, 1m30s, or a bare number of seconds";
+    case 'R':
+        snprintf(buf, sizeof(buf), "a rate above 0 and at most %.0f per second", MAX_RATE);
+        return buf;
+    case 't':
+        snprintf(buf, sizeof(buf), "a whole number from 1 to %d", MAX_THREADS);
+        return buf;
+    case OPT_OBSERVERS:
+        snprintf(buf, sizeof(buf), "a whole number from 0 to %d", MAX_OBSERVERS);
+        return buf;
+    case OPT_STREAMS:
+        snprintf(buf, sizeof(buf), "a whole number from 1 to %d", MAX_STREAMS);
+        return buf;
+    case OPT_TIMEOUT:
+        return "a duration above 0 with a unit (us, ms, s, m, h), e.g. 5s or 1m30s";
+    case OPT_WATCH_GRACE:
+        return "a duration with a unit (us, ms, s, m, h), e.g. 10s; 0s waits not at all";
+    case OPT_INTERVAL:
+        snprintf(buf, sizeof(buf), "a duration of at least %lldms with a unit, e.g. 10s",
+                 MIN_INTERVAL_NS / 1000000);
+        return buf;
+    case OPT_THINK:
+        return "a duration with a unit, or a range LOW..HIGH with LOW <= HIGH, e.g. "
+               "50ms..200ms";
+    case OPT_ENGINE:
+        return "auto, io_uring or epoll";
+    case OPT_MODE:
+        return "hammer or browser";
+    case OPT_METRICS_LISTEN:
+        return "HOST:PORT, e.g. 127.0.0.1:9464";
+    case OPT_PASSES:
+        snprintf(buf, sizeof(buf), "1 to %d names separated by commas, e.g. cold,warm",
+                 HM_CLI_MAX_PASSES);
+        return buf;
+    case OPT_SHARD:
+        return "I/N with 0 <= I < N, e.g. 0/4";
+    case OPT_START_AT:
+        return "a UTC time in RFC 3339 (2026-12-01T10:00:00Z) or +DURATION from now";
+    case OPT_RUN_ID:
+        snprintf(buf, sizeof(buf), "a name of 1 to %zu characters",
+                 sizeof(((hm_shard *)0)->run_id) - 1);
+        return buf;
+    case 'm':
+        return "a method token such as GET, POST or PURGE";
+    case OPT_THRESHOLD:
+        snprintf(buf, sizeof(buf), "at most %d --threshold options", HM_MAX_THRESHOLDS);
+        return buf;
+    case OPT_OPT:
+        snprintf(buf, sizeof(buf), "KEY=VALUE, at most %d of them", HM_CLI_MAX_PLUGIN_OPTS);
+        return buf;
+    default:
+        return NULL;
+    }
+}
+
 static int parse_passes(hm_cli *cli, const char *arg)
 {
     snprintf(cli->passes_buf, sizeof(cli->passes_buf), "%s", arg);
@@ -378,7 +453,7 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
     char why[512];
     switch (ch) {
     case 'c':
-        if (hm_parse_int(arg, 1, 1000000, &v) < 0) return BAD_VALUE;
+        if (hm_parse_int(arg, 1, MAX_CONCURRENCY, &v) < 0) return BAD_VALUE;
         o->concurrency = (int)v;
         return HM_CLI_GO;
     case 'n':
@@ -387,15 +462,16 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         cli->actions_given = true;
         return HM_CLI_GO;
     case 'd':
+        cli->duration_arg = arg;
         return hm_parse_duration(arg, &o->duration_ns) < 0 || o->duration_ns <= 0 ? BAD_VALUE
                                                                                   : HM_CLI_GO;
     case 'R': {
         char *end;
         o->rate = strtod(arg, &end);
-        return end == arg || *end || !(o->rate > 0) || o->rate > 1e8 ? BAD_VALUE : HM_CLI_GO;
+        return end == arg || *end || !(o->rate > 0) || o->rate > MAX_RATE ? BAD_VALUE : HM_CLI_GO;
     }
     case 't':
-        if (hm_parse_int(arg, 1, 1024, &v) < 0) return BAD_VALUE;
+        if (hm_parse_int(arg, 1, MAX_THREADS, &v) < 0) return BAD_VALUE;
         o->threads = (int)v;
         return HM_CLI_GO;
     case OPT_URL:
@@ -417,7 +493,7 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         o->no_origin = true;
         return HM_CLI_GO;
     case OPT_OBSERVERS:
-        if (hm_parse_int(arg, 0, 100000, &v) < 0) return BAD_VALUE;
+        if (hm_parse_int(arg, 0, MAX_OBSERVERS, &v) < 0) return BAD_VALUE;
         o->observers = (int)v;
         return HM_CLI_GO;
     case OPT_TIMEOUT:
@@ -450,7 +526,7 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_INTERVAL: {
         int rc = parse_duration_opt(ch, arg, &cli->interval_ns, false);
-        return rc == HM_CLI_GO && cli->interval_ns < 100000000 ? BAD_VALUE : rc;
+        return rc == HM_CLI_GO && cli->interval_ns < MIN_INTERVAL_NS ? BAD_VALUE : rc;
     }
     case OPT_INTERVAL_JSON:
         cli->interval_json = arg;
@@ -526,44 +602,21 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         o->http2 = true;
         return HM_CLI_GO;
     case OPT_STREAMS:
-        if (hm_parse_int(arg, 1, 1000, &v) < 0) return BAD_VALUE;
+        if (hm_parse_int(arg, 1, MAX_STREAMS, &v) < 0) return BAD_VALUE;
         o->streams = (int)v;
         return HM_CLI_GO;
     case 'q':
         o->quiet = true;
         return HM_CLI_GO;
     case 'h':
-        usage(stdout);
-        return HM_EXIT_PASS;
+        cli->help_asked = true; /* after the loop: `scenario NAME --help` is NAME's */
+        return HM_CLI_GO;
     case 'V':
         version();
         return HM_EXIT_PASS;
     default:
         return HM_EXIT_USAGE; /* reported by hm_cli_parse */
     }
-}
-
-/* Levenshtein distance, for "did you mean". */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64) return 99;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
 }
 
 /* An option getopt did not know, or one missing its value: one line, with
@@ -578,20 +631,141 @@ static int unknown_option(int ch, const char *word)
     snprintf(name, sizeof(name), "%s", word + strspn(word, "-"));
     name[strcspn(name, "=")] = 0;
     const char *best = NULL;
-    size_t best_d = 99;
+    size_t best_d = SIZE_MAX;
     for (const struct option *lo = longopts; lo->name; lo++) {
-        size_t d = edit_distance(name, lo->name);
+        size_t d = hm_edit_distance(name, lo->name);
         if (d < best_d) best_d = d, best = lo->name;
     }
-    size_t near = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2;
     char shown[80];
     snprintf(shown, sizeof(shown), "%.*s", (int)strcspn(word, "="), word);
-    if (best && strlen(name) > 1 && best_d <= near)
+    if (best && hm_near_miss(name, best))
         fprintf(stderr, "hammer: unknown option '%s'; did you mean --%s? (hammer --help)\n", shown,
                 best);
     else
         fprintf(stderr, "hammer: unknown option '%s' (hammer --help lists them)\n", shown);
     return HM_EXIT_USAGE;
+}
+
+/* A scenario name that is none, with the one it is a slip of. */
+static int unknown_scenario(const char *name)
+{
+    const char *near = hm_scenario_nearest(name);
+    if (near)
+        fprintf(stderr,
+                "hammer: unknown scenario '%s'; did you mean '%s'? (hammer list shows them)\n",
+                name, near);
+    else
+        fprintf(stderr, "hammer: unknown scenario '%s' (hammer list shows them)\n", name);
+    return HM_EXIT_USAGE;
+}
+
+static bool is_url(const char *word)
+{
+    return !strncmp(word, "http://", 7) || !strncmp(word, "https://", 8);
+}
+
+/* `hammer URL` and `hammer get URL`, as wrk, oha and hey are called: the
+ * get scenario against URL. */
+static int url_shorthand(hm_cli *cli, const char *url)
+{
+    if (cli->o.url) {
+        fprintf(stderr, "hammer: the URL is given twice (--url %s and %s); give it once\n",
+                cli->o.url, url);
+        return HM_EXIT_USAGE;
+    }
+    cli->o.url = url;
+    cli->scenario_name = "get";
+    return check_url(url);
+}
+
+/* A word where a command belongs that is none: the command it is a slip
+ * of, or the scenario it names ("spreadsheet": "scenario spreadsheet"). */
+static int unknown_command(const char *word)
+{
+    static const char *const commands[] = {"scenario", "flow",   "list",       "matrix",
+                                           "merge",    "report", "import-har", "get"};
+    const char *cmd = NULL;
+    for (size_t i = 0; i < HM_ARRAY_LEN(commands) && !cmd; i++)
+        if (hm_near_miss(word, commands[i])) cmd = commands[i];
+    const char *sc = hm_scenario_find(word) ? word : hm_scenario_nearest(word);
+    if (sc && (!cmd || hm_scenario_find(word)))
+        fprintf(stderr,
+                "hammer: unknown command '%s'; did you mean 'scenario %s'? (hammer --help)\n", word,
+                sc);
+    else if (cmd)
+        fprintf(stderr, "hammer: unknown command '%s'; did you mean '%s'? (hammer --help)\n", word,
+                cmd);
+    else
+        fprintf(stderr,
+                "hammer: unknown command '%s' (expected scenario NAME, flow FILE, URL, get URL, "
+                "list, matrix, merge, report or import-har; hammer --help)\n",
+                word);
+    return HM_EXIT_USAGE;
+}
+
+/* --help: the general help, or with `scenario NAME` that scenario's. */
+static int print_help(int rest, char **words)
+{
+    if (rest < 2 || strcmp(words[0], "scenario")) {
+        usage(stdout);
+        return HM_EXIT_PASS;
+    }
+    const hm_scenario_def *sc = hm_scenario_find(words[1]);
+    if (!sc) return unknown_scenario(words[1]);
+    hm_scenario_help(stdout, sc);
+    return HM_EXIT_PASS;
+}
+
+/* The words after the options: what to run. */
+static int parse_command(hm_cli *cli, int rest, char **words)
+{
+    if (cli->help_asked) return print_help(rest, words);
+    if (rest >= 1 && !strcmp(words[0], "list")) {
+        if (rest > 1) {
+            fprintf(stderr, "hammer: unexpected '%s' after list\n", words[1]);
+            return HM_EXIT_USAGE;
+        }
+        hm_scenario_list(stdout);
+        return HM_EXIT_PASS;
+    }
+    if (rest >= 1 && !strcmp(words[0], "flow")) {
+        if (rest != 2) {
+            fprintf(stderr,
+                    rest < 2 ? "hammer: expected 'flow FILE.yaml' (see hammer --help)\n"
+                             : "hammer: unexpected '%s' after 'flow %s'\n",
+                    rest > 2 ? words[2] : "", rest > 2 ? words[1] : "");
+            return HM_EXIT_USAGE;
+        }
+        cli->scenario_name = "flow";
+        cli->o.flow_file = words[1];
+        return HM_CLI_GO;
+    }
+    if (rest == 1 && is_url(words[0])) return url_shorthand(cli, words[0]);
+    if (rest >= 1 && !strcmp(words[0], "get")) {
+        if (rest == 2 && is_url(words[1])) return url_shorthand(cli, words[1]);
+        if (rest > 2) {
+            fprintf(stderr, "hammer: unexpected '%s' after 'get %s'\n", words[2], words[1]);
+            return HM_EXIT_USAGE;
+        }
+        fprintf(stderr, "hammer: expected 'get http://HOST:PORT/PATH' (or --url URL scenario "
+                        "get)\n");
+        return HM_EXIT_USAGE;
+    }
+    if (rest == 0) {
+        fprintf(stderr, "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)\n");
+        return HM_EXIT_USAGE;
+    }
+    if (strcmp(words[0], "scenario")) return unknown_command(words[0]);
+    if (rest == 1) {
+        fprintf(stderr, "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)\n");
+        return HM_EXIT_USAGE;
+    }
+    if (rest > 2) {
+        fprintf(stderr, "hammer: unexpected '%s' after 'scenario %s'\n", words[2], words[1]);
+        return HM_EXIT_USAGE;
+    }
+    cli->scenario_name = words[1];
+    return HM_CLI_GO;
 }
 
 int hm_cli_parse(hm_cli *cli, int argc, char **argv)
@@ -614,53 +788,13 @@ int hm_cli_parse(hm_cli *cli, int argc, char **argv)
         if (rc != BAD_VALUE) return rc;
         /* "-c abc": the option is the word before its value; "--concurrency=abc"
          * and "-cabc": the same word. */
-        fprintf(stderr, "hammer: bad value '%s' for %s\n", optarg,
-                optind >= 2 && argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1]);
+        const char *allowed = allowed_values(ch);
+        fprintf(stderr, "hammer: bad value '%s' for %s%s%s\n", optarg,
+                optind >= 2 && argv[optind - 1] == optarg ? argv[optind - 2] : argv[optind - 1],
+                allowed ? ": expected " : "", allowed ? allowed : "");
         return HM_EXIT_USAGE;
     }
-    int rest = argc - optind;
-    if (rest >= 1 && !strcmp(argv[optind], "list")) {
-        if (rest > 1) {
-            fprintf(stderr, "hammer: unexpected '%s' after list\n", argv[optind + 1]);
-            return HM_EXIT_USAGE;
-        }
-        hm_scenario_list(stdout);
-        return HM_EXIT_PASS;
-    }
-    if (rest >= 1 && !strcmp(argv[optind], "flow")) {
-        if (rest != 2) {
-            fprintf(stderr,
-                    rest < 2 ? "hammer: expected 'flow FILE.yaml' (see hammer --help)\n"
-                             : "hammer: unexpected '%s' after 'flow %s'\n",
-                    rest > 2 ? argv[optind + 2] : "", rest > 2 ? argv[optind + 1] : "");
-            return HM_EXIT_USAGE;
-        }
-        cli->scenario_name = "flow";
-        cli->o.flow_file = argv[optind + 1];
-        return HM_CLI_GO;
-    }
-    if (rest == 0 || strcmp(argv[optind], "scenario")) {
-        if (rest > 0)
-            fprintf(stderr,
-                    "hammer: unknown command '%s' (expected scenario NAME, flow FILE, list, "
-                    "matrix, merge, report or import-har; hammer --help)\n",
-                    argv[optind]);
-        else
-            fprintf(stderr,
-                    "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)\n");
-        return HM_EXIT_USAGE;
-    }
-    if (rest == 1) {
-        fprintf(stderr, "hammer: expected 'scenario NAME' or 'flow FILE' (see hammer --help)\n");
-        return HM_EXIT_USAGE;
-    }
-    if (rest > 2) {
-        fprintf(stderr, "hammer: unexpected '%s' after 'scenario %s'\n", argv[optind + 2],
-                argv[optind + 1]);
-        return HM_EXIT_USAGE;
-    }
-    cli->scenario_name = argv[optind + 1];
-    return HM_CLI_GO;
+    return parse_command(cli, argc - optind, argv + optind);
 }
 
 void hm_cli_free(hm_cli *cli)
@@ -746,8 +880,7 @@ int hm_cli_validate(hm_cli *cli)
 {
     hm_options *o = &cli->o;
     const hm_scenario_def *sc = cli->sc = hm_scenario_find(cli->scenario_name);
-    if (!sc)
-        return usage_error("unknown scenario '%s' (hammer list shows them)", cli->scenario_name);
+    if (!sc) return unknown_scenario(cli->scenario_name);
     o->scenario = sc->name;
     const hm_scenario_def *wl;
     if (pick_workload(cli, &wl) != HM_CLI_GO) return HM_EXIT_USAGE;
@@ -762,6 +895,11 @@ int hm_cli_validate(hm_cli *cli)
         o->browser = true;
     }
     if (o->duration_ns && !cli->actions_given) o->actions = 0;
+    if (o->duration_ns && cli->actions_given && !o->quiet && !sc->caps.no_duration)
+        fprintf(stderr,
+                "hammer: -n %lld and -d %s both given: the run ends at whichever is reached "
+                "first\n",
+                (long long)o->actions, cli->duration_arg);
     if (o->duration_ns && sc->caps.no_duration) {
         fprintf(stderr, "hammer: %s %s; -d is not supported there\n", sc->name,
                 sc->caps.no_duration);

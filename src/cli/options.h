@@ -30,19 +30,21 @@ typedef struct hm_cli {
     const hm_scenario_def *sc; /* set by hm_cli_validate */
     const char *scenario_name; /* NAME of "scenario NAME" */
     bool actions_given, mode_given;
-    bool insecure;                             /* -k */
-    const char *cafile;                        /* --cacert */
-    const char *workload_name;                 /* --workload */
-    int64_t interval_ns;                       /* --interval, 0 when not given */
-    const char *interval_json;                 /* --interval-json */
-    const char *hdr_log_path;                  /* --hdr-log */
-    const char *hgrm_path;                     /* --hgrm */
-    const char *html_path;                     /* --html */
-    const char *metrics_listen;                /* --metrics-listen HOST:PORT */
-    int compressed;                            /* --compressed 1, --no-compressed 0, else -1 */
-    bool no_server_watch;                      /* --no-server-watch */
-    int64_t watch_grace_ns;                    /* --watch-grace (10 s) */
-    bool watch_grace_given;                    /* --watch-grace: check after -n runs too */
+    const char *duration_arg;   /* -d as given */
+    bool help_asked;            /* -h: printed once the words after the options are known */
+    bool insecure;              /* -k */
+    const char *cafile;         /* --cacert */
+    const char *workload_name;  /* --workload */
+    int64_t interval_ns;        /* --interval, 0 when not given */
+    const char *interval_json;  /* --interval-json */
+    const char *hdr_log_path;   /* --hdr-log */
+    const char *hgrm_path;      /* --hgrm */
+    const char *html_path;      /* --html */
+    const char *metrics_listen; /* --metrics-listen HOST:PORT */
+    int compressed;             /* --compressed 1, --no-compressed 0, else -1 */
+    bool no_server_watch;       /* --no-server-watch */
+    int64_t watch_grace_ns;     /* --watch-grace (10 s) */
+    bool watch_grace_given;     /* --watch-grace: check after -n runs too */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
     int n_passes;
     char passes_buf[256]; /* storage pass_names point into */

@@ -124,6 +124,57 @@ const hm_scenario_def *hm_scenario_find(const char *name)
     return NULL;
 }
 
+/* Keeps in *best the nearer of it and `known` to `name`. */
+static void keep_nearer(const char *name, const char *known, const char **best, size_t *best_d)
+{
+    size_t d = hm_edit_distance(name, known);
+    if (d < *best_d) *best_d = d, *best = known;
+}
+
+const char *hm_scenario_nearest(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (size_t i = 0; hm_builtin_scenarios[i]; i++)
+        keep_nearer(name, hm_builtin_scenarios[i]->name, &best, &best_d);
+    for (size_t i = 0; i < n_plugin_defs; i++)
+        keep_nearer(name, plugin_defs[i].name, &best, &best_d);
+    return best && hm_near_miss(name, best) ? best : NULL;
+}
+
+void hm_scenario_help(FILE *f, const hm_scenario_def *sc)
+{
+    const hm_scenario_caps *c = &sc->caps;
+    fprintf(f, "scenario %s: %s\n", sc->name, sc->help);
+    if (c->flow_file) {
+        fprintf(f, "  usage     hammer [options] flow FILE.yaml (docs/flows.md)\n");
+    } else {
+        fprintf(f, "  usage     hammer [options]%s scenario %s\n", c->needs_url ? " --url URL" : "",
+                sc->name);
+    }
+    if (sc->route && !c->flow_file && !c->needs_url) {
+        fprintf(f, "  page      %s (--route)\n", sc->route);
+        fprintf(f, "  action    %s (--action); signal %s (--signal)\n", sc->action, sc->signal);
+    }
+    if (sc->check_name && !c->flow_file) fprintf(f, "  check     %s\n", sc->check_name);
+    if (c->browser_only)
+        fprintf(f, "  models    browser only: -c virtual users, one tab each\n");
+    else if (c->browser)
+        fprintf(f, "  models    hammer (default: one context, -c actions in flight) or "
+                   "--mode browser (-c virtual users, one tab each; --think)\n");
+    if (c->rate) fprintf(f, "  open loop -R N%s\n", c->browser ? " (hammer model)" : "");
+    if (c->streams)
+        fprintf(f, "  HTTP/2    --http2 --streams N%s\n", c->browser ? " (hammer model)" : "");
+    if (c->custom_request) fprintf(f, "  request   -m METHOD, -H 'Name: value', --body FILE\n");
+    if (c->takes_workload)
+        fprintf(f, "  workload  --workload NAME picks the page, action and check\n");
+    if (c->no_duration) fprintf(f, "  duration  -n only: %s\n", c->no_duration);
+    if (c->app_workers > 1)
+        fprintf(f, "  server    the embedded bench_app runs %d workers\n", c->app_workers);
+    fprintf(f, "The options every scenario takes: hammer --help; the scenarios: hammer list; "
+               "docs/scenarios.md.\n");
+}
+
 void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c)
 {
     hm_thread_stats_take_bytes(s, c);

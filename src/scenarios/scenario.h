@@ -118,6 +118,14 @@ const hm_scenario_def *hm_scenario_find(const char *name);
  * capability `pick` is true, joined by sep, into buf: "counter|cpu|io". */
 void hm_scenario_names(bool (*pick)(const hm_scenario_caps *c), const char *sep, char *buf,
                        size_t len);
+/* The scenario whose name `name` is a slip of ("countr": "counter"), or
+ * NULL. */
+const char *hm_scenario_nearest(const char *name);
+
+/* What `hammer scenario NAME --help` prints: the scenario's page, action,
+ * signal, check, load models and the options that apply to it. */
+void hm_scenario_help(FILE *f, const hm_scenario_def *sc);
+
 /* Loads a plugin's scenarios (see include/hammer/scenario.h); they are
  * found by hm_scenario_find and listed by hm_scenario_list. */
 int hm_plugin_load(const char *path, char *why, size_t whylen);
