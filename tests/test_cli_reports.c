@@ -183,8 +183,18 @@ int main(int argc, char **argv)
     char *bad[] = {(char *)hammer, "report", notdoc, "--html", again, NULL};
     ASSERT_EQ(proc_run(&p, bad, 30), 2);
     ASSERT(strstr(p.out, "is not a hammer run's JSON document"));
-    char *nohtml[] = {(char *)hammer, "report", json, NULL};
-    ASSERT_EQ(proc_run(&p, nohtml, 30), 2);
+    /* Without --html, as vegeta's report: the summary as text, read from
+     * the document alone; --markdown - the same as Markdown. */
+    char *text[] = {(char *)hammer, "report", json, NULL};
+    ASSERT_EQ(proc_run(&p, text, 30), 0);
+    if (!strstr(p.out, "=== hammer report: scenario ") || !strstr(p.out, "\nActions sent      ") ||
+        !strstr(p.out, "\nResult            PASS\n") || strstr(p.out, "shard"))
+        HM_FAIL_("hammer report RUN.json printed:\n%s", p.out);
+    char *md[] = {(char *)hammer, "report", json, "--markdown", "-", NULL};
+    ASSERT_EQ(proc_run(&p, md, 30), 0);
+    if (strncmp(p.out, "# hammer report\n", 16) || !strstr(p.out, "| Result | **PASS** |"))
+        HM_FAIL_("hammer report RUN.json --markdown - printed:\n%s", p.out);
+    printf("hammer report RUN.json: the summary as text (and as Markdown)\n");
 
     free(page);
     json_decref(doc);

@@ -22,6 +22,7 @@
  * everything). TAB ids (count__bench_counter__<hex>) are written as the
  * names the page gave them (count). */
 #include "cli/import_har.h"
+#include "cli/json_file.h"
 
 #include "base/hm_base.h"
 #include "proto/datastar.h"
@@ -734,11 +735,10 @@ int hm_import_har_main(int argc, char **argv)
     if (optind + 1 != argc) return usage("expected one HAR file");
     opt.path = argv[optind];
 
-    json_error_t err;
-    json_t *har = json_load_file(opt.path, 0, &err);
+    char why[4200];
+    json_t *har = hm_json_file_load(opt.path, why, sizeof(why));
     if (!har) {
-        fprintf(stderr, "hammer import-har: %s:%d:%d: not JSON: %s\n", opt.path, err.line,
-                err.column, err.text);
+        fprintf(stderr, "hammer import-har: %s\n", why);
         return 2;
     }
     json_t *entries = json_object_get(json_object_get(har, "log"), "entries");

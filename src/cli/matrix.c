@@ -4,6 +4,7 @@
  * matrix_spawn.c, the reports are rendered in matrix_summary.c,
  * matrix_markdown.c and matrix_html.c. */
 #include "cli/matrix.h"
+#include "cli/json_file.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -185,10 +186,10 @@ static int report(json_t *doc, const matrix_outputs *out)
 /* --render FILE.json: the reports again from a saved matrix, no measuring. */
 static int render_saved(const char *path, const matrix_outputs *out)
 {
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
+    char why[4200];
+    json_t *doc = hm_json_file_load(path, why, sizeof(why));
     if (!doc) {
-        fprintf(stderr, "hammer matrix: %s:%d: %s\n", path, err.line, err.text);
+        fprintf(stderr, "hammer matrix: %s\n", why);
         return 2;
     }
     const char *schema = json_string_value(json_object_get(doc, "schema"));

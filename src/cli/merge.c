@@ -1,5 +1,6 @@
 /* merge.c — `hammer merge`: inputs, outputs and exit code; see merge.h. */
 #include "cli/merge.h"
+#include "cli/json_file.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -232,11 +233,11 @@ static int merge_documents(const merge_args *a, char **paths, int n)
     if (!in) return HM_EXIT_FAILED;
     int code = HM_EXIT_USAGE;
     for (int i = 0; i < n; i++) {
-        json_error_t err;
+        char why[4200];
         in[i].name = paths[i];
-        in[i].doc = json_load_file(paths[i], 0, &err);
+        in[i].doc = hm_json_file_load(paths[i], why, sizeof(why));
         if (!in[i].doc) {
-            fprintf(stderr, "hammer merge: %s: %s (line %d)\n", paths[i], err.text, err.line);
+            fprintf(stderr, "hammer merge: %s\n", why);
             goto out;
         }
     }

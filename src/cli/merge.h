@@ -17,7 +17,8 @@
  * unreadable input, or inputs that are not shards of one run. */
 int hm_merge_main(int argc, char **argv);
 
-/* The summary of a merged document on f (stdout). 0 or -EIO. */
+/* The summary of a merged document on f (stdout), or of one run's own
+ * document (hammer report: no shard table). 0 or -EIO. */
 int hm_merge_print(FILE *f, json_t *doc);
 
 /* The same as Markdown. 0 or -EIO. */

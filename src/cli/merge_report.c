@@ -130,12 +130,19 @@ static void print_run(FILE *f, json_t *run)
     json_t *inputs = json_object_get(sh, "inputs");
     const char *unit = unit_of(run);
     long long sent = ival(run, "actions", "sent"), ok = ival(run, "actions", "ok");
-    fprintf(f, "=== hammer merge: scenario %s, %zu input(s), %lld shard(s), run %s ===\n",
-            sval(run, "scenario", NULL, "?"), json_array_size(inputs), ival(sh, "count", NULL),
-            sval(sh, "run_id", NULL, "?"));
+    /* A run's own --json (hammer report) has no inputs: one process ran it. */
+    bool merged = json_is_array(inputs);
+    if (merged)
+        fprintf(f, "=== hammer merge: scenario %s, %zu input(s), %lld shard(s), run %s ===\n",
+                sval(run, "scenario", NULL, "?"), json_array_size(inputs), ival(sh, "count", NULL),
+                sval(sh, "run_id", NULL, "?"));
+    else
+        fprintf(f, "=== hammer report: scenario %s%s%s ===\n", sval(run, "scenario", NULL, "?"),
+                json_object_get(run, "mode") ? ", mode " : "", sval(run, "mode", NULL, ""));
     fprintf(f, "Target            %s\n", sval(run, "target", NULL, "?"));
-    fprintf(f, "Shards            %5s %12s %9s %10s %10s %12s  %s\n", "shard", "start +ms",
-            "wall s", "sent", "OK", "/s", "result");
+    if (merged)
+        fprintf(f, "Shards            %5s %12s %9s %10s %10s %12s  %s\n", "shard", "start +ms",
+                "wall s", "sent", "OK", "/s", "result");
     size_t i;
     json_t *in;
     json_array_foreach(inputs, i, in)
@@ -172,21 +179,21 @@ static void print_run(FILE *f, json_t *run)
                 ival(run, "patches", "observed"), ival(run, "patches", "observers_connected"),
                 ival(run, "patches", "observers"));
     if (json_is_integer(at(run, "signal", "net_increment")))
-        fprintf(f,
-                "Net increment     %lld (each shard checks its own counter), matches HTTP OK: %s\n",
+        fprintf(f, "Net increment     %lld%s, matches HTTP OK: %s\n",
                 ival(run, "signal", "net_increment"),
+                merged ? " (each shard checks its own counter)" : "",
                 json_is_true(at(run, "signal", "matches_ok")) ? "YES" : "NO");
     if (json_is_string(at(run, "check", "name"))) {
         const char *detail = sval(run, "check", "detail", "");
-        fprintf(f, "Check             %s on every shard: %s%s%s%s\n",
-                verdict(at(run, "check", "passed")), sval(run, "check", "name", ""),
+        fprintf(f, "Check             %s%s: %s%s%s%s\n", verdict(at(run, "check", "passed")),
+                merged ? " on every shard" : "", sval(run, "check", "name", ""),
                 *detail ? " (" : "", detail, *detail ? ")" : "");
     }
     fprintf(f, "Connections       %lld requested, %lld established, %lld reconnects, %lld failed\n",
             ival(run, "connections", "requested"), ival(run, "connections", "established"),
             ival(run, "connections", "reconnects"), ival(run, "connections", "failed"));
-    fprintf(f, "Wall time         %.3f s (the first shard's start to the last one's end)\n",
-            dval(run, "wall_seconds", NULL));
+    fprintf(f, "Wall time         %.3f s%s\n", dval(run, "wall_seconds", NULL),
+            merged ? " (the first shard's start to the last one's end)" : "");
     fprintf(f, "Throughput        %.1f %s/s", dval(run, "throughput_rps", NULL), unit);
     if (dval(run, "rate", "target") > 0)
         fprintf(f, " (target %.0f/s, open loop)", dval(run, "rate", "target"));
@@ -243,15 +250,18 @@ static void md_text(FILE *f, const char *s)
 static void md_run(FILE *f, json_t *run)
 {
     json_t *sh = json_object_get(run, "shard");
+    bool merged = json_is_array(json_object_get(sh, "inputs"));
     long long sent = ival(run, "actions", "sent"), ok = ival(run, "actions", "ok");
     char errors[1024];
     errors_text(run, errors, sizeof(errors));
     fprintf(f, "| Item | Value |\n|---|---|\n| Scenario | %s |\n| Target | ",
             sval(run, "scenario", NULL, "?"));
     md_text(f, sval(run, "target", NULL, "?"));
-    fprintf(f, " |\n| Run id | %s |\n| Shards | %zu input(s) of %lld |\n",
-            sval(sh, "run_id", NULL, "?"), json_array_size(json_object_get(sh, "inputs")),
-            ival(sh, "count", NULL));
+    fputs(" |\n", f);
+    if (merged)
+        fprintf(f, "| Run id | %s |\n| Shards | %zu input(s) of %lld |\n",
+                sval(sh, "run_id", NULL, "?"), json_array_size(json_object_get(sh, "inputs")),
+                ival(sh, "count", NULL));
     if (json_is_number(json_object_get(sh, "start_skew_s")))
         fprintf(f, "| Start skew | %.3f ms |\n", dval(sh, "start_skew_s", NULL) * 1e3);
     if (json_array_size(json_object_get(sh, "missing"))) {
@@ -276,15 +286,16 @@ static void md_run(FILE *f, json_t *run)
             dval(run, "wall_seconds", NULL), dval(run, "throughput_rps", NULL), unit_of(run),
             verdict(json_object_get(run, "passed")));
 
-    fputs("### Latency (ms), from the merged histograms\n\n"
-          "| | p50 | p90 | p99 | p99.9 | max | mean | count |\n"
+    fprintf(f, "### Latency (ms)%s\n\n", merged ? ", from the merged histograms" : "");
+    fputs("| | p50 | p90 | p99 | p99.9 | max | mean | count |\n"
           "|---|---:|---:|---:|---:|---:|---:|---:|\n",
           f);
     each_latency(f, run, md_row);
 
-    fputs("\n### Shards\n\n| shard | start (+ms) | wall (s) | sent | OK | per second | result | "
-          "file |\n|---:|---:|---:|---:|---:|---:|---|---|\n",
-          f);
+    if (merged)
+        fputs("\n### Shards\n\n| shard | start (+ms) | wall (s) | sent | OK | per second | "
+              "result | file |\n|---:|---:|---:|---:|---:|---:|---|---|\n",
+              f);
     size_t i;
     json_t *in;
     json_array_foreach(json_object_get(sh, "inputs"), i, in)
@@ -302,9 +313,8 @@ static void md_run(FILE *f, json_t *run)
         fputs(" |\n", f);
     }
     if (json_array_size(json_object_get(run, "thresholds"))) {
-        fputs("\n### Thresholds (on the merged run)\n\n| threshold | result | measured |\n"
-              "|---|---|---:|\n",
-              f);
+        fprintf(f, "\n### Thresholds%s\n\n| threshold | result | measured |\n|---|---|---:|\n",
+                merged ? " (on the merged run)" : "");
         json_array_foreach(json_object_get(run, "thresholds"), i, in)
         {
             fputs("| ", f);
@@ -318,7 +328,10 @@ static void md_run(FILE *f, json_t *run)
 
 int hm_merge_markdown(FILE *f, json_t *doc)
 {
-    fputs("# hammer merge\n\n", f);
+    json_t *passes_or_run = json_object_get(doc, "passes");
+    json_t *first = passes_or_run ? json_array_get(passes_or_run, 0) : doc;
+    bool merged = json_is_array(at(first, "shard", "inputs"));
+    fputs(merged ? "# hammer merge\n\n" : "# hammer report\n\n", f);
     json_t *passes = json_object_get(doc, "passes");
     if (!passes) {
         md_run(f, doc);

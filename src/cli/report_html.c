@@ -3,6 +3,8 @@
  * document (docs/output.md); what a document lacks (an older hammer, a run
  * without intervals) is left out, never guessed. */
 #include "cli/report.h"
+#include "cli/json_file.h"
+#include "cli/merge.h"
 #include "cli/server_watch.h"
 
 #include <errno.h>
@@ -743,35 +745,48 @@ int hm_report_html_write(const char *path, json_t *doc)
     return rc;
 }
 
+#define REPORT_USAGE "usage: hammer report RUN.json [--html FILE] [--markdown FILE]"
+
+/* Writes doc's Markdown summary into path ("-": stdout). 0 or a negative errno. */
+static int write_markdown(const char *path, json_t *doc)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    if (!f) return -errno;
+    int rc = hm_merge_markdown(f, doc);
+    if (f != stdout && fclose(f) != 0 && rc == 0) rc = -errno;
+    return rc;
+}
+
 int hm_report_main(int argc, char **argv)
 {
-    const char *in = NULL, *html = NULL;
+    const char *in = NULL, *html = NULL, *markdown = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--html") && i + 1 < argc) {
             html = argv[++i];
+        } else if (!strcmp(argv[i], "--markdown") && i + 1 < argc) {
+            markdown = argv[++i];
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: hammer report RUN.json --html FILE\n"
-                   "Renders a run's JSON document (hammer --json) as the HTML report --html\n"
-                   "writes during a run (docs/reports.md).\n");
+            printf(REPORT_USAGE
+                   "\n"
+                   "Prints a saved run's summary (a run's --json, or hammer merge's) and, as\n"
+                   "asked, renders it as the HTML report --html writes during a run\n"
+                   "(docs/reports.md) or as Markdown (--markdown -: on stdout).\n");
             return 0;
         } else if (argv[i][0] == '-' || in) {
-            fprintf(stderr,
-                    "hammer: report: unexpected '%s' (usage: hammer report RUN.json "
-                    "--html FILE)\n",
-                    argv[i]);
+            fprintf(stderr, "hammer: report: unexpected '%s' (" REPORT_USAGE ")\n", argv[i]);
             return 2;
         } else {
             in = argv[i];
         }
     }
-    if (!in || !html) {
-        fprintf(stderr, "hammer: usage: hammer report RUN.json --html FILE\n");
+    if (!in) {
+        fprintf(stderr, "hammer: " REPORT_USAGE "\n");
         return 2;
     }
-    json_error_t err;
-    json_t *doc = json_load_file(in, 0, &err);
+    char why[4200];
+    json_t *doc = hm_json_file_load(in, why, sizeof(why));
     if (!doc) {
-        fprintf(stderr, "hammer: report: cannot read %s: %s (line %d)\n", in, err.text, err.line);
+        fprintf(stderr, "hammer: report: %s\n", why);
         return 2;
     }
     if (!json_object_get(doc, "latency_us") && !json_object_get(doc, "passes")) {
@@ -779,11 +794,16 @@ int hm_report_main(int argc, char **argv)
         json_decref(doc);
         return 2;
     }
-    int rc = hm_report_html_write(html, doc);
+    int rc = 0;
+    const char *failed = NULL;
+    if (!markdown || strcmp(markdown, "-")) rc = hm_merge_print(stdout, doc);
+    if (rc == 0 && html && (rc = hm_report_html_write(html, doc)) < 0) failed = html;
+    if (rc == 0 && markdown && (rc = write_markdown(markdown, doc)) < 0) failed = markdown;
     json_decref(doc);
     if (rc < 0) {
-        fprintf(stderr, "hammer: report: cannot write %s: %s\n", html, hm_strerror(rc));
-        return 2;
+        fprintf(stderr, "hammer: report: cannot write %s: %s\n", failed ? failed : "stdout",
+                hm_strerror(rc));
+        return 1;
     }
     return 0;
 }
