@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 # to leave out hammer against a misbehaving server).
 CTEST_EXCLUDE ?=
 
-.PHONY: all deps configure build run check check-asan check-misbehave check-loaded bench format \
+.PHONY: all deps configure build quiet-build run check check-asan check-misbehave check-loaded bench format \
 	format-check check-layers report-screenshots fuzz-build fuzz fuzz-smoke clean
 
 all: build
@@ -25,10 +25,9 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: the default scenario against the embedded bench_app. One
-# line per stage; the build's output goes to a log, shown only on failure;
-# then the summary and where the HTML report is.
-run:
+# The build for `make run` and `make check`: one line per stage, the
+# build's output in a log, shown only on failure.
+quiet-build:
 	@sh scripts/deps.sh
 	@mkdir -p $(BUILD)
 	@echo "[1/3] configure  $(BUILD)/"
@@ -38,14 +37,19 @@ run:
 	@echo "[2/3] build      (log: $(BUILD)/build.log)"
 	@cmake --build $(BUILD) -j $(JOBS) > $(BUILD)/build.log 2>&1 || \
 	  { tail -n 40 $(BUILD)/build.log; echo "build failed; the whole log: $(BUILD)/build.log"; exit 1; }
+
+# The main job: the default scenario against the embedded bench_app; then
+# the summary and where the HTML report is.
+run: quiet-build
 	@echo "[3/3] run        hammer -c 200 -n 5000 scenario spreadsheet"
 	@$(BUILD)/bin/hammer -c 200 -n 5000 --html $(BUILD)/report.html --json $(BUILD)/report.json \
 	  scenario spreadsheet; rc=$$?; \
 	  echo "HTML report: $(BUILD)/report.html  (JSON: $(BUILD)/report.json; docs/reports.md)"; \
 	  exit $$rc
 
-check: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_EXCLUDE)
+check: quiet-build
+	@echo "[3/3] test       ctest in $(BUILD)/"
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_EXCLUDE)
 
 # hammer against a misbehaving server and a faulty bench_app (issue 11;
 # `make check` runs them too).

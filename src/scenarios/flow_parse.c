@@ -656,9 +656,13 @@ int hm_flow_load(const char *path, hm_flow_file **out, char *why, size_t whylen)
     int rc;
     if (!yaml_parser_load(&parser, &doc)) {
         const yaml_mark_t *m = parser.problem ? &parser.problem_mark : &parser.context_mark;
-        snprintf(why, whylen, "%s:%zu:%zu: not valid YAML: %s%s%s", path, m->line + 1,
+        /* libyaml names a tab only as "a character that cannot start any
+         * token"; the file says which character it was. */
+        bool tab = fseek(fp, (long)m->index, SEEK_SET) == 0 && fgetc(fp) == '\t';
+        snprintf(why, whylen, "%s:%zu:%zu: not valid YAML: %s%s%s%s", path, m->line + 1,
                  m->column + 1, parser.problem ? parser.problem : "parse error",
-                 parser.context ? " " : "", parser.context ? parser.context : "");
+                 parser.context ? " " : "", parser.context ? parser.context : "",
+                 tab ? " (a tab: YAML indents with spaces only)" : "");
         rc = -EINVAL;
     } else {
         pctx c = {.path = path, .doc = &doc, .f = f, .why = why, .whylen = whylen};
