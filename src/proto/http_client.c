@@ -386,7 +386,7 @@ again:
             /* A reused connection that closed before answering: the server
              * dropped it; only a request safe to repeat goes again. */
             if (reused && !got_bytes && o->idempotent && !retried && rc != -ETIMEDOUT &&
-                rc != -ECANCELED) {
+                rc != -ECANCELED && rc != -HM_ETLS) { /* a TLS failure is no idle close */
                 retried = true;
                 c->retries++;
                 goto again;
