@@ -483,6 +483,10 @@ void h1_resp_clear_results(hm_http_resp_parser *p)
 static int resp_headers_complete(hm_http_resp_parser *p, llhttp_t *h)
 {
     int st = h->status_code;
+    /* RFC 9110 §15: a status is 100-599; 000 or 999 has no class a client
+     * could act on, so the response is malformed, not a status to count. */
+    if (st < 100 || st > 599)
+        return h1_fail(&p->c_, -HM_EPROTO_HTTP, "a status outside 100-599 (RFC 9110 §15)");
     /* 1xx: no body; skipped at message complete, its headers dropped at the
      * next message begin. */
     if (st / 100 == 1 && st != 101) return 1;
@@ -581,7 +585,7 @@ void hm_http_resp_begin(hm_http_resp_parser *p, bool head_request)
     hm_http_core_ *c = &p->c_;
     if (c->pushed)
         c->pushed = false; /* llhttp saw none of it: nothing to resume or reset */
-    else if (c->state == ST_DONE && p->keep_alive && !p->upgrade &&
+    else if (c->state == ST_DONE && hm_http_resp_reusable(p) &&
              llhttp_get_errno(&c->llh) == HPE_PAUSED)
         llhttp_resume(&c->llh); /* same connection, right after the last message */
     else if (c->state != ST_FRESH)

@@ -209,6 +209,14 @@ void hm_http_resp_set_callbacks(hm_http_resp_parser *p, hm_http_resp_headers_fn 
  * default): bodies pass as they came. Stays until changed. */
 void hm_http_resp_set_decoding(hm_http_resp_parser *p, bool on);
 
+/* After a complete response: the connection may carry the next request.
+ * Not when the server closes it, nor after a 101, which hands it to
+ * another protocol. */
+static inline bool hm_http_resp_reusable(const hm_http_resp_parser *p)
+{
+    return p->keep_alive && !p->upgrade && p->status != 101;
+}
+
 /* Feeds len bytes. Returns HM_HTTP_NEED_MORE (*consumed = len), HM_HTTP_DONE
  * (*consumed = bytes of this response; 1xx responses before it are skipped
  * and counted in, up to HM_HTTP_MAX_INTERIM of them) or a negative error. A feed after a keep-alive

@@ -25,7 +25,10 @@ void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_l
     memset(c, 0, sizeof(*c));
     c->target = t;
     hm_http_resp_init(&c->resp, lim);
-    hm_http_resp_set_decoding(&c->resp, t->accept_encoding != NULL);
+    /* Coded bodies are decoded whether or not the requests offered codings:
+     * without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3),
+     * and a page or stream read raw would fail later for a wrong reason. */
+    hm_http_resp_set_decoding(&c->resp, true);
 }
 
 void hm_http_conn_init_shared(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim,
@@ -383,7 +386,7 @@ again:
             /* A reused connection that closed before answering: the server
              * dropped it; only a request safe to repeat goes again. */
             if (reused && !got_bytes && o->idempotent && !retried && rc != -ETIMEDOUT &&
-                rc != -ECANCELED) {
+                rc != -ECANCELED && rc != -HM_ETLS) { /* a TLS failure is no idle close */
                 retried = true;
                 c->retries++;
                 goto again;
@@ -417,7 +420,7 @@ again:
                 hm_http_conn_close(c);
                 return failed(c, -HM_EPROTO_HTTP, PH_RECEIVE, budget);
             }
-            if (!c->resp.keep_alive) hm_http_conn_close(c);
+            if (!hm_http_resp_reusable(&c->resp)) hm_http_conn_close(c);
             break;
         }
         conn_consumed(c, (size_t)n);
@@ -583,7 +586,7 @@ static void as_data(void *user, hm_sock *s, const char *data, ssize_t n)
             as_fail(c, -HM_EPROTO_HTTP, PH_RECEIVE);
             return;
         }
-        if (as->stream || !c->resp.keep_alive) hm_http_conn_close(c);
+        if (as->stream || !hm_http_resp_reusable(&c->resp)) hm_http_conn_close(c);
         as_finish(c, 0);
         return;
     }

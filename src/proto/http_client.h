@@ -42,8 +42,9 @@ typedef struct hm_http_target {
     bool tls;               /* https: every connection runs a TLS handshake */
     hm_tls_config *tls_cfg; /* set by the caller for https targets */
     /* Accept-Encoding every request to it carries (HM_ACCEPT_ENCODING), or
-     * NULL for none; when set, connections decode what comes back coded
-     * (hm_http_resp_set_decoding). Static or outliving the target. */
+     * NULL for none. Connections decode what comes back coded either way
+     * (a server may code a body for a request that offers nothing). Static
+     * or outliving the target. */
     const char *accept_encoding;
     /* HTTP/2: h2 through ALPN over TLS (tls_cfg must offer it,
      * hm_tls_config_offer_h2), h2c with prior knowledge otherwise. */

@@ -23,6 +23,7 @@ struct hm_tls {
     SSL_SESSION *session; /* last session, for resumption */
     char *server_name;
     bool resumed;
+    bool renegotiation_asked; /* the server sent a HelloRequest (TLS 1.2) */
     hm_tls_fail fail;
     char reason[256];
 };
@@ -45,6 +46,20 @@ static int on_new_session(SSL *ssl, SSL_SESSION *sess)
     return 1; /* we keep the reference */
 }
 
+/* Notes a server's HelloRequest: OpenSSL refuses it (SSL_OP_NO_RENEGOTIATION)
+ * with a warning alert and reads on, so without this the connection would
+ * just stop answering, and a request repeated on a new one would hide it. */
+static void on_tls_message(int write_p, int version, int content_type, const void *buf, size_t len,
+                           SSL *ssl, void *arg)
+{
+    (void)version;
+    (void)arg;
+    hm_tls *t = SSL_get_app_data(ssl);
+    if (t && !write_p && content_type == SSL3_RT_HANDSHAKE && len >= 1 &&
+        *(const unsigned char *)buf == SSL3_MT_HELLO_REQUEST)
+        t->renegotiation_asked = true;
+}
+
 int hm_tls_config_create(hm_tls_config **out, bool insecure, const char *cafile, char *why,
                          size_t whylen)
 {
@@ -54,6 +69,11 @@ int hm_tls_config_create(hm_tls_config **out, bool insecure, const char *cafile,
     cfg->ctx = SSL_CTX_new(TLS_client_method());
     if (!cfg->ctx) goto fail;
     SSL_CTX_set_min_proto_version(cfg->ctx, TLS1_2_VERSION);
+    /* A server's renegotiation is refused (RFC 9113 §9.2.1 forbids it under
+     * HTTP/2; under HTTP/1.1 it would re-run a handshake mid-request) and
+     * reported as a TLS failure of its own. */
+    SSL_CTX_set_options(cfg->ctx, SSL_OP_NO_RENEGOTIATION);
+    SSL_CTX_set_msg_callback(cfg->ctx, on_tls_message);
     /* ALPN: we speak HTTP/1.1 only. */
     static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
     SSL_CTX_set_alpn_protos(cfg->ctx, alpn, sizeof(alpn));
@@ -338,6 +358,7 @@ static int tls_begin(hm_tls *t)
     t->fail = HM_TLS_OK;
     t->reason[0] = 0;
     t->resumed = false;
+    t->renegotiation_asked = false;
     t->ssl = SSL_new(t->cfg->ctx);
     t->in = BIO_new(BIO_s_mem());
     t->out = BIO_new(BIO_s_mem());
@@ -415,10 +436,21 @@ static ssize_t tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t de
         int n = ssl_shallow(t->ssl, SSL_OP_READ, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
         if (n > 0) return n;
         int err = SSL_get_error(t->ssl, n);
-        /* TLS 1.3 tickets and key updates may want to write. */
+        /* TLS 1.3 tickets and key updates may want to write (and a refused
+         * renegotiation its alert). */
         if (!quiet) {
             int fl = flush_out(t, s, deadline);
             if (fl < 0) return fl;
+        }
+        if (t->renegotiation_asked) {
+            /* Nothing more comes on this connection until the handshake
+             * hammer will not run: end it, saying why. */
+            t->fail = HM_TLS_PROTOCOL;
+            snprintf(t->reason, sizeof(t->reason),
+                     "the server asked to renegotiate TLS (a TLS 1.2 HelloRequest); hammer "
+                     "refuses renegotiation");
+            ERR_clear_error();
+            return -HM_ETLS;
         }
         if (err == SSL_ERROR_ZERO_RETURN) return 0;
         if (err == SSL_ERROR_WANT_READ) {

@@ -802,6 +802,34 @@ case("fault_restarted_br", "bench_app killed at 1 s and restarted 0.5 s later (b
      RBR + ["scenario", "counter"], "bench_app", checks=RESTARTED, phases=4, **RESTART_100)
 
 
+# ---- status lines, codings and upgrades a client must not take at face value ---
+
+# RFC 9110 §15: 000 and 999 are no status at all: a protocol error with its
+# reason and the status line, never an unexplained "other".
+for _code in ("000", "999"):
+    case("status_%s_hm" % _code, "every action answers HTTP/1.1 %s" % _code, HM,
+         srv("status-" + _code),
+         checks=[exit_in(1), errors_at_least(1, "protocol"),
+                 reason_for("protocol", r"status outside 100-599"),
+                 json_equals("errors.other", 0), status_absent(int(_code)),
+                 output_matches(r"HTTP/1\.1 %s Odd" % _code)])
+
+# A gzip page for a request that offered no Accept-Encoding: RFC 9110
+# §12.5.3 lets the server code it, so hammer decodes it and runs.
+case("gzip_unoffered_hm", "the page comes gzip though no Accept-Encoding was sent", HM,
+     srv("gzip-unoffered"),
+     checks=[exit_in(0), errors_none, json_at_least("bytes.compressed", 1),
+             output_matches(r"^Compression +")])
+
+# After a 101 the connection speaks another protocol: hammer retires it and
+# sends the next action on a new one, so every action gets its 101 at once
+# (none waits out --timeout on the handed-over connection).
+for _stem, _args, _phases in (("hm", HM, 3), ("br", BR, 4)):
+    case("switching_101_" + _stem, "every action answers 101 Switching Protocols", _args,
+         srv("switching-101"), phases=_phases,
+         checks=[exit_in(1), status_is_all(101), json_equals("errors.timeout", 0)])
+
+
 # ---- running one case ---------------------------------------------------------
 
 

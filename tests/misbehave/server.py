@@ -60,6 +60,11 @@ HTTP_MODES = {
     "sse-silent": "sse",
     "sse-50mb": "sse",
     "sse-no-final-blank": "sse",
+    "status-000": "action",
+    "status-999": "action",
+    "gzip-unoffered": "page",
+    "switching-101": "action",
+    "sse-endless-line": "sse",
 }
 CONN_MODES = {"rst-accept", "never-read", "full-backlog"}
 WHERE = {"page", "action", "sse", "flood", "health", "all"}
@@ -495,6 +500,27 @@ class Server:
             while not self.stopping.is_set():
                 self.send(sock, piece)
             return False
+        if m in ("status-000", "status-999"):
+            # Out of RFC 9110's 100-599: a status no client can act on.
+            self.send(sock, "HTTP/1.1 %s Odd\r\nContent-Length: 2\r\n\r\nno" % m[-3:])
+            return True
+        if m == "gzip-unoffered":
+            # A gzip page sent to a client that offered no Accept-Encoding.
+            import gzip
+            ctx = self.new_context(path, headers)
+            raw = self.page_bytes(ctx)
+            head, _, page = raw.partition(b"\r\n\r\n")
+            packed = gzip.compress(page)
+            head = re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % len(packed), head)
+            self.send(sock, head + b"\r\nContent-Encoding: gzip\r\n\r\n" + packed)
+            return True
+        if m == "switching-101":
+            # A 101 hands the connection to another protocol: nothing after
+            # it is HTTP/1.1, so a client must not send its next request here.
+            self.send(sock, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\n\r\n")
+            self.wait_closed(sock)
+            return False
         if m.startswith("sse-"):
             return self.sse_misbehave(sock, query, headers)
         raise AssertionError("mode %s has no misbehaviour" % m)
@@ -560,6 +586,15 @@ class Server:
             self.send(sock, self.chunk('"}\n\n'))
             self.send(sock, self.chunk(self.signals_event(ctx, value)))
             return self.stream_patches(sock, ctx, seen)
+        if m == "sse-endless-line":
+            # One line that never ends: under the 1 MiB event bound per
+            # piece, fed forever, so no event (and no patch) ever comes.
+            self.send(sock, self.chunk("data: "))
+            piece = self.chunk(b"z" * 4096)
+            while not self.stopping.is_set():
+                self.send(sock, piece)
+                time.sleep(0.001)
+            return False
         if m == "sse-no-final-blank":
             ev = self.signals_event(ctx, value)[:-1]  # one "\n" short of an event
             self.send(sock, self.chunk(ev) + b"0\r\n\r\n")
