@@ -229,6 +229,63 @@ static void values_reach_the_server(void)
            "the server\n");
 }
 
+/* changed_by after an action that sets the signal compares with the value
+ * sent: bench_app's counter builds on it (100 -> 101), so changed_by 1
+ * holds on every click, the first (last seen 0) and the later ones (last
+ * seen 101). A wait that times out says what it saw. */
+static void changed_by_after_override(void)
+{
+    const char *f = put("override.yaml", "steps:\n"
+                                         "  - page: /bench/counter\n"
+                                         "  - sse: open\n"
+                                         "  - repeat: forever\n"
+                                         "    steps:\n"
+                                         "      - action: increment\n"
+                                         "        signals: {count: 100}\n"
+                                         "      - wait: {signal: count, changed_by: 1}\n"
+                                         "        name: from the value sent\n");
+    proc p;
+    int rc = hm(&p, 60, "--mode", "browser", "-c", "3", "-n", "30", "flow", f, NULL);
+    ASSERT_EQ(rc, 0);
+    json_t *j = load_json(json_path);
+    ASSERT_EQ(json_int_at(j, "actions.ok"), 30);
+    ASSERT_EQ(count(j, "from the value sent"), 30);
+    ASSERT_EQ(json_int_at(row(j, "steps", "from the value sent"), "failed"), 0);
+    json_decref(j);
+
+    /* changed_by 2 cannot hold (the server adds 1): the message names the
+     * value sent, the value seen and the one expected, and what came. The
+     * wait's timeout is short: it times out on every click by design. */
+    f = put("wrong.yaml", "steps:\n"
+                          "  - page: /bench/counter\n"
+                          "  - sse: open\n"
+                          "  - action: increment\n"
+                          "    signals: {count: 100}\n"
+                          "  - wait: {signal: count, changed_by: 2, timeout: 300ms}\n"
+                          "  - action: increment\n"
+                          "  - wait: {elements: nowhere, timeout: 300ms}\n");
+    ASSERT_EQ(hm(&p, 60, "--mode", "browser", "-c", "1", "-n", "2", "flow", f, NULL), 1);
+    j = load_json(json_path);
+    json_t *w = row(j, "steps", "wait count changed_by 2");
+    ASSERT_EQ(json_int_at(w, "failed"), 1);
+    const char *why = json_string_value(json_object_get(w, "first_failure"));
+    ASSERT(why);
+    printf("changed_by 2: %s\n", why);
+    ASSERT(strstr(why, "no matching patch within 0.300 s (1 patch since the action, 1 carrying "
+                       "count): count was 100 when the last action was sent, is 101 (expected "
+                       "changed_by 2: 102)"));
+    w = row(j, "steps", "wait elements nowhere");
+    why = json_string_value(json_object_get(w, "first_failure"));
+    ASSERT(why);
+    printf("elements: %s\n", why);
+    ASSERT(strstr(why, "no matching patch within 0.300 s (1 patch since the action, 0 with "
+                       "elements): none held \"nowhere\""));
+    ASSERT(strstr(p.out, "count was 100 when the last action was sent, is 101"));
+    json_decref(j);
+    printf("changed_by compares with the value the action sent; a timed-out wait says what "
+           "it saw\n");
+}
+
 /* weight: 3 and weight: 1 pick the flows 3:1; a repeat runs N times. */
 static void weights_and_repeats(void)
 {
@@ -309,6 +366,7 @@ int main(int argc, char **argv)
     missing_action();
     failed_expectation();
     values_reach_the_server();
+    changed_by_after_override();
     weights_and_repeats();
     think_paces();
     char cmd[300];

@@ -114,7 +114,7 @@ static void values(void)
     free(s);
     /* The body's own fields go under the page's ids. */
     char why[200];
-    char *body = hm_flow_action_fields(&x, a, sig, why, sizeof(why));
+    char *body = hm_flow_action_fields(&x, a, sig, NULL, why, sizeof(why));
     ASSERT(body);
     json_t *b = json_loads(body, 0, NULL);
     ASSERT_EQ(json_integer_value(json_object_get(b, "count__bench_counter__3f2a9c")), 7);
@@ -123,6 +123,21 @@ static void values(void)
     ASSERT_EQ(json_integer_value(json_object_get(b, "focusRow__bench_counter__3f2a9c")), 0);
     ASSERT_EQ(json_integer_value(json_object_get(b, "seen")), 2);
     json_decref(b);
+    hm_free(body);
+    /* What changed_by compares with: the signals as sent, the step's values
+     * over the last-seen ones, under the same ids. */
+    json_t *sent = NULL;
+    body = hm_flow_action_fields(&x, a, sig, &sent, why, sizeof(why));
+    ASSERT(body && sent);
+    ASSERT_EQ(json_integer_value(json_object_get(sent, "count__bench_counter__3f2a9c")), 7);
+    ASSERT_EQ(json_integer_value(json_object_get(sent, "focusRow__bench_counter__3f2a9c")), 2);
+    ASSERT_EQ(json_integer_value(json_object_get(sent, "seen")), 2);
+    ASSERT_EQ(json_integer_value(json_object_get(sig, "count__bench_counter__3f2a9c")), 5);
+    b = json_loads(body, 0, NULL); /* a random value: the one drawn for the body */
+    ASSERT_EQ(json_integer_value(json_object_get(sent, "dice")),
+              json_integer_value(json_object_get(b, "dice")));
+    json_decref(b);
+    json_decref(sent);
     hm_free(body);
 
     /* The second instance takes the next row. */
@@ -190,7 +205,8 @@ static void conditions(void)
     json_decref(x.at_send);
     x.at_send = json_loads("{\"count__x__ab\":3}", 0, NULL);
     ASSERT(!holds(&x, &e[7].cond, sig, 0, why));
-    ASSERT_STREQ(why, "count went from 3 to 10 (expected changed_by 1)");
+    ASSERT_STREQ(why,
+                 "count was 3 when the last action was sent, is 10 (expected changed_by 1: 4)");
     ASSERT(holds(&x, &e[8].cond, sig, 0, why));
     ASSERT(holds(&x, &e[9].cond, sig, 0, why));
     ASSERT(!holds(&x, &e[9].cond, "{}", 0, why));

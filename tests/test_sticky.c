@@ -1,8 +1,11 @@
-/* The sticky scenario against bench_app's dispatch modes, and through real
- * load balancers (Caddy with lb_policy cookie, HAProxy with cookie insert)
- * in front of `bench_app --processes 4`.
- * argv: HAMMER BENCH_APP [PART], PART one of
- *   dispatch  the dispatch modes and the embedded bench_app (never skips);
+/* The sticky scenario against bench_app's dispatch modes (and the summary's
+ * diagnosis of each), a php-via-like server that sends no X-Via-Worker,
+ * and through real load balancers (Caddy with lb_policy cookie, HAProxy
+ * with cookie insert) in front of `bench_app --processes 4`, each started
+ * with the config docs/sticky-routing.md gives, taken from the page.
+ * argv: HAMMER BENCH_APP STICKY_ROUTING.MD MISBEHAVE_SERVER.PY [PART], PART one of
+ *   dispatch  the dispatch modes, the embedded bench_app and a server
+ *             without X-Via-Worker (never skips);
  *   caddy     through Caddy: skipped (77) when caddy is not installed;
  *   haproxy   through HAProxy: skipped likewise;
  * no PART: all three; it passes when the dispatch part passes and every
@@ -16,7 +19,8 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-static const char *hammer, *bench_app;
+static const char *hammer, *bench_app, *doc_path, *misbehave_server;
+static proc run_out; /* the last sticky run: its output */
 static char json_path[256], tmpdir[256];
 
 static double variant_pct(json_t *j, const char *variant)
@@ -72,11 +76,41 @@ static json_t *sticky(int *exit_code, const char *url, bool no_cookies, const ch
     argv[n++] = "scenario";
     argv[n++] = "sticky";
     argv[n] = NULL;
-    proc p;
     unlink(json_path);
-    *exit_code = proc_run(&p, argv, 180);
-    printf("%s", strstr(p.out, "variant ") ? strstr(p.out, "variant ") : p.out);
+    *exit_code = proc_run(&run_out, argv, 180);
+    const char *table = strstr(run_out.out, "variant ");
+    printf("%s", table ? table : run_out.out);
     return load_json(json_path);
+}
+
+/* sticky.diagnosis of the run's JSON: the sentence, or NULL when null. */
+static const char *diagnosis(json_t *j)
+{
+    json_t *st = json_object_get(j, "sticky");
+    if (!json_is_object(st)) HM_FAIL_("no sticky object in the JSON");
+    json_t *d = json_object_get(st, "diagnosis");
+    if (!json_is_string(d) && !json_is_null(d)) HM_FAIL_("sticky.diagnosis is no string or null");
+    return json_string_value(d);
+}
+
+/* The run's summary has the diagnosis on its own line. */
+static void summary_has_diagnosis(const char *diag)
+{
+    char line[512];
+    snprintf(line, sizeof(line), "\nDiagnosis         %s\n", diag);
+    ASSERT(strstr(run_out.out, line));
+}
+
+/* What the per-worker pattern says when the cookie variant shows it. */
+static void cookie_variant_diagnosed(json_t *j)
+{
+    const char *d = diagnosis(j);
+    ASSERT(d);
+    ASSERT(strstr(d, "each worker keeps its own contexts: requests of one session reached other "
+                     "workers (400 Invalid context"));
+    ASSERT(strstr(d, "route by the session cookie, with a cookie-sticky balancer in front of "
+                     "single-worker processes (docs/sticky-routing.md)"));
+    summary_has_diagnosis(d);
 }
 
 /* Starts bench_app on `port` (with extra options) and waits until
@@ -133,6 +167,9 @@ static void dispatch_modes(void)
               atoll(vus));
     json_t *ck = json_object_get(json_object_get(j, "variants"), "cookie");
     ASSERT_EQ(json_integer_value(json_object_get(ck, "sse_ok")), live);
+    cookie_variant_diagnosed(j);
+    ASSERT(strstr(diagnosis(j), "SSE reload scripts"));
+    ASSERT(!strstr(run_out.out, "no X-Via-Worker header")); /* bench_app sends it */
     json_decref(j);
     stop(&app);
     printf("dispatch stream: legacy and cookie both fail, as php-via's mode 7 does; SSE probe "
@@ -149,6 +186,14 @@ static void dispatch_modes(void)
     ASSERT_LT(variant_pct(j, "legacy"), 60);
     ASSERT_EQ(sse_outcome(j, "live"), atoll(vus)); /* every probe reached the owner */
     ASSERT_EQ(sse_outcome(j, "reload_script"), 0);
+    /* The cookie variant passed; the diagnosis explains the others. */
+    const char *d = diagnosis(j);
+    ASSERT(d);
+    ASSERT(strstr(d, "each worker keeps its own contexts: the legacy and keepalive variants' "
+                     "requests reached workers without their context; the cookie variant, "
+                     "routed by its session cookie, reached the owner every time "
+                     "(docs/sticky-routing.md)"));
+    summary_has_diagnosis(d);
     json_decref(j);
     stop(&app);
     printf("dispatch session: cookie 100%%, legacy fails; every SSE probe a live stream\n");
@@ -160,6 +205,7 @@ static void dispatch_modes(void)
     j = sticky(&rc, url, false, NULL, NULL);
     ASSERT_DBL_NEAR(variant_pct(j, "keepalive"), 100.0, 1e-9);
     ASSERT_LT(variant_pct(j, "legacy"), 60);
+    cookie_variant_diagnosed(j);
     json_decref(j);
     stop(&app);
     printf("dispatch fd: actions on the page's connection 100%%, a connection per action fails\n");
@@ -175,43 +221,129 @@ static void dispatch_modes(void)
     printf("embedded: cookie 100%%, legacy <= 40%%\n");
 }
 
-/* Runs the balancer part for name ("caddy" or "haproxy"). Returns NULL
- * when it ran (and passed), else why it was skipped. */
+/* A php-via-like server with one process sends no X-Via-Worker: the
+ * per-worker column says why it is empty, and with nothing failing there
+ * is no diagnosis. */
+static void without_worker_header(void)
+{
+    char *argv[] = {"/usr/bin/python3", (char *)misbehave_server, "--mode", "good", NULL};
+    proc srv;
+    proc_start(&srv, argv);
+    track(srv.pid);
+    if (!proc_wait_output(&srv, "\n")) HM_FAIL_("the misbehave server did not start:\n%s", srv.out);
+    int port = atoi(srv.out);
+    ASSERT_GT(port, 0);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    const char *saved = vus;
+    vus = "8"; /* a Python server: a small run */
+    int rc;
+    json_t *j = sticky(&rc, url, false, NULL, NULL);
+    vus = saved;
+    ASSERT_EQ(rc, 0);
+    ASSERT(diagnosis(j) == NULL);
+    ASSERT(!strstr(run_out.out, "Diagnosis"));
+    static const char *const names[] = {"legacy", "cookie", "keepalive"};
+    for (size_t i = 0; i < HM_ARRAY_LEN(names); i++) {
+        ASSERT_EQ(variant_workers(j, names[i]), 0);
+        char head[32];
+        snprintf(head, sizeof(head), "\n%s ", names[i]); /* the variant's row */
+        const char *row = strstr(run_out.out, head);
+        ASSERT(row);
+        row++;
+        const char *eol = strchr(row, '\n');
+        ASSERT(eol);
+        char line[512];
+        snprintf(line, sizeof(line), "%.*s", (int)(eol - row), row);
+        ASSERT(strstr(line, "  - (no X-Via-Worker header: php-via sends none; bench_app does)"));
+    }
+    json_decref(j);
+    kill(srv.pid, SIGTERM);
+    proc_wait(&srv, 20);
+    untrack(srv.pid);
+    printf("no X-Via-Worker: the per-worker column says why it is empty; no diagnosis\n");
+}
+
+/* The doc's ports: the balancer's, then the four servers'. */
+static const char *const doc_ports[] = {"127.0.0.1:8080", "127.0.0.1:3001", "127.0.0.1:3002",
+                                        "127.0.0.1:3003", "127.0.0.1:3004"};
+
+/* The one fenced block of docs/sticky-routing.md whose info string is
+ * `info`, as the page has it, with each of the doc's ports replaced by
+ * ports[i] (the balancer's, then base..base+3). Fails when the block is
+ * missing or repeated, or a doc port is not in it. malloc'd. */
+static char *doc_config(const char *info, const int ports[5])
+{
+    char *doc = slurp(doc_path);
+    if (!doc) HM_FAIL_("cannot read %s", doc_path);
+    char fence[64];
+    snprintf(fence, sizeof(fence), "\n```%s\n", info);
+    char *start = strstr(doc, fence);
+    if (!start) HM_FAIL_("%s has no ```%s block (a complete config)", doc_path, info);
+    if (strstr(start + 1, fence)) HM_FAIL_("%s has more than one ```%s block", doc_path, info);
+    start += strlen(fence);
+    char *end = strstr(start, "\n```\n");
+    if (!end) HM_FAIL_("the ```%s block of %s does not end", info, doc_path);
+    end[1] = 0;
+    /* A port of up to 5 digits replaces one of 4: twice the size is room. */
+    size_t cap = strlen(start) * 2 + 1, n = 0;
+    char *out = malloc(cap);
+    ASSERT(out);
+    int used[5] = {0};
+    for (const char *p = start; *p;) {
+        size_t i = 0;
+        while (i < HM_ARRAY_LEN(doc_ports) && strncmp(p, doc_ports[i], strlen(doc_ports[i])))
+            i++;
+        if (i < HM_ARRAY_LEN(doc_ports)) {
+            n += (size_t)snprintf(out + n, cap - n, "127.0.0.1:%d", ports[i]);
+            p += strlen(doc_ports[i]);
+            used[i]++;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n] = 0;
+    for (size_t i = 0; i < HM_ARRAY_LEN(doc_ports); i++)
+        if (!used[i])
+            HM_FAIL_("the ```%s block of %s does not use %s (the test maps the doc's ports "
+                     "8080 and 3001..3004 to free ones)",
+                     info, doc_path, doc_ports[i]);
+    free(doc);
+    return out;
+}
+
+/* Runs the balancer part for name ("caddy" or "haproxy") with the config
+ * docs/sticky-routing.md gives for it. Returns NULL when it ran (and
+ * passed), else why it was skipped. */
 static const char *through_balancer(const char *name)
 {
     char exe[256];
     if (!find_tool(name, exe, sizeof(exe)))
         return "not installed (no such command on PATH; scripts/deps.sh installs it when it can)";
     int base = free_port_run(4), lb = free_port();
+    int ports[5] = {lb, base, base + 1, base + 2, base + 3};
     proc app, bal;
     const char *procs[] = {"--processes", "4", NULL};
     start_app_ready(base, base + 3, procs, &app); /* ready when the last process listens */
     char conf[512];
-    if (!strcmp(name, "caddy")) {
-        snprintf(conf, sizeof(conf), "%s/Caddyfile", tmpdir);
-        write_file(conf,
-                   "{\n  admin off\n  auto_https off\n}\n"
-                   "http://127.0.0.1:%d {\n  reverse_proxy 127.0.0.1:%d 127.0.0.1:%d "
-                   "127.0.0.1:%d 127.0.0.1:%d {\n    lb_policy cookie via_lb\n"
-                   "    flush_interval -1\n  }\n}\n",
-                   lb, base, base + 1, base + 2, base + 3);
+    bool caddy = !strcmp(name, "caddy");
+    char *text = doc_config(caddy ? "caddyfile" : "haproxy", ports);
+    snprintf(conf, sizeof(conf), "%s/%s", tmpdir, caddy ? "Caddyfile" : "haproxy.cfg");
+    write_file(conf, "%s", text);
+    printf("%s config from %s:\n%s", name, doc_path, text);
+    free(text);
+    if (caddy) {
+        /* Caddy's data and config folders in the test's own: nothing of
+         * the user's is read or written. */
+        setenv("XDG_DATA_HOME", tmpdir, 1);
+        setenv("XDG_CONFIG_HOME", tmpdir, 1);
         char *argv[] = {exe, "run", "--config", conf, "--adapter", "caddyfile", NULL};
         proc_start(&bal, argv);
-        track(bal.pid);
     } else {
-        snprintf(conf, sizeof(conf), "%s/haproxy.cfg", tmpdir);
-        write_file(conf,
-                   "global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 5s\n"
-                   "  timeout client 60s\n  timeout server 60s\n"
-                   "frontend fe\n  bind 127.0.0.1:%d\n  default_backend be\n"
-                   "backend be\n  balance roundrobin\n  cookie SRV insert indirect nocache\n"
-                   "  server w0 127.0.0.1:%d cookie w0\n  server w1 127.0.0.1:%d cookie w1\n"
-                   "  server w2 127.0.0.1:%d cookie w2\n  server w3 127.0.0.1:%d cookie w3\n",
-                   lb, base, base + 1, base + 2, base + 3);
         char *argv[] = {exe, "-db", "-f", conf, NULL};
         proc_start(&bal, argv);
-        track(bal.pid);
     }
+    track(bal.pid);
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", lb);
     if (!wait_port(lb, bal.pid)) HM_FAIL_("%s exited before it listened:\n%s", name, bal.out);
@@ -220,11 +352,14 @@ static const char *through_balancer(const char *name)
     ASSERT_EQ(rc, 0);
     ASSERT_DBL_NEAR(variant_pct(j, "cookie"), 100.0, 1e-9);
     ASSERT_EQ(variant_workers(j, "cookie"), 4); /* the VUs spread over all four */
+    /* Even legacy's cookie-less page load gets the balancer's cookie. */
+    ASSERT(diagnosis(j) == NULL);
     json_decref(j);
     j = sticky(&rc, url, true, NULL, NULL);
     ASSERT_EQ(rc, 1);
     double pct = variant_pct(j, "cookie");
     ASSERT_LT(pct, 60);
+    cookie_variant_diagnosed(j); /* a balancer that does not stick, said in words */
     json_decref(j);
     printf("%s: sticky cookie honoured 100%%; cookies ignored %.1f%%\n", name, pct);
     /* Servers first: a balancer waits for the SSE streams it proxies. */
@@ -245,10 +380,15 @@ static void cleanup(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) HM_FAIL_("usage: %s HAMMER BENCH_APP [dispatch|caddy|haproxy]", argv[0]);
+    if (argc < 5)
+        HM_FAIL_("usage: %s HAMMER BENCH_APP STICKY_ROUTING.MD MISBEHAVE_SERVER.PY "
+                 "[dispatch|caddy|haproxy]",
+                 argv[0]);
     hammer = argv[1];
     bench_app = argv[2];
-    const char *part = argc > 3 ? argv[3] : NULL;
+    doc_path = argv[3];
+    misbehave_server = argv[4];
+    const char *part = argc > 5 ? argv[5] : NULL;
     static const char *const balancers[] = {"caddy", "haproxy"};
     bool known = !part || !strcmp(part, "dispatch");
     for (size_t i = 0; i < HM_ARRAY_LEN(balancers); i++)
@@ -263,7 +403,8 @@ int main(int argc, char **argv)
 
     if (!part || !strcmp(part, "dispatch")) {
         dispatch_modes();
-        printf("ran: dispatch modes and the embedded bench_app: ok\n");
+        without_worker_header();
+        printf("ran: dispatch modes, the embedded bench_app, no X-Via-Worker: ok\n");
     }
     int ran = 0, skipped = 0;
     for (size_t i = 0; i < HM_ARRAY_LEN(balancers); i++) {

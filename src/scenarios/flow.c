@@ -187,9 +187,10 @@ json_t *hm_flow_eval(hm_flow_exec *x, const hm_flow_value *v, char *why, size_t 
     return NULL;
 }
 
-char *hm_flow_action_fields(hm_flow_exec *x, const hm_flow_step *s, json_t *signals, char *why,
-                            size_t whylen)
+char *hm_flow_action_fields(hm_flow_exec *x, const hm_flow_step *s, json_t *signals,
+                            json_t **as_sent, char *why, size_t whylen)
 {
+    if (as_sent) *as_sent = NULL;
     json_t *o = json_object();
     for (int i = 0; i < s->n_fields; i++) {
         json_t *v = hm_flow_eval(x, &s->fields[i].value, why, whylen);
@@ -200,6 +201,11 @@ char *hm_flow_action_fields(hm_flow_exec *x, const hm_flow_step *s, json_t *sign
         /* Sent under the id php-via gave the signal, as Datastar does. */
         const char *key = hm_flow_signal_key(signals, s->fields[i].name);
         json_object_set_new(o, key ? key : s->fields[i].name, v);
+    }
+    /* The values drawn here are the ones sent: a {random: …} is drawn once. */
+    if (as_sent) {
+        *as_sent = json_is_object(signals) ? json_deep_copy(signals) : json_object();
+        json_object_update(*as_sent, o);
     }
     char *js = json_dumps(o, JSON_COMPACT);
     json_decref(o);
@@ -282,9 +288,11 @@ bool hm_flow_cond_holds(hm_flow_exec *x, const hm_flow_cond *c, json_t *signals,
         held = h - json_number_value(before) == w;
         if (!held) {
             char bb[80];
-            snprintf(why, whylen, "%s went from %s to %s (expected changed_by %s)", c->signal,
-                     brief(before, bb, sizeof(bb)), brief(have, hb, sizeof(hb)),
-                     brief(want, wb, sizeof(wb)));
+            snprintf(why, whylen,
+                     "%s was %s when the last action was sent, is %s (expected changed_by %s: "
+                     "%.15g)",
+                     c->signal, brief(before, bb, sizeof(bb)), brief(have, hb, sizeof(hb)),
+                     brief(want, wb, sizeof(wb)), json_number_value(before) + w);
             json_decref(want);
             return false;
         }

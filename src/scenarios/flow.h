@@ -188,7 +188,8 @@ struct hm_flow_exec {
     hm_steps *stats; /* this thread's rows and checks */
     int last_status; /* of the last page, action or get; 0 none, < 0 an error */
     json_t *signals; /* the last-seen signals (borrowed), or NULL */
-    json_t *at_send; /* the signals when the last action was sent (owned), or NULL */
+    json_t *at_send; /* the signals the last action sent, the step's values included
+                      * (owned), or NULL */
     /* A leaf step (not REPEAT); returns HM_FLOW_NEXT/END/STOP. */
     int (*leaf)(hm_flow_exec *x, const hm_flow_step *s);
     /* May another pass of a repeat that lasts until the budget ends start? */
@@ -218,9 +219,11 @@ char *hm_flow_expand(hm_flow_exec *x, const char *tpl);
 const char *hm_flow_signal_key(json_t *signals, const char *name);
 /* The action body's extra fields: the step's signals under their wire ids
  * in signals (when seen there) as a JSON object string (hm_alloc'd), or
- * NULL with why. */
-char *hm_flow_action_fields(hm_flow_exec *x, const hm_flow_step *s, json_t *signals, char *why,
-                            size_t whylen);
+ * NULL with why. as_sent (optional): a new object the caller owns, the
+ * signals as the server receives them (signals with the step's values
+ * over them), what changed_by compares with; NULL when the fields fail. */
+char *hm_flow_action_fields(hm_flow_exec *x, const hm_flow_step *s, json_t *signals,
+                            json_t **as_sent, char *why, size_t whylen);
 /* Does the condition hold on these signals (status for expect status)?
  * When not, why says what was seen. */
 bool hm_flow_cond_holds(hm_flow_exec *x, const hm_flow_cond *c, json_t *signals, int status,

@@ -28,7 +28,10 @@ typedef struct bvu {
     int64_t action_ns;   /* when the last action on this page was sent, 0 none */
     int64_t since_ns;    /* when matching waits started (action, or stream open) */
     int64_t *matched_ns; /* per wait of the file: its first match since then, 0 none */
-    bool patch_timed;    /* the last action's action -> patch latency is recorded */
+    /* Since since_ns, for a wait's failure message: the patches seen, and
+     * per wait of the file those that carried its signal (or elements). */
+    uint32_t patches, *carried;
+    bool patch_timed; /* the last action's action -> patch latency is recorded */
 } bvu;
 
 static int64_t timeout_of(const bvu *b, const hm_flow_step *s)
@@ -54,8 +57,21 @@ static void status_why(int status, char *why, size_t len)
 /* Forgets what waits matched: only events after now count. */
 static void rearm(bvu *b)
 {
-    memset(b->matched_ns, 0, sizeof(int64_t) * (size_t)(b->fb->f->n_waits ? b->fb->f->n_waits : 1));
+    size_t n = (size_t)(b->fb->f->n_waits ? b->fb->f->n_waits : 1);
+    memset(b->matched_ns, 0, sizeof(int64_t) * n);
+    memset(b->carried, 0, sizeof(uint32_t) * n);
+    b->patches = 0;
     b->since_ns = hm_now_ns();
+}
+
+/* Does this event carry what wait w looks at (its signal, or elements)? */
+static bool event_carries(const hm_flow_step *w, const hm_datastar_event *ev)
+{
+    if (w->cond.elements) return ev->kind == HM_DATASTAR_PATCH_ELEMENTS;
+    if (w->cond.signal)
+        return ev->kind == HM_DATASTAR_PATCH_SIGNALS &&
+               hm_flow_signal_key(ev->signals, w->cond.signal);
+    return false;
 }
 
 /* Does this event satisfy wait w? */
@@ -83,11 +99,15 @@ static void on_event(hammer_vu *v, const hm_watch *w, void *user)
     const hm_flow_file *f = b->fb->f;
     int64_t now = hm_now_ns();
     bool any = false;
-    for (int i = 0; i < f->n_waits; i++)
+    if (w->ev.kind == HM_DATASTAR_PATCH_SIGNALS || w->ev.kind == HM_DATASTAR_PATCH_ELEMENTS)
+        b->patches++;
+    for (int i = 0; i < f->n_waits; i++) {
+        if (event_carries(f->waits[i], &w->ev)) b->carried[i]++;
         if (!b->matched_ns[i] && event_matches(b, f->waits[i], w)) {
             b->matched_ns[i] = now;
             any = true;
         }
+    }
     if (any) hm_vu_wake(v);
 }
 
@@ -171,10 +191,13 @@ typedef struct click_job {
 static void make_click(void *arg)
 {
     click_job *j = arg;
-    j->fields = hm_flow_action_fields(&j->b->x, j->s, j->signals, j->why, sizeof(j->why));
+    json_t *sent = NULL;
+    j->fields = hm_flow_action_fields(&j->b->x, j->s, j->signals, &sent, j->why, sizeof(j->why));
     if (!j->fields) return;
+    /* changed_by compares with what this click sent, a value the step set
+     * included (the server builds on that, not on the last-seen value). */
     json_decref(j->b->x.at_send);
-    j->b->x.at_send = json_deep_copy(j->signals);
+    j->b->x.at_send = sent;
 }
 
 static __attribute__((noinline)) int run_action(bvu *b, const hm_flow_step *s)
@@ -212,6 +235,43 @@ static __attribute__((noinline)) int run_action(bvu *b, const hm_flow_step *s)
     return recover(b);
 }
 
+/* Why a wait timed out, with what it saw: the patches since the action
+ * (or the stream's opening), how many carried what it looks for, and for
+ * a signal the expected value beside the last seen (and, for changed_by,
+ * the value the action sent). Made on the loop's stack (jansson's dumps
+ * and printf go deeper than a VU's one page). */
+typedef struct wait_job {
+    bvu *b;
+    const hm_flow_step *s;
+    double secs;
+    char why[300];
+} wait_job;
+
+static void wait_why(void *arg)
+{
+    wait_job *j = arg;
+    bvu *b = j->b;
+    const hm_flow_cond *c = &j->s->cond;
+    uint32_t carried = b->carried[j->s->wait];
+    char *why = j->why;
+    size_t len = sizeof(j->why);
+    int n = snprintf(why, len, "no matching patch within %.3f s (%u patch%s since %s", j->secs,
+                     b->patches, b->patches == 1 ? "" : "es",
+                     b->action_ns ? "the action" : "the stream opened");
+    if (n < 0 || (size_t)n >= len) return;
+    if (c->elements) {
+        snprintf(why + n, len - (size_t)n, ", %u with elements): none held \"%.40s\"", carried,
+                 c->elements);
+    } else if (c->signal) {
+        char seen[200] = "";
+        bool holds = hm_flow_cond_holds(&b->x, c, hm_vu_signals(b->v), 0, seen, sizeof(seen));
+        snprintf(why + n, len - (size_t)n, ", %u carrying %s): %s", carried, c->signal,
+                 holds ? "the last-seen value matches, but no patch after it did" : seen);
+    } else {
+        snprintf(why + n, len - (size_t)n, ")");
+    }
+}
+
 static __attribute__((noinline)) int run_wait(bvu *b, const hm_flow_step *s)
 {
     int64_t t0 = hm_now_ns(), deadline = t0 + timeout_of(b, s);
@@ -226,10 +286,9 @@ static __attribute__((noinline)) int run_wait(bvu *b, const hm_flow_step *s)
         int rc = hm_vu_wait(b->v, deadline);
         if (rc == -ECANCELED) return HM_FLOW_STOP;
         if (rc == -ETIMEDOUT && !*m) {
-            char why[300];
-            snprintf(why, sizeof(why), "no matching patch within %.3f s",
-                     (double)(deadline - t0) / 1e9);
-            record(b, s, t0, why);
+            wait_job j = {.b = b, .s = s, .secs = (double)(deadline - t0) / 1e9};
+            hm_call_on_loop_stack(wait_why, &j);
+            record(b, s, t0, j.why);
             return HM_FLOW_NEXT;
         }
     }
@@ -313,7 +372,12 @@ static int flow_vu_body(hammer_vu *v, void *state)
     const hm_flow_file *f = fb->f;
     bvu b = {.v = v, .fb = fb, .o = hm_vu_options(v)};
     b.matched_ns = hm_calloc((size_t)(f->n_waits ? f->n_waits : 1), sizeof(int64_t));
-    if (!b.matched_ns) return -ENOMEM;
+    b.carried = hm_calloc((size_t)(f->n_waits ? f->n_waits : 1), sizeof(uint32_t));
+    if (!b.matched_ns || !b.carried) {
+        hm_free(b.matched_ns);
+        hm_free(b.carried);
+        return -ENOMEM;
+    }
     b.x.rng = (unsigned)(hammer_vu_id(v) + 1) * 2654435761u;
     b.x.stats = fb->stats[hm_vu_thread(v)];
     b.x.leaf = leaf;
@@ -333,6 +397,7 @@ static int flow_vu_body(hammer_vu *v, void *state)
     hm_vu_on_event(v, NULL, NULL);
     hm_flow_exec_end(&b.x);
     hm_free(b.matched_ns);
+    hm_free(b.carried);
     return 0;
 }
 

@@ -377,7 +377,7 @@ static int send_action(sender *sd, const hm_flow_step *s)
     int64_t seq = atomic_fetch_add(&run->next_seq, 1);
     int64_t t_go = atomic_load(&run->t_go);
     if (stopping(run) || !hm_budget_allows(o, seq, t_go)) return HM_FLOW_STOP;
-    char *fields = hm_flow_action_fields(&sd->x, s, in->seen, why, sizeof(why));
+    char *fields = hm_flow_action_fields(&sd->x, s, in->seen, NULL, why, sizeof(why));
     if (!fields) {
         record(sd->x.stats, s, hm_now_ns(), why);
         return HM_FLOW_NEXT;

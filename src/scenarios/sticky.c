@@ -244,6 +244,77 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     }
 }
 
+/* What a variant's requests showed of the per-worker failure: answers
+ * from a worker that does not hold the context (400 Invalid context, 403
+ * when the session check runs first, the SSE reload script or its empty
+ * repeat, another stream's bytes where a response should start), named in
+ * words into signs (", "-separated). Returns how many kinds showed. */
+static int wrong_worker_signs(const hm_variant_result *v, char *signs, size_t len)
+{
+    const struct {
+        uint64_t n;
+        const char *what;
+    } kinds[] = {
+        {v->stats.by_status[400] + v->sse_outcome[HM_SSE_OUTCOME_400], "400 Invalid context"},
+        {v->stats.by_status[403] + v->sse_outcome[HM_SSE_OUTCOME_403], "403"},
+        {v->sse_outcome[HM_SSE_OUTCOME_RELOAD], "SSE reload scripts"},
+        {v->sse_outcome[HM_SSE_OUTCOME_EMPTY], "empty SSE 200s"},
+        {v->stats.by_fail[HM_FAIL_PROTOCOL], "bytes of another stream"},
+    };
+    int found = 0;
+    size_t n = 0;
+    signs[0] = 0;
+    for (size_t i = 0; i < HM_ARRAY_LEN(kinds); i++)
+        if (kinds[i].n && n < len)
+            n += (size_t)snprintf(signs + n, len - n, "%s%s", found++ ? ", " : "", kinds[i].what);
+    return found;
+}
+
+/* Did some of the variant's requests reach the worker holding their
+ * context (so the others missed it by worker, not by a broken app)? */
+static bool reached_owner(const hm_variant_result *v)
+{
+    int workers = 0;
+    for (int w = 0; w < HM_MAX_WORKERS; w++)
+        workers += v->workers[w] > 0;
+    return v->stats.ok > 0 || v->sse_outcome[HM_SSE_OUTCOME_LIVE] > 0 || workers > 1;
+}
+
+/* The per-worker pattern in one sentence with its fix: the verdict's
+ * variant (cookie) showing it, or only the others (the cookie variant then
+ * shows the fix working). */
+static void diagnose(hm_results *r)
+{
+    r->variants_diagnosis[0] = 0;
+    if (r->n_variants <= V_COOKIE) return;
+    char signs[100], missed[64] = "";
+    const hm_variant_result *ck = &r->variants[V_COOKIE];
+    if (ck->stats.failed || ck->sse_failed) {
+        if (!wrong_worker_signs(ck, signs, sizeof(signs)) || !reached_owner(ck)) return;
+        snprintf(r->variants_diagnosis, sizeof(r->variants_diagnosis),
+                 "each worker keeps its own contexts: requests of one session reached other "
+                 "workers (%s); route by the session cookie, with a cookie-sticky balancer in "
+                 "front of single-worker processes (docs/sticky-routing.md)",
+                 signs);
+        return;
+    }
+    size_t n = 0;
+    int k = 0;
+    for (int i = 0; i < r->n_variants; i++) {
+        const hm_variant_result *v = &r->variants[i];
+        if (i == V_COOKIE || !v->stats.failed || !reached_owner(v) ||
+            !wrong_worker_signs(v, signs, sizeof(signs)))
+            continue;
+        n += (size_t)snprintf(missed + n, sizeof(missed) - n, "%s%s", k++ ? " and " : "", v->name);
+    }
+    if (!k) return;
+    snprintf(r->variants_diagnosis, sizeof(r->variants_diagnosis),
+             "each worker keeps its own contexts: the %s variant%s requests reached workers "
+             "without their context; the cookie variant, routed by its session cookie, reached "
+             "the owner every time (docs/sticky-routing.md)",
+             missed, k > 1 ? "s'" : "'s");
+}
+
 int hm_sticky_run(const hm_options *o, hm_results *r)
 {
     int rc = 0;
@@ -296,5 +367,6 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
     snprintf(r->check_detail, sizeof(r->check_detail), "cookie variant %llu/%llu OK",
              (unsigned long long)ck->stats.ok, (unsigned long long)ck->stats.sent);
     r->total_is_informational = true;
+    diagnose(r);
     return rc;
 }

@@ -537,7 +537,10 @@ static void print_variants(FILE *f, const hm_results *r)
         fprintf(f, "%-10s %8llu %8llu %7.2f%% %9.0f %s %s  %-22s %s\n", v->name,
                 (unsigned long long)t->sent, (unsigned long long)t->ok, pct(t->ok, t->sent),
                 v->wall_seconds > 0 ? (double)t->sent / v->wall_seconds : 0.0, p50, p99,
-                fails[0] ? fails : "none", workers[0] ? workers : "-");
+                fails[0] ? fails : "none",
+                workers[0] ? workers
+                           : "- (no X-Via-Worker header: php-via sends none; bench_app "
+                             "does)");
     }
     fputc('\n', f);
 }
@@ -737,6 +740,7 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (r->n_variants) {
         print_variants(f, r);
         print_sse_outcomes(f, r);
+        if (r->variants_diagnosis[0]) fprintf(f, "Diagnosis         %s\n", r->variants_diagnosis);
     }
     hm_steps_print(f, r->steps);
     print_server_watch(f, &r->server);

@@ -284,6 +284,9 @@ typedef struct hm_results {
     /* Variants (sticky), reported as a table. */
     hm_variant_result variants[4];
     int n_variants;
+    /* What the variants' failures mean and what fixes them, one sentence
+     * (sticky: contexts held per worker), or "" when they show no pattern. */
+    char variants_diagnosis[400];
     bool total_is_informational; /* failures in the totals are expected */
     bool tls, tls_insecure;
     /* Open-loop rate (-R). */

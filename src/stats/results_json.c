@@ -300,6 +300,10 @@ json_t *hm_report_json(const hm_results *r)
             json_object_set_new(vars, v->name, o);
         }
         json_object_set_new(root, "variants", vars);
+        json_object_set_new(
+            root, "sticky",
+            json_pack("{s:o}", "diagnosis",
+                      r->variants_diagnosis[0] ? json_string(r->variants_diagnosis) : json_null()));
     }
     json_t *ths = json_array();
     for (int i = 0; i < r->n_thresholds; i++) {

@@ -24,13 +24,13 @@ typedef struct hm_step_row {
     char *flow, *name; /* NULL in per-thread copies */
     hm_hdr us;         /* how long each run of the step took */
     uint64_t count, failed;
-    char first_failure[200];
+    char first_failure[320];
 } hm_step_row;
 
 typedef struct hm_check_row {
     char *flow, *name;
     uint64_t passed, failed;
-    char first_failure[200];
+    char first_failure[320];
 } hm_check_row;
 
 typedef struct hm_steps {
