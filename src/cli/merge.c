@@ -198,23 +198,14 @@ static void warn_coverage(json_t *doc)
 {
     json_t *sh = json_object_get(doc, "shard");
     if (!sh) sh = json_object_get(json_array_get(json_object_get(doc, "passes"), 0), "shard");
-    static const char *const what[][2] = {
-        {"missing", "no input is shard"},
-        {"repeated", "more than one input is shard"},
-    };
-    for (size_t w = 0; w < 2; w++) {
-        json_t *list = json_object_get(sh, what[w][0]);
-        if (!json_array_size(list)) continue;
-        fprintf(stderr, "hammer merge: %s", what[w][1]);
-        size_t i;
-        json_t *v;
-        json_array_foreach(list, i, v)
-        {
-            fprintf(stderr, "%s%lld", i ? ", " : " ", (long long)json_integer_value(v));
-        }
-        fprintf(stderr, " of %lld%s\n", (long long)json_integer_value(json_object_get(sh, "count")),
-                w == 0 ? ": the merged run is incomplete and does not pass" : "");
-    }
+    /* The summary's Missing and Repeated shards lines, word for word. */
+    char cover[512];
+    if (hm_merge_coverage_text(sh, "missing", cover, sizeof(cover)))
+        fprintf(stderr,
+                "hammer merge: missing shards %s: the merged run is incomplete and does not pass\n",
+                cover);
+    if (hm_merge_coverage_text(sh, "repeated", cover, sizeof(cover)))
+        fprintf(stderr, "hammer merge: repeated shards %s\n", cover);
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(sh, "inexact"), i, v)
