@@ -1,7 +1,6 @@
 /* matrix_format.c — the text of matrix report cells; see matrix_format.h. */
 #include "cli/matrix_format.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 
 #include "cli/matrix_summary.h"
+#include "cli/shell_words.h"
 
 /* 12345.6 -> "12,346" */
 static void fmt_thousands(double v, char *out, size_t len)
@@ -140,42 +140,12 @@ const char *hm_matrix_status_word(json_t *run)
 
 /* ---- what a profile's server ran ------------------------------------------ */
 
-/* Whether a word reads the same to a shell without quotes. */
-static bool shell_safe(const char *w)
-{
-    if (!*w) return false;
-    for (; *w; w++)
-        if (!isalnum((unsigned char)*w) && !strchr("_@%+=:,./-", *w)) return false;
-    return true;
-}
-
-/* The words of argv as one line a shell would split back into them. */
-static void put_words(FILE *out, json_t *argv)
-{
-    size_t i;
-    json_t *word;
-    json_array_foreach(argv, i, word)
-    {
-        const char *w = json_string_value(word);
-        if (!w) w = "";
-        if (i) fputc(' ', out);
-        if (shell_safe(w)) {
-            fputs(w, out);
-            continue;
-        }
-        fputc('\'', out);
-        for (; *w; w++)
-            *w == '\'' ? fputs("'\\''", out) : fputc(*w, out);
-        fputc('\'', out);
-    }
-}
-
 /* A run's server command as text, NULL when it recorded none. */
 static void put_run_command(FILE *out, json_t *run)
 {
     json_t *argv = json_object_get(run, "server_argv");
     if (json_is_array(argv))
-        put_words(out, argv);
+        hm_shell_words(out, argv);
     else
         fputs(hm_matrix_text(run, "server_command"), out);
 }
