@@ -10,3 +10,7 @@ foreach(behaviour unwritable write_fail command_line signal_name har_header merg
            COMMAND test_cli_outputs $<TARGET_FILE:hammer> ${PROJECT_SOURCE_DIR} ${behaviour})
   set_tests_properties(cli_outputs_${behaviour} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+# hammer matrix: a profile whose hammer fails is "failed" with its reasons,
+# marked in the tables, hollow in the charts, and never the fastest.
+hm_test(matrix_failed SOURCES test_matrix_failed.c LIBS hm_base PkgConfig::JANSSON
+        ARGS $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app> TIMEOUT 300)

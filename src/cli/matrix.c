@@ -300,7 +300,9 @@ static void run_profile(const hm_matrix_config *c, const hm_matrix_profile *p, i
         }
         json_t *warm = json_object_get(json_object_get(run, "passes"), "warm");
         if (warm)
-            fprintf(stderr, " %s %.0f/s", w->name, json_number_value(json_object_get(warm, "rps")));
+            fprintf(stderr, " %s %.0f/s%s", w->name,
+                    json_number_value(json_object_get(warm, "rps")),
+                    strcmp(hm_matrix_text(run, "status"), "ok") ? " FAILED" : "");
         else
             fprintf(stderr, " %s %s", w->name, json_string_value(json_object_get(run, "status")));
         these[wi] = run;
