@@ -297,6 +297,18 @@ static void check_merge_cover(void)
     ASSERT_EQ(rc, 1);
     ASSERT(strstr(p.out, "Repeated shards   1 of 2 (3 inputs are shard 0)\n"));
     ASSERT(strstr(p.out, "hammer merge: repeated shards 1 of 2 (3 inputs are shard 0)\n"));
+    /* Its reports, like a run's, fail with the system's errno. */
+    struct stat st;
+    if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+        char full[300], want[400];
+        snprintf(full, sizeof(full), "%s/full.md", dir);
+        ASSERT_EQ(symlink("/dev/full", full), 0);
+        rc = run_hammer(&p, (const char *[]){"merge", "-q", "--markdown", full, shard, NULL});
+        snprintf(want, sizeof(want), "hammer merge: cannot write %s: No space left on device",
+                 full);
+        ASSERT(strstr(p.out, want));
+        ASSERT_EQ(rc, 1);
+    }
     printf("merge_cover: the Missing/Repeated shards lines and stderr agree\n");
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/hm_base.h"
+#include "base/hm_file.h"
 #include "cli/options.h"
 #include "cli/report.h"
 #include "stats/hdr_log.h"
@@ -173,7 +174,8 @@ static int merge_logs(const char *out, char **paths, int n)
             rc = hm_hlog_write(&log, all[i].e.tag[0] ? all[i].e.tag : NULL, from, to,
                                &all[i].e.hist);
         }
-        if (log.f && hm_hlog_close(&log) < 0 && rc == 0) rc = -EIO;
+        int closed = log.f ? hm_hlog_close(&log) : 0;
+        if (closed < 0 && rc == 0) rc = closed;
         if (rc < 0) fprintf(stderr, "hammer merge: cannot write %s: %s\n", out, hm_strerror(rc));
     }
     for (size_t i = 0; i < len; i++)
@@ -184,13 +186,15 @@ static int merge_logs(const char *out, char **paths, int n)
 
 /* ---- documents -------------------------------------------------------------- */
 
+static int render_markdown(FILE *f, void *doc)
+{
+    return hm_merge_markdown(f, doc);
+}
+
+/* Whole or not at all, with the system's errno (hm_file_replace). */
 static int write_markdown(const char *path, json_t *doc)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return -errno;
-    int rc = hm_merge_markdown(f, doc);
-    if (fclose(f) != 0 && rc == 0) rc = -EIO;
-    return rc;
+    return hm_file_replace(path, render_markdown, doc);
 }
 
 /* Missing and repeated shards, said on stderr (also with -q). */
