@@ -21,6 +21,7 @@
 #include <wordexp.h>
 
 #include "base/hm_base.h"
+#include "cli/matrix_summary.h"
 #include "proto/http_client.h"
 #include "proto/tls.h"
 #include "scenarios/scenario.h"
@@ -466,21 +467,15 @@ static json_t *pass_reasons(json_t *run, bool passed)
     json_t *check = json_object_get(run, "check");
     if (json_is_false(json_object_get(check, "passed")))
         json_array_append_new(out,
-                              json_sprintf("check failed: %s (%s)",
-                                           json_string_value(json_object_get(check, "name"))
-                                               ? json_string_value(json_object_get(check, "name"))
-                                               : "?",
-                                           json_string_value(json_object_get(check, "detail"))
-                                               ? json_string_value(json_object_get(check, "detail"))
-                                               : ""));
+                              json_sprintf("check failed: %s (%s)", hm_matrix_text(check, "name"),
+                                           hm_matrix_text(check, "detail")));
     size_t i;
     json_t *th;
     json_array_foreach(json_object_get(run, "thresholds"), i, th)
     {
         if (json_is_false(json_object_get(th, "passed")))
             json_array_append_new(
-                out, json_sprintf("threshold %s failed",
-                                  json_string_value(json_object_get(th, "threshold"))));
+                out, json_sprintf("threshold %s failed", hm_matrix_text(th, "threshold")));
     }
     if (!json_array_size(out)) json_array_append_new(out, json_string("the pass did not pass"));
     return out;
