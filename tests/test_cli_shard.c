@@ -412,7 +412,7 @@ static void check_merge(void)
     /* A run merged with itself: counts double. */
     rc = run_merge(&p, (const char *[]){"--json", out, in[0], in[0], NULL});
     ASSERT_EQ(rc, 1); /* shard 1 of 2 is missing */
-    ASSERT(strstr(p.out, "no input is shard 1 of 2"));
+    ASSERT(strstr(p.out, "missing shards 1 of 2 (no input is shard 1)"));
     json_t *self = load_json(out);
     ASSERT_EQ(json_int_at(self, "actions.sent"), 2 * json_int_at(shard0, "actions.sent"));
     ASSERT_EQ(json_int_at(self, "latency_us.action.count"),

@@ -455,16 +455,23 @@ void hm_html_dot_chart(FILE *f, const char *kind, const char *x_label, const hm_
         fprintf(f, "<g class=\"series\" data-series=\"");
         hm_html_text(f, r->series ? r->series : r->label);
         fprintf(f,
-                "\" data-median=\"%.6g\" data-min=\"%.6g\" data-max=\"%.6g\">"
+                "\" data-median=\"%.6g\" data-min=\"%.6g\" data-max=\"%.6g\"%s>"
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-width=\"2\"%s/>"
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                 "stroke-width=\"2\"/>"
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                "stroke-width=\"2\"/>"
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                "stroke-width=\"2\"/>"
-                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5.5\" fill=\"%s\"/>",
-                r->median, r->min, r->max, x0, y, x1, y, c, x0, y - 6, x0, y + 6, c, x1, y - 6, x1,
-                y + 6, c, xm, y, c);
+                "stroke-width=\"2\"/>",
+                r->median, r->min, r->max, r->hollow ? " data-hollow=\"1\"" : "", x0, y, x1, y, c,
+                r->hollow ? " stroke-dasharray=\"4 3\"" : "", x0, y - 6, x0, y + 6, c, x1, y - 6,
+                x1, y + 6, c);
+        if (r->hollow) /* white inside, so it reads as "not this figure" at a glance */
+            fprintf(f,
+                    "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5.5\" fill=\"#fff\" stroke=\"%s\" "
+                    "stroke-width=\"2\"/>",
+                    xm, y, c);
+        else
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5.5\" fill=\"%s\"/>", xm, y, c);
         char label[32];
         grouped(label, sizeof(label), r->median);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n", x1 + 8, y + 4, label);

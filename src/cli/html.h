@@ -74,6 +74,7 @@ typedef struct hm_html_dot {
     double median, min, max; /* min > max: no data for this row */
     int color;
     const char *series; /* data-series of the row's mark */
+    bool hollow;        /* a hollow dot and dashed whisker: not comparable (data-hollow="1") */
 } hm_html_dot;
 
 /* Rows of medians with their min–max whiskers on one shared x axis

@@ -837,8 +837,11 @@ int hm_import_har_main(int argc, char **argv)
                t->gets == 1 ? "" : "s", ln ? "Left out: " : "", left, ln ? "." : "");
         char mx[32];
         think_text(opt.max_think_ns, mx, sizeof(mx));
-        printf("# Think times are the recorded pauses x%g, at most %s. Run it with\n"
-               "#   hammer [--mode browser] -c 20 -n 1000 flow THIS.yaml\n",
+        /* A recording is one user's journey over pages: the browser model
+         * (the hammer model refuses a page after an action). */
+        printf("# Think times are the recorded pauses x%g, at most %s. Run it (in the browser\n"
+               "# model: one tab per virtual user) with\n"
+               "#   hammer --mode browser -c 20 -n 1000 flow THIS.yaml\n",
                opt.think_scale, mx);
         fwrite(body, 1, body_len, stdout);
         fflush(stdout);

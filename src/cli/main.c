@@ -9,6 +9,7 @@
  * Ctrl-C (SIGINT, SIGTERM): the first stops new work, ends pauses and
  * waits, lets requests in flight finish (up to --timeout) and reports what
  * ran; the second ends everything at once (engine interrupts, engine.h). */
+#include "base/hm_file.h"
 #include "cli/embedded.h"
 #include "cli/import_har.h"
 #include "cli/matrix.h"
@@ -43,8 +44,10 @@ typedef struct run_state {
     int64_t load_started_ns[HM_CLI_MAX_PASSES]; /* wall clock, per pass (shard.started) */
     bool options_good;                          /* parsed and validated: --json is owed */
     bool json_written;
-    bool watch_off;  /* /_health failed once: the server watch is not tried again */
-    char fatal[600]; /* why the run ended before a pass reported */
+    bool write_failed;   /* an output could not be written at the end: exit 1 */
+    const char *refused; /* the output refused before the run, not tried again */
+    bool watch_off;      /* /_health failed once: the server watch is not tried again */
+    char fatal[600];     /* why the run ended before a pass reported */
 } run_state;
 
 static _Atomic int signals_seen;
@@ -212,11 +215,52 @@ static json_t *resolved_options(const run_state *rs)
     return j;
 }
 
+/* --hgrm's file for pass pi: with several passes, FILE with the pass's
+ * name before the extension. */
+static void hgrm_name(const hm_cli *cli, int pi, char *name, size_t len)
+{
+    const char *path = cli->hgrm_path;
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (cli->n_passes == 1)
+        snprintf(name, len, "%s", path);
+    else if (dot && (!slash || dot > slash))
+        snprintf(name, len, "%.*s.%s%s", (int)(dot - path), path, cli->pass_names[pi], dot);
+    else
+        snprintf(name, len, "%s.%s", path, cli->pass_names[pi]);
+}
+
+/* The files written after the run (--json, --html, --hgrm): each must be
+ * writable before the load starts, so a run never ends without its report. */
+static int check_outputs(run_state *rs)
+{
+    const hm_cli *cli = &rs->cli;
+    char msg[4400];
+    int n = 0;
+    const char *paths[2 + HM_CLI_MAX_PASSES];
+    char hgrm[HM_CLI_MAX_PASSES][4200];
+    if (cli->o.json_path) paths[n++] = cli->o.json_path;
+    if (cli->html_path) paths[n++] = cli->html_path;
+    for (int pi = 0; cli->hgrm_path && pi < cli->n_passes; pi++) {
+        hgrm_name(cli, pi, hgrm[pi], sizeof(hgrm[pi]));
+        paths[n++] = hgrm[pi];
+    }
+    for (int i = 0; i < n; i++) {
+        int rc = hm_file_writable(paths[i]);
+        if (rc == 0) continue;
+        snprintf(msg, sizeof(msg), "cannot write %s: %s", paths[i], hm_strerror(rc));
+        rs->refused = paths[i] == cli->o.json_path || paths[i] == cli->html_path ? paths[i] : NULL;
+        return early_exit(rs, msg);
+    }
+    return HM_CLI_GO;
+}
+
 /* The interval outputs (--interval-json, --hdr-log) and the pass results. */
 static int open_outputs(run_state *rs)
 {
     const hm_cli *cli = &rs->cli;
     char msg[600];
+    int checked = check_outputs(rs);
+    if (checked != HM_CLI_GO) return checked;
     if (cli->interval_json && !(rs->ijson = fopen(cli->interval_json, "w"))) {
         snprintf(msg, sizeof(msg), "cannot write %s: %s", cli->interval_json, strerror(errno));
         return early_exit(rs, msg);
@@ -351,10 +395,20 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
 /* Closes what the passes wrote to and stops the embedded server; once. */
 static void close_outputs(run_state *rs)
 {
-    if (rs->ijson) fclose(rs->ijson);
+    int rc = 0;
+    if (rs->ijson) {
+        bool bad = ferror(rs->ijson); /* an earlier line's write failed; its errno is gone */
+        rc = fclose(rs->ijson) != 0 ? -errno : bad ? -EIO : 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "hammer: cannot write %s: %s\n", rs->cli.interval_json, hm_strerror(rc));
+        rs->write_failed = true;
+    }
     rs->ijson = NULL;
-    if (rs->hlog.f && hm_hlog_close(&rs->hlog) < 0)
-        fprintf(stderr, "hammer: writing %s failed: %s\n", rs->cli.hdr_log_path, strerror(EIO));
+    if (rs->hlog.f && (rc = hm_hlog_close(&rs->hlog)) < 0) {
+        fprintf(stderr, "hammer: cannot write %s: %s\n", rs->cli.hdr_log_path, hm_strerror(rc));
+        rs->write_failed = true;
+    }
     rs->hlog.f = NULL;
     hm_embedded_stop();
 }
@@ -376,26 +430,39 @@ static int run_passes(run_state *rs)
     return HM_CLI_GO;
 }
 
-/* --hgrm: the action (request) latency of each pass in HdrHistogram's
- * .hgrm layout, in milliseconds as wrk2 and jHiccup write it. With several
- * passes, each gets FILE with its name before the extension. */
-static void write_hgrm(const run_state *rs)
+static int print_hgrm(FILE *f, void *action_us)
 {
-    const char *path = rs->cli.hgrm_path;
-    for (int pi = 0; path && pi < rs->ran; pi++) {
+    return hm_hdr_percentiles_print(action_us, f, 5, 1000.0);
+}
+
+/* --hgrm: the action (request) latency of each pass in HdrHistogram's
+ * .hgrm layout, in milliseconds as wrk2 and jHiccup write it. */
+static void write_hgrm(run_state *rs)
+{
+    for (int pi = 0; rs->cli.hgrm_path && pi < rs->ran; pi++) {
         char name[4200];
-        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-        if (rs->ran == 1)
-            snprintf(name, sizeof(name), "%s", path);
-        else if (dot && (!slash || dot > slash))
-            snprintf(name, sizeof(name), "%.*s.%s%s", (int)(dot - path), path, rs->runs[pi].pass,
-                     dot);
-        else
-            snprintf(name, sizeof(name), "%s.%s", path, rs->runs[pi].pass);
-        FILE *f = fopen(name, "w");
-        int rc = f ? hm_hdr_percentiles_print(&rs->runs[pi].total.action_us, f, 5, 1000.0) : -errno;
-        if (f && fclose(f) != 0 && rc == 0) rc = -EIO;
-        if (rc < 0) fprintf(stderr, "hammer: cannot write %s: %s\n", name, hm_strerror(rc));
+        hgrm_name(&rs->cli, pi, name, sizeof(name));
+        int rc = hm_file_replace(name, print_hgrm, &rs->runs[pi].total.action_us);
+        if (rc < 0) {
+            fprintf(stderr, "hammer: cannot write %s: %s\n", name, hm_strerror(rc));
+            rs->write_failed = true;
+        }
+    }
+}
+
+/* --json and --html from one document, each that was not refused before
+ * the run; a failure is said with the system's errno and fails the run. */
+static void write_documents(run_state *rs, json_t *doc)
+{
+    const hm_cli *cli = &rs->cli;
+    const char *paths[] = {cli->o.json_path, cli->html_path};
+    for (size_t i = 0; i < HM_ARRAY_LEN(paths); i++) {
+        if (!paths[i] || paths[i] == rs->refused) continue;
+        int rc = i == 0 ? hm_json_write_atomic(paths[i], doc) : hm_report_html_write(paths[i], doc);
+        if (rc < 0) {
+            fprintf(stderr, "hammer: cannot write %s: %s\n", paths[i], hm_strerror(rc));
+            rs->write_failed = true;
+        }
     }
 }
 
@@ -424,13 +491,8 @@ static int report(run_state *rs)
             json_object_set_new(rs->ran > 1 ? json_array_get(json_object_get(doc, "passes"), pi)
                                             : doc,
                                 "shard", hm_shard_json(cli, rs->load_started_ns[pi]));
-        int jrc = cli->o.json_path ? hm_json_write_atomic(cli->o.json_path, doc) : 0;
+        write_documents(rs, doc);
         rs->json_written = true;
-        if (jrc < 0)
-            fprintf(stderr, "hammer: cannot write %s: %s\n", cli->o.json_path, hm_strerror(jrc));
-        jrc = cli->html_path ? hm_report_html_write(cli->html_path, doc) : 0;
-        if (jrc < 0)
-            fprintf(stderr, "hammer: cannot write %s: %s\n", cli->html_path, hm_strerror(jrc));
         json_decref(doc);
     }
     const char *fatal = NULL;
@@ -445,7 +507,8 @@ static int report(run_state *rs)
      * short. */
     if (fatal && (nothing_sent || input_fault) && !interrupted()) return usage_error(fatal);
     if (rs->rc < 0 && !fatal) fprintf(stderr, "hammer: run failed: %s\n", hm_strerror(rs->rc));
-    return all_passed ? HM_EXIT_PASS : HM_EXIT_FAILED;
+    /* A report that could not be written is a run CI must not take as green. */
+    return all_passed && !rs->write_failed ? HM_EXIT_PASS : HM_EXIT_FAILED;
 }
 
 /* The JSON of a run that ended before any pass reported: what it was
@@ -471,12 +534,7 @@ static void write_early_json(run_state *rs)
     r->interrupted_twice = atomic_load(&signals_seen) > 1;
     json_t *doc = hm_report_json(r);
     json_object_set_new(doc, "shard", hm_shard_json(&rs->cli, 0)); /* the load never began */
-    int jrc = rs->cli.o.json_path ? hm_json_write_atomic(rs->cli.o.json_path, doc) : 0;
-    if (jrc < 0)
-        fprintf(stderr, "hammer: cannot write %s: %s\n", rs->cli.o.json_path, hm_strerror(jrc));
-    jrc = rs->cli.html_path ? hm_report_html_write(rs->cli.html_path, doc) : 0;
-    if (jrc < 0)
-        fprintf(stderr, "hammer: cannot write %s: %s\n", rs->cli.html_path, hm_strerror(jrc));
+    write_documents(rs, doc);
     json_decref(doc);
     hm_thread_stats_destroy(&r->total);
     hm_free(r);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/hm_base.h"
+#include "base/hm_file.h"
 #include "cli/matrix_profiles.h"
 #include "cli/matrix_report.h"
 #include "cli/matrix_spawn.h"
@@ -141,19 +142,23 @@ static int write_json(FILE *f, json_t *doc)
     return ferror(f) ? -EIO : 0;
 }
 
-/* Renders doc into path through a temporary file, so a failed write never
+typedef struct render_job {
+    json_t *doc;
+    int (*render)(FILE *, json_t *);
+} render_job;
+
+static int render_doc(FILE *f, void *job)
+{
+    const render_job *j = job;
+    return j->render(f, j->doc);
+}
+
+/* Renders doc into path whole (hm_file_replace): a failed write never
  * leaves half a report. 0 or a negative errno. */
 static int write_text(const char *path, json_t *doc, int (*render)(FILE *, json_t *))
 {
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -errno;
-    int rc = render(f, doc);
-    if (fclose(f) != 0 && rc == 0) rc = -EIO;
-    if (rc == 0 && rename(tmp, path) < 0) rc = -errno;
-    if (rc < 0) unlink(tmp);
-    return rc;
+    render_job j = {doc, render};
+    return hm_file_replace(path, render_doc, &j);
 }
 
 typedef struct matrix_outputs {
@@ -296,7 +301,9 @@ static void run_profile(const hm_matrix_config *c, const hm_matrix_profile *p, i
         }
         json_t *warm = json_object_get(json_object_get(run, "passes"), "warm");
         if (warm)
-            fprintf(stderr, " %s %.0f/s", w->name, json_number_value(json_object_get(warm, "rps")));
+            fprintf(stderr, " %s %.0f/s%s", w->name,
+                    json_number_value(json_object_get(warm, "rps")),
+                    strcmp(hm_matrix_text(run, "status"), "ok") ? " FAILED" : "");
         else
             fprintf(stderr, " %s %s", w->name, json_string_value(json_object_get(run, "status")));
         these[wi] = run;
@@ -362,6 +369,16 @@ static int measure(const char *path, const char *runs, const char *actions, cons
         goto done;
     }
     engine = hm_backend_resolve(engine, NULL);
+    /* A matrix takes minutes to hours: a report it could not write at the
+     * end is refused now. */
+    const char *reports[] = {out->markdown, out->html, out->json};
+    for (size_t i = 0; i < HM_ARRAY_LEN(reports); i++) {
+        int rc = reports[i] ? hm_file_writable(reports[i]) : 0;
+        if (rc < 0) {
+            fprintf(stderr, "hammer matrix: cannot write %s: %s\n", reports[i], hm_strerror(rc));
+            goto done;
+        }
+    }
     char logdir[PATH_MAX];
     if (make_logdir(logs, logdir, sizeof(logdir)) < 0) goto done;
     exit_code = run_matrix(&c, engine, logdir, out);

@@ -1,7 +1,6 @@
 /* matrix_format.c — the text of matrix report cells; see matrix_format.h. */
 #include "cli/matrix_format.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 
 #include "cli/matrix_summary.h"
+#include "cli/shell_words.h"
 
 /* 12345.6 -> "12,346" */
 static void fmt_thousands(double v, char *out, size_t len)
@@ -96,6 +96,8 @@ void hm_matrix_format_row(json_t *row, hm_matrix_table_row *t)
     t->runs = (int)json_integer_value(json_object_get(row, "runs"));
     t->failed = (int)(json_integer_value(json_object_get(row, "failed_runs")) +
                       json_integer_value(json_object_get(row, "skipped_runs")));
+    t->failing = (int)json_integer_value(json_object_get(row, "failing_runs"));
+    t->comparable = json_is_true(json_object_get(row, "comparable"));
     if (!t->runs) {
         t->skipped = true;
         return;
@@ -110,6 +112,33 @@ void hm_matrix_format_row(json_t *row, hm_matrix_table_row *t)
     fmt_ok(json_object_get(row, "cold_ok_pct"), t->cold_ok, sizeof(t->cold_ok));
     fmt_ok(json_object_get(row, "warm_ok_pct"), t->warm_ok, sizeof(t->warm_ok));
     fmt_change(json_object_get(row, "cold_to_warm_pct"), t->c2w, sizeof(t->c2w));
+}
+
+bool hm_matrix_fastest_text(json_t *ws, const char *pass, char *out, size_t len)
+{
+    json_t *fastest = json_object_get(ws, "fastest"), *left = json_object_get(ws, "left_out");
+    if (!json_is_object(fastest) && !json_array_size(left)) return false;
+    size_t o = 0;
+    if (json_is_object(fastest)) {
+        char rps[32];
+        fmt_thousands(hm_matrix_num(fastest, "warm_rps"), rps, sizeof(rps));
+        o += (size_t)snprintf(out, len, "Fastest (%s r/s, every run passed at 100%% OK): %s, %s",
+                              pass, hm_matrix_text(fastest, "profile"), rps);
+    } else {
+        o += (size_t)snprintf(out, len, "Fastest: none (no profile passed every run at 100%% OK)");
+    }
+    size_t i;
+    json_t *p;
+    json_array_foreach(left, i, p)
+    {
+        o += (size_t)snprintf(out + o, o < len ? len - o : 0, "%s%s",
+                              i ? ", " : ". Left out: ", json_string_value(p));
+    }
+    if (json_array_size(left))
+        snprintf(out + o, o < len ? len - o : 0,
+                 " (failed runs or OK<100%%: failed actions are cheap, so their throughput is "
+                 "not comparable)");
+    return true;
 }
 
 const char *hm_matrix_str_at(json_t *o, const char *a, const char *b)
@@ -140,42 +169,12 @@ const char *hm_matrix_status_word(json_t *run)
 
 /* ---- what a profile's server ran ------------------------------------------ */
 
-/* Whether a word reads the same to a shell without quotes. */
-static bool shell_safe(const char *w)
-{
-    if (!*w) return false;
-    for (; *w; w++)
-        if (!isalnum((unsigned char)*w) && !strchr("_@%+=:,./-", *w)) return false;
-    return true;
-}
-
-/* The words of argv as one line a shell would split back into them. */
-static void put_words(FILE *out, json_t *argv)
-{
-    size_t i;
-    json_t *word;
-    json_array_foreach(argv, i, word)
-    {
-        const char *w = json_string_value(word);
-        if (!w) w = "";
-        if (i) fputc(' ', out);
-        if (shell_safe(w)) {
-            fputs(w, out);
-            continue;
-        }
-        fputc('\'', out);
-        for (; *w; w++)
-            *w == '\'' ? fputs("'\\''", out) : fputc(*w, out);
-        fputc('\'', out);
-    }
-}
-
 /* A run's server command as text, NULL when it recorded none. */
 static void put_run_command(FILE *out, json_t *run)
 {
     json_t *argv = json_object_get(run, "server_argv");
     if (json_is_array(argv))
-        put_words(out, argv);
+        hm_shell_words(out, argv);
     else
         fputs(hm_matrix_text(run, "server_command"), out);
 }

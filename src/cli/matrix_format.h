@@ -20,6 +20,8 @@ typedef struct hm_matrix_table_row {
     const char *reason;
     char cold[112], warm[112], delta[80], cold_ok[48], warm_ok[48], c2w[64];
     int runs, failed; /* failed counts skipped runs too */
+    int failing;      /* runs in the figures that hammer failed (exit 1) */
+    bool comparable;  /* every run in the figures passed at 100% OK */
 } hm_matrix_table_row;
 
 /* Fills t from a summary row (doc["summary"][workload]["rows"][i]). */
@@ -35,6 +37,11 @@ const char *hm_matrix_str_at(json_t *o, const char *a, const char *b);
 /* The parameter key of doc as "5,000" when it is a number, else its text,
  * or dflt when absent; buf (len bytes) holds the formatted number. */
 const char *hm_matrix_param(json_t *doc, const char *key, const char *dflt, char *buf, size_t len);
+
+/* "fastest" of a workload's summary as one sentence into out: the
+ * profile with the best warm median among the comparable ones, and which
+ * profiles were left out; false when no profile ran. */
+bool hm_matrix_fastest_text(json_t *ws, const char *pass, char *out, size_t len);
 
 /* SKIPPED, INTERRUPTED or FAILED: how a run that is not ok is listed. */
 const char *hm_matrix_status_word(json_t *run);

@@ -31,8 +31,7 @@ static long long run_count(json_t *doc, const char *profile, const char *workloa
     json_array_foreach(json_object_get(doc, "runs"), i, run)
     {
         if (strcmp(hm_matrix_text(run, "profile"), profile) ||
-            strcmp(hm_matrix_text(run, "workload"), workload) ||
-            strcmp(hm_matrix_text(run, "status"), "ok"))
+            strcmp(hm_matrix_text(run, "workload"), workload) || !hm_matrix_run_measured(run))
             continue;
         json_t *lat =
             json_object_get(json_object_get(json_object_get(run, "passes"), pass), "latency_us");
@@ -77,7 +76,9 @@ out:
 
 /* Each profile's throughput: a dot at the median, a whisker over the
  * runs' range, per pass; overlapping whiskers are what "not separable"
- * means in the tables. */
+ * means in the tables. A profile that is not comparable (failed runs or
+ * under 100% OK: failed actions are cheap) is hollow, so its dot is never
+ * read as the fastest. */
 static void throughput_plot(FILE *f, json_t *rows, const char *a, const char *b)
 {
     size_t n = json_array_size(rows), i;
@@ -85,6 +86,7 @@ static void throughput_plot(FILE *f, json_t *rows, const char *a, const char *b)
     char(*labels)[160] = hm_calloc(2 * n + 1, sizeof(*labels));
     if (!dots || !labels) goto out;
     int m = 0;
+    bool hollow = false;
     json_t *row;
     json_array_foreach(rows, i, row)
     {
@@ -99,7 +101,9 @@ static void throughput_plot(FILE *f, json_t *rows, const char *a, const char *b)
                                     .min = st ? hm_matrix_num(st, "min") : 1,
                                     .max = st ? hm_matrix_num(st, "max") : 0,
                                     .color = s == 0 ? 0 : 1,
-                                    .series = labels[m]};
+                                    .series = labels[m],
+                                    .hollow = !json_is_true(json_object_get(row, "comparable"))};
+            hollow = hollow || (st && dots[m].hollow);
             m++;
         }
     }
@@ -108,6 +112,13 @@ static void throughput_plot(FILE *f, json_t *rows, const char *a, const char *b)
     const char *names[] = {b, a};
     int colors[] = {0, 1};
     hm_html_legend(f, names, colors, NULL, 2);
+    if (hollow)
+        fputs("<div class=\"legend\" data-legend=\"hollow\"><span><svg width=\"14\" "
+              "height=\"14\"><circle cx=\"7\" cy=\"7\" r=\"5\" fill=\"#fff\" "
+              "stroke=\"#5b6475\" stroke-width=\"2\"/></svg>hollow, dashed: failed runs or "
+              "under 100% OK — failed actions are cheap, so that throughput is not comparable "
+              "and never the fastest</span></div>\n",
+              f);
 out:
     hm_free(dots);
     hm_free(labels);
@@ -214,7 +225,9 @@ int hm_matrix_html(FILE *f, json_t *doc)
             b);
     hm_html_text(f, hm_matrix_str_at(doc, "parameters", "baseline"));
     fprintf(f, "). <span class=\"ns\">not separable</span>: the ranges overlap, as the "
-               "whiskers in each chart show.</p>\n");
+               "whiskers in each chart show. ✗: the profile has runs that failed (reasons "
+               "below) or under 100%% OK: its figures are shown, hollow in the charts, and left "
+               "out of the fastest.</p>\n");
     const char *wname;
     json_t *ws;
     json_object_foreach(json_object_get(doc, "summary"), wname, ws)
@@ -242,7 +255,7 @@ int hm_matrix_html(FILE *f, json_t *doc)
                 fprintf(f, "</td></tr>\n");
                 continue;
             }
-            fprintf(f, "%s</td>", t.failed ? " ¹" : "");
+            fprintf(f, "%s%s</td>", t.comparable ? "" : " \u2717", t.failed ? " ¹" : "");
             const char *cells[] = {t.cold, t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w};
             for (size_t c = 0; c < HM_ARRAY_LEN(cells); c++) {
                 bool no_verdict =
@@ -255,8 +268,15 @@ int hm_matrix_html(FILE *f, json_t *doc)
             }
             fprintf(f, "</tr>\n");
         }
+        fputs("</table></div>\n", f);
+        char fastest[1024];
+        if (hm_matrix_fastest_text(ws, b, fastest, sizeof(fastest))) {
+            fputs("<p class=\"fastest\">", f);
+            hm_html_text(f, fastest);
+            fputs(".</p>\n", f);
+        }
         fprintf(f,
-                "</table></div>\n<div class=\"tbl\"><table><tr><th>Profile</th>"
+                "<div class=\"tbl\"><table><tr><th>Profile</th>"
                 "<th class=\"n\">%s p50 (ms)</th><th class=\"n\">%s p99 (ms)</th></tr>\n",
                 b, b);
         json_array_foreach(json_object_get(ws, "rows"), i, row)
@@ -285,7 +305,8 @@ int hm_matrix_html(FILE *f, json_t *doc)
     {
         if (!strcmp(hm_matrix_text(run, "status"), "ok")) continue;
         if (!any)
-            fprintf(f, "<h2>Skipped and failed runs</h2>\n<p>¹ figures from fewer runs.</p><ul>\n");
+            fprintf(f, "<h2>Skipped and failed runs</h2>\n<p>¹ figures from fewer runs; ✗ "
+                       "runs in the figures that failed.</p><ul>\n");
         any = true;
         fprintf(f, "<li>round %lld, ",
                 (long long)json_integer_value(json_object_get(run, "round")));

@@ -140,7 +140,9 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
             "All throughput values in actions/s (requests/s for `get`). Δ is %s r/s vs %s %s. "
             "\"not separable\": the two ranges overlap, so the difference is within "
             "run-to-run noise. \u26a0 OK<100%%: some actions failed, and failed actions are "
-            "cheap, so that throughput is not comparable.\n",
+            "cheap, so that throughput is not comparable. \u2717: the profile has runs that "
+            "failed (reasons under the tables) or under 100%% OK: its figures are shown but left "
+            "out of the fastest.\n",
             b, baseline ? baseline : "the first profile", b);
     const char *wname;
     json_t *ws;
@@ -163,8 +165,14 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
             if (t.skipped)
                 fprintf(f, " | SKIPPED | | | | | |\n");
             else
-                fprintf(f, "%s | %s | %s | %s | %s | %s | %s |\n", t.failed ? " ¹" : "", t.cold,
-                        t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w);
+                fprintf(f, "%s%s | %s | %s | %s | %s | %s | %s |\n", t.comparable ? "" : " \u2717",
+                        t.failed ? " ¹" : "", t.cold, t.warm, t.delta, t.cold_ok, t.warm_ok, t.c2w);
+        }
+        char fastest[1024];
+        if (hm_matrix_fastest_text(ws, b, fastest, sizeof(fastest))) {
+            fputs("\n", f);
+            md_cell(f, fastest);
+            fputs(".\n", f);
         }
         /* Latency beside throughput: a profile can serve more and still
          * answer slower at the tail. */
@@ -189,8 +197,9 @@ int hm_matrix_markdown(FILE *f, json_t *doc)
     {
         if (!strcmp(hm_matrix_text(run, "status"), "ok")) continue;
         if (!any)
-            fprintf(f,
-                    "\n### Skipped and failed runs\n\n¹ figures from fewer runs; see below.\n\n");
+            fprintf(
+                f, "\n### Skipped and failed runs\n\n¹ figures from fewer runs; \u2717 runs in the "
+                   "figures that failed; see below.\n\n");
         any = true;
         fprintf(f, "- round %lld, ", (long long)json_integer_value(json_object_get(run, "round")));
         md_cell(f, hm_matrix_str_at(run, "profile", NULL));

@@ -21,6 +21,7 @@
 #include <wordexp.h>
 
 #include "base/hm_base.h"
+#include "cli/matrix_summary.h"
 #include "proto/http_client.h"
 #include "proto/tls.h"
 #include "scenarios/scenario.h"
@@ -446,7 +447,42 @@ int hm_matrix_server_start(const hm_matrix_config *c, const hm_matrix_profile *p
 
 /* ---- one workload's run -------------------------------------------------- */
 
-/* The numbers of one pass, from the child's JSON. */
+/* Why one pass of the child did not pass: hammer's own result.reasons
+ * when its JSON has them, else what its figures show. [] when it passed. */
+static json_t *pass_reasons(json_t *run, bool passed)
+{
+    json_t *given = json_object_get(json_object_get(run, "result"), "reasons");
+    if (json_is_array(given)) return json_deep_copy(given);
+    json_t *out = json_array();
+    if (passed) return out;
+    const char *fatal = json_string_value(json_object_get(run, "fatal"));
+    if (fatal) json_array_append_new(out, json_string(fatal));
+    json_t *a = json_object_get(run, "actions");
+    long long sent = json_integer_value(json_object_get(a, "sent"));
+    long long ok = json_integer_value(json_object_get(a, "ok"));
+    if (ok < sent)
+        json_array_append_new(out,
+                              json_sprintf("OK %.2f%%: %lld of %lld actions failed",
+                                           100.0 * (double)ok / (double)sent, sent - ok, sent));
+    json_t *check = json_object_get(run, "check");
+    if (json_is_false(json_object_get(check, "passed")))
+        json_array_append_new(out,
+                              json_sprintf("check failed: %s (%s)", hm_matrix_text(check, "name"),
+                                           hm_matrix_text(check, "detail")));
+    size_t i;
+    json_t *th;
+    json_array_foreach(json_object_get(run, "thresholds"), i, th)
+    {
+        if (json_is_false(json_object_get(th, "passed")))
+            json_array_append_new(
+                out, json_sprintf("threshold %s failed", hm_matrix_text(th, "threshold")));
+    }
+    if (!json_array_size(out)) json_array_append_new(out, json_string("the pass did not pass"));
+    return out;
+}
+
+/* The numbers of one pass, from the child's JSON, with its status
+ * ("passed" or "failed") and reasons. */
 static json_t *pass_numbers(json_t *run)
 {
     json_t *lat = json_object_get(json_object_get(run, "latency_us"), "action");
@@ -463,6 +499,12 @@ static json_t *pass_numbers(json_t *run)
     json_object_set_new(o, "threads",
                         json_integer(json_integer_value(json_object_get(run, "threads"))));
     json_object_set(o, "latency_us", lat ? lat : json_null());
+    json_t *result = json_object_get(run, "result");
+    bool passed = json_is_boolean(json_object_get(result, "passed"))
+                      ? json_is_true(json_object_get(result, "passed"))
+                      : json_is_true(json_object_get(run, "passed"));
+    json_object_set_new(o, "status", json_string(passed ? "passed" : "failed"));
+    json_object_set_new(o, "reasons", pass_reasons(run, passed));
     return o;
 }
 
@@ -525,8 +567,12 @@ static bool wait_hammer(const hm_matrix_config *c, pid_t pid, const atomic_bool 
     return timed_out;
 }
 
-/* run["passes"] and run["status"] from the child's JSON document. */
-static void collect_passes(const hm_matrix_config *c, json_t *doc, bool timed_out, json_t *run)
+/* run["passes"], run["status"] and why, from the child's JSON document
+ * and exit code: a run whose hammer failed (exit 1) is "failed" with each
+ * pass's reasons, and its figures are still "measured" (in the medians,
+ * marked) when both passes completed. */
+static void collect_passes(const hm_matrix_config *c, json_t *doc, bool timed_out, int code,
+                           json_t *run)
 {
     json_t *passes = json_object();
     json_t *arr = json_object_get(doc, "passes");
@@ -544,14 +590,47 @@ static void collect_passes(const hm_matrix_config *c, json_t *doc, bool timed_ou
         json_object_set_new(passes, name ? name : "run", pass_numbers(pj));
         cut_short = cut_short || json_is_true(json_object_get(pj, "interrupted"));
     }
-    json_object_set_new(run, "passes", passes);
     /* A pass cut short is kept in the data but not in the medians. */
-    const char *outcome = timed_out ? "failed" : cut_short ? "interrupted" : "ok";
+    json_object_set_new(run, "measured", json_boolean(!timed_out && !cut_short));
+    json_t *reasons = json_array();
+    if (timed_out) {
+        json_array_append_new(reasons, json_string("hammer did not finish within run_timeout"));
+    } else if (!cut_short) {
+        const char *name;
+        json_t *pass;
+        json_object_foreach(passes, name, pass)
+        {
+            json_t *r;
+            json_array_foreach(json_object_get(pass, "reasons"), i, r)
+            {
+                json_array_append_new(reasons, json_sprintf("%s: %s", name, json_string_value(r)));
+            }
+        }
+        if (code != 0 && !json_array_size(reasons))
+            json_array_append_new(reasons, json_sprintf("hammer exited %d", code));
+    }
+    json_object_set_new(run, "passes", passes);
+    const char *outcome = timed_out                  ? "failed"
+                          : cut_short                ? "interrupted"
+                          : json_array_size(reasons) ? "failed"
+                                                     : "ok";
     json_object_set_new(run, "status", json_string(outcome));
-    if (timed_out)
-        json_object_set_new(run, "reason", json_string("hammer did not finish within run_timeout"));
-    else if (cut_short)
-        json_object_set_new(run, "reason", json_string("interrupted before both passes completed"));
+    if (cut_short && !timed_out)
+        json_array_append_new(reasons, json_string("interrupted before both passes completed"));
+    if (json_array_size(reasons)) {
+        char *line = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&line, &len);
+        json_t *r;
+        json_array_foreach(reasons, i, r)
+        {
+            if (out) fprintf(out, "%s%s", i ? "; " : "", json_string_value(r));
+        }
+        if (out) fclose(out);
+        json_object_set_new(run, "reason", hm_matrix_json_text(line ? line : "?"));
+        free(line);
+    }
+    json_object_set_new(run, "reasons", reasons);
 }
 
 void hm_matrix_run_workload(const hm_matrix_config *c, const hm_matrix_workload *w,
@@ -594,7 +673,7 @@ void hm_matrix_run_workload(const hm_matrix_config *c, const hm_matrix_workload 
                  tail[0] ? ": " : "", tail);
         goto failed;
     }
-    collect_passes(c, doc, timed_out, run);
+    collect_passes(c, doc, timed_out, code, run);
     json_decref(doc);
     return;
 failed:

@@ -89,8 +89,8 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
     json_t **pa = hm_calloc(cap, sizeof(json_t *)), **pb = hm_calloc(cap, sizeof(json_t *));
     for (size_t k = 0; k < HM_ARRAY_LEN(v); k++)
         v[k] = hm_calloc(cap, sizeof(double));
-    int n = 0, failed = 0, skipped = 0;
-    const char *reason = NULL;
+    int n = 0, failed = 0, skipped = 0, failing = 0;
+    const char *reason = NULL, *failing_reason = NULL;
     size_t i;
     json_t *run;
     json_array_foreach(runs, i, run)
@@ -101,13 +101,17 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
         const char *status = hm_matrix_text(run, "status");
         json_t *passes = json_object_get(run, "passes");
         json_t *ja = json_object_get(passes, a), *jb = json_object_get(passes, b);
-        if (strcmp(status, "ok") || !ja || !jb) {
+        if (!hm_matrix_run_measured(run) || !ja || !jb) {
             if (!strcmp(status, "skipped") || !strcmp(status, "interrupted"))
                 skipped++;
             else
                 failed++;
             if (!reason) reason = json_string_value(json_object_get(run, "reason"));
             continue;
+        }
+        if (strcmp(status, "ok")) { /* measured, but hammer failed it */
+            failing++;
+            if (!failing_reason) failing_reason = json_string_value(json_object_get(run, "reason"));
         }
         v[0][n] = hm_matrix_num(ja, "rps");
         v[1][n] = hm_matrix_num(jb, "rps");
@@ -123,6 +127,9 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
     json_t *row = json_pack("{s:s, s:i, s:i, s:i}", "profile", profile, "runs", n, "failed_runs",
                             failed, "skipped_runs", skipped);
     json_object_set_new(row, "reason", reason ? json_string(reason) : json_null());
+    json_object_set_new(row, "failing_runs", json_integer(failing));
+    json_object_set_new(row, "failing_reason",
+                        failing_reason ? json_string(failing_reason) : json_null());
     if (n) {
         json_t *cold = stat_of(v[0], n), *warm = stat_of(v[1], n);
         json_t *c2w = stat_of(v[4], n);
@@ -138,6 +145,12 @@ static json_t *summarize_row(json_t *runs, const char *profile, const char *work
             row, "latency_us",
             json_pack("{s:o, s:o}", a, median_ladder(pa, n, v[0]), b, median_ladder(pb, n, v[1])));
     }
+    /* Failed actions are cheap: a profile with failed runs or under 100% OK
+     * is drawn apart and never the fastest. */
+    bool comparable = n > 0 && failing == 0 &&
+                      hm_matrix_num(json_object_get(row, "cold_ok_pct"), "min") >= 100 &&
+                      hm_matrix_num(json_object_get(row, "warm_ok_pct"), "min") >= 100;
+    json_object_set_new(row, "comparable", json_boolean(comparable));
     for (size_t k = 0; k < HM_ARRAY_LEN(v); k++)
         hm_free(v[k]);
     hm_free(pa);
@@ -179,8 +192,26 @@ void hm_matrix_summarize(json_t *doc)
             judge(delta, warm, base_warm);
             json_object_set_new(row, "delta_pct", delta);
         }
+        /* The fastest warm median among the comparable profiles only. */
+        json_t *fastest = NULL, *left_out = json_array();
+        json_array_foreach(rows, pi, row)
+        {
+            if (!json_integer_value(json_object_get(row, "runs"))) continue;
+            if (!json_is_true(json_object_get(row, "comparable"))) {
+                json_array_append_new(left_out, json_string(hm_matrix_text(row, "profile")));
+                continue;
+            }
+            double rps = hm_matrix_num(json_object_get(row, "warm_rps"), "median");
+            if (!fastest || rps > hm_matrix_num(fastest, "warm_rps")) {
+                json_decref(fastest);
+                fastest = json_pack("{s:s, s:f}", "profile", hm_matrix_text(row, "profile"),
+                                    "warm_rps", rps);
+            }
+        }
         json_object_set_new(summary, wname,
-                            json_pack("{s:s?, s:o}", "baseline", baseline, "rows", rows));
+                            json_pack("{s:s?, s:o, s:o, s:o}", "baseline", baseline, "rows", rows,
+                                      "fastest", fastest ? fastest : json_null(), "left_out",
+                                      left_out));
     }
     json_object_set_new(doc, "summary", summary);
 }

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 /* Computes doc["summary"] from doc["runs"] (replacing any earlier one). */
 void hm_matrix_summarize(json_t *doc);
@@ -38,6 +39,14 @@ static inline const char *hm_matrix_text(json_t *o, const char *key)
 static inline double hm_matrix_num(json_t *o, const char *key)
 {
     return json_number_value(json_object_get(o, key));
+}
+
+/* Whether a run's figures count in the medians: both passes completed,
+ * passed or not (a document saved before runs[].measured: status ok). */
+static inline bool hm_matrix_run_measured(json_t *run)
+{
+    json_t *m = json_object_get(run, "measured");
+    return json_is_boolean(m) ? json_is_true(m) : !strcmp(hm_matrix_text(run, "status"), "ok");
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/hm_base.h"
+#include "base/hm_file.h"
 #include "cli/options.h"
 #include "cli/report.h"
 #include "stats/hdr_log.h"
@@ -174,7 +175,8 @@ static int merge_logs(const char *out, char **paths, int n)
             rc = hm_hlog_write(&log, all[i].e.tag[0] ? all[i].e.tag : NULL, from, to,
                                &all[i].e.hist);
         }
-        if (log.f && hm_hlog_close(&log) < 0 && rc == 0) rc = -EIO;
+        int closed = log.f ? hm_hlog_close(&log) : 0;
+        if (closed < 0 && rc == 0) rc = closed;
         if (rc < 0) fprintf(stderr, "hammer merge: cannot write %s: %s\n", out, hm_strerror(rc));
     }
     for (size_t i = 0; i < len; i++)
@@ -185,13 +187,15 @@ static int merge_logs(const char *out, char **paths, int n)
 
 /* ---- documents -------------------------------------------------------------- */
 
+static int render_markdown(FILE *f, void *doc)
+{
+    return hm_merge_markdown(f, doc);
+}
+
+/* Whole or not at all, with the system's errno (hm_file_replace). */
 static int write_markdown(const char *path, json_t *doc)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return -errno;
-    int rc = hm_merge_markdown(f, doc);
-    if (fclose(f) != 0 && rc == 0) rc = -EIO;
-    return rc;
+    return hm_file_replace(path, render_markdown, doc);
 }
 
 /* Missing and repeated shards, said on stderr (also with -q). */
@@ -199,23 +203,14 @@ static void warn_coverage(json_t *doc)
 {
     json_t *sh = json_object_get(doc, "shard");
     if (!sh) sh = json_object_get(json_array_get(json_object_get(doc, "passes"), 0), "shard");
-    static const char *const what[][2] = {
-        {"missing", "no input is shard"},
-        {"repeated", "more than one input is shard"},
-    };
-    for (size_t w = 0; w < 2; w++) {
-        json_t *list = json_object_get(sh, what[w][0]);
-        if (!json_array_size(list)) continue;
-        fprintf(stderr, "hammer merge: %s", what[w][1]);
-        size_t i;
-        json_t *v;
-        json_array_foreach(list, i, v)
-        {
-            fprintf(stderr, "%s%lld", i ? ", " : " ", (long long)json_integer_value(v));
-        }
-        fprintf(stderr, " of %lld%s\n", (long long)json_integer_value(json_object_get(sh, "count")),
-                w == 0 ? ": the merged run is incomplete and does not pass" : "");
-    }
+    /* The summary's Missing and Repeated shards lines, word for word. */
+    char cover[512];
+    if (hm_merge_coverage_text(sh, "missing", cover, sizeof(cover)))
+        fprintf(stderr,
+                "hammer merge: missing shards %s: the merged run is incomplete and does not pass\n",
+                cover);
+    if (hm_merge_coverage_text(sh, "repeated", cover, sizeof(cover)))
+        fprintf(stderr, "hammer merge: repeated shards %s\n", cover);
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(sh, "inexact"), i, v)

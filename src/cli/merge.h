@@ -10,6 +10,7 @@
 #define HM_CLI_MERGE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* argv[0] is "merge". Returns the exit code: 0 the merged run passed, 1 it
@@ -20,6 +21,12 @@ int hm_merge_main(int argc, char **argv);
 /* The summary of a merged document on f (stdout), or of one run's own
  * document (hammer report: no shard table). 0 or -EIO. */
 int hm_merge_print(FILE *f, json_t *doc);
+
+/* The shards a merged document's shard object (sh) lacks ("missing") or
+ * has more than once ("repeated") as one line's text into buf: "1 of 4 (no
+ * input is shard 3)", "1 of 2 (2 inputs are shard 0)". False (buf
+ * untouched) when there are none. */
+bool hm_merge_coverage_text(json_t *sh, const char *which, char *buf, size_t len);
 
 /* The same as Markdown. 0 or -EIO. */
 int hm_merge_markdown(FILE *f, json_t *doc);

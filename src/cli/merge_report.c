@@ -112,14 +112,40 @@ static void threshold_value(json_t *th, char *buf, size_t len)
         snprintf(buf, len, "%.3f ms", v / 1000.0);
 }
 
-static void list_ints(FILE *f, json_t *list)
+/* How many inputs were shard index (shard.inputs[].index). */
+static long long inputs_of(json_t *sh, long long index)
 {
+    long long n = 0;
+    size_t i;
+    json_t *in;
+    json_array_foreach(json_object_get(sh, "inputs"), i, in)
+    {
+        n += ival(in, "index", NULL) == index;
+    }
+    return n;
+}
+
+bool hm_merge_coverage_text(json_t *sh, const char *which, char *buf, size_t len)
+{
+    json_t *list = json_object_get(sh, which);
+    bool missing = !strcmp(which, "missing");
+    size_t n = json_array_size(list), o = 0;
+    if (!n || !len) return false;
+    o += (size_t)snprintf(buf, len, "%zu of %lld (", n, ival(sh, "count", NULL));
     size_t i;
     json_t *v;
     json_array_foreach(list, i, v)
     {
-        fprintf(f, "%s%lld", i ? ", " : "", (long long)json_integer_value(v));
+        long long index = (long long)json_integer_value(v);
+        if (missing)
+            o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%lld",
+                                  i ? ", " : "no input is shard ", index);
+        else
+            o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%lld inputs are shard %lld",
+                                  i ? ", " : "", inputs_of(sh, index), index);
     }
+    snprintf(buf + o, o < len ? len - o : 0, ")");
+    return true;
 }
 
 /* ---- text ---------------------------------------------------------------------- */
@@ -159,16 +185,11 @@ static void print_run(FILE *f, json_t *run)
     if (json_is_number(json_object_get(sh, "start_skew_s")))
         fprintf(f, "Start skew        %.3f ms (the last shard's load start after the first's)\n",
                 dval(sh, "start_skew_s", NULL) * 1e3);
-    if (json_array_size(json_object_get(sh, "missing"))) {
-        fputs("Missing shards    ", f);
-        list_ints(f, json_object_get(sh, "missing"));
-        fputc('\n', f);
-    }
-    if (json_array_size(json_object_get(sh, "repeated"))) {
-        fputs("Repeated shards   ", f);
-        list_ints(f, json_object_get(sh, "repeated"));
-        fputc('\n', f);
-    }
+    char cover[512];
+    if (hm_merge_coverage_text(sh, "missing", cover, sizeof(cover)))
+        fprintf(f, "Missing shards    %s\n", cover);
+    if (hm_merge_coverage_text(sh, "repeated", cover, sizeof(cover)))
+        fprintf(f, "Repeated shards   %s\n", cover);
     fprintf(f, "%-18s%lld\n", !strcmp(unit, "actions") ? "Actions sent" : "Requests sent", sent);
     fprintf(f, "HTTP OK           %lld (%.2f%%)\n", ok, pct(ok, sent));
     char errors[1024];
@@ -264,11 +285,11 @@ static void md_run(FILE *f, json_t *run)
                 ival(sh, "count", NULL));
     if (json_is_number(json_object_get(sh, "start_skew_s")))
         fprintf(f, "| Start skew | %.3f ms |\n", dval(sh, "start_skew_s", NULL) * 1e3);
-    if (json_array_size(json_object_get(sh, "missing"))) {
-        fputs("| Missing shards | ", f);
-        list_ints(f, json_object_get(sh, "missing"));
-        fputs(" |\n", f);
-    }
+    char cover[512];
+    if (hm_merge_coverage_text(sh, "missing", cover, sizeof(cover)))
+        fprintf(f, "| Missing shards | %s |\n", cover);
+    if (hm_merge_coverage_text(sh, "repeated", cover, sizeof(cover)))
+        fprintf(f, "| Repeated shards | %s |\n", cover);
     fprintf(f, "| %s sent | %lld |\n| HTTP OK | %lld (%.2f%%) |\n| Errors | ",
             !strcmp(unit_of(run), "actions") ? "Actions" : "Requests", sent, ok, pct(ok, sent));
     md_text(f, errors);

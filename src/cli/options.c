@@ -771,8 +771,15 @@ static int parse_command(hm_cli *cli, int rest, char **words)
 int hm_cli_parse(hm_cli *cli, int argc, char **argv)
 {
     set_defaults(cli);
+    /* getopt_long permutes argv (options before operands); the reports
+     * quote the command line as it was typed, so they get a copy. */
     cli->argc = argc;
-    cli->argv = argv;
+    cli->argv = hm_alloc(((size_t)argc + 1) * sizeof(char *));
+    if (!cli->argv) {
+        fprintf(stderr, "hammer: out of memory\n");
+        return HM_EXIT_FAILED;
+    }
+    memcpy(cli->argv, argv, ((size_t)argc + 1) * sizeof(char *));
     int ch;
     opterr = 0; /* unknown options get one line from unknown_option, not getopt's */
     while ((ch = getopt_long(argc, argv, ":c:n:d:t:R:kqhVm:H:", longopts, NULL)) != -1) {
@@ -801,6 +808,8 @@ void hm_cli_free(hm_cli *cli)
 {
     hm_free(cli->body);
     cli->body = NULL;
+    hm_free(cli->argv);
+    cli->argv = NULL;
 }
 
 /* ---- validation ----------------------------------------------------------- */

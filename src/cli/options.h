@@ -55,8 +55,8 @@ typedef struct hm_cli {
     const char *headers[HM_MAX_REQUEST_HEADERS];     /* -H, in o.headers */
     const char *body_path;                           /* --body FILE, or "-" */
     char *body;                                      /* its bytes (owned; hm_cli_free) */
-    int argc;                                        /* the command line, for the reports */
-    char **argv;
+    int argc;    /* the command line as given, for the reports */
+    char **argv; /* a copy of main's array (getopt reorders that one); hm_cli_free */
 } hm_cli;
 
 /* Fills cli with the defaults and then argv (argv[0] is the program);

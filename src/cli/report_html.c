@@ -17,7 +17,9 @@
 
 #include "base/hm_base.h"
 #include "base/hm_fail.h"
+#include "base/hm_file.h"
 #include "cli/html.h"
+#include "cli/shell_words.h"
 #include "stats/results.h"
 
 /* ---- reading the document ------------------------------------------------ */
@@ -613,15 +615,18 @@ static void command_section(FILE *f, json_t *run)
 {
     json_t *argv = json_object_get(run, "command_line");
     if (!json_array_size(argv)) return;
-    fputs("<h2>Command</h2>\n<p><code>", f);
-    size_t i;
-    json_t *a;
-    json_array_foreach(argv, i, a)
-    {
-        fputs(i ? " " : "", f);
-        hm_html_text(f, json_string_value(a));
+    /* As a shell needs it, so it can be pasted and run again. */
+    char *line = NULL;
+    size_t len = 0;
+    FILE *words = open_memstream(&line, &len);
+    if (words) {
+        hm_shell_words(words, argv);
+        fclose(words);
     }
+    fputs("<h2>Command</h2>\n<p><code>", f);
+    hm_html_text(f, line ? line : "");
     fputs("</code></p>\n", f);
+    free(line);
     json_t *opts = json_object_get(run, "options");
     if (!json_object_size(opts)) return;
     fputs("<details><summary>Every option as the run used it</summary>\n"
@@ -732,17 +737,14 @@ int hm_report_html(FILE *f, json_t *doc)
     return ferror(f) ? -EIO : 0;
 }
 
+static int render_html(FILE *f, void *doc)
+{
+    return hm_report_html(f, doc);
+}
+
 int hm_report_html_write(const char *path, json_t *doc)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -errno;
-    int rc = hm_report_html(f, doc);
-    if (fclose(f) != 0 && rc == 0) rc = -EIO;
-    if (rc == 0 && rename(tmp, path) != 0) rc = -errno;
-    if (rc < 0) unlink(tmp);
-    return rc;
+    return hm_file_replace(path, render_html, doc);
 }
 
 #define REPORT_USAGE "usage: hammer report RUN.json [--html FILE] [--markdown FILE]"

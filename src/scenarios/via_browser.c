@@ -896,9 +896,9 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         all.first_failure[0] ? (own_words || (body && !body->check) ? "; " : "; first failure: ")
                              : "",
         all.first_failure);
+    r->signal_name = o->signal; /* as the hammer model names it, whether it counts or not */
     if (counting) {
         r->has_signal = true;
-        r->signal_name = o->signal;
         r->baseline_known = r->final_known = true;
         r->baseline = all.baseline_sum;
         r->final_value = all.final_sum;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -266,10 +267,10 @@ int hm_hlog_write(hm_hlog *log, const char *tag, int64_t from_ns, int64_t to_ns,
 int hm_hlog_close(hm_hlog *log)
 {
     if (!log->f) return 0;
-    int bad = ferror(log->f);
-    bad |= fclose(log->f);
+    bool bad = ferror(log->f); /* an earlier line's write failed; its errno is gone */
+    int rc = fclose(log->f) != 0 ? -errno : bad ? -EIO : 0;
     log->f = NULL;
-    return bad ? -EIO : 0;
+    return rc;
 }
 
 int hm_hlog_start_time(FILE *f, double *epoch_s)

@@ -62,7 +62,8 @@ int hm_hlog_open_at(hm_hlog *log, const char *path, double start_epoch_s);
  * interval written so far. 0 or a negative errno. */
 int hm_hlog_write(hm_hlog *log, const char *tag, int64_t from_ns, int64_t to_ns, const hm_hdr *h);
 
-/* Closes the file; 0, or -EIO if anything written was lost. */
+/* Closes the file; 0, or a negative errno if anything written was lost
+ * (-EIO when an earlier write failed and its errno is gone). */
 int hm_hlog_close(hm_hlog *log);
 
 /* One interval read back from a log. */

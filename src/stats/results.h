@@ -331,7 +331,8 @@ void hm_report_print(FILE *f, const hm_results *r);
 /* The JSON document of one run (see docs/output.md); the caller owns it. */
 struct json_t;
 struct json_t *hm_report_json(const hm_results *r);
-/* Writes any JSON document to path atomically (temporary file, rename). */
+/* Writes any JSON document to path atomically (hm_file_replace). 0 or
+ * the negative errno the system gave. */
 int hm_json_write_atomic(const char *path, struct json_t *root);
 /* Writes the JSON document (see docs/output.md) to path atomically
  * (temporary file, then rename). Returns 0 or a negative errno. */

@@ -4,6 +4,7 @@
 #include "stats/results.h"
 #include "stats/results_internal.h"
 
+#include "base/hm_file.h"
 #include "stats/hdr_json.h"
 #include "stats/steps.h"
 
@@ -346,19 +347,16 @@ json_t *hm_report_json(const hm_results *r)
     return root;
 }
 
+static int dump_json(FILE *f, void *root)
+{
+    return json_dumpf(root, f, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12)) == 0
+               ? 0
+               : -ENOMEM;
+}
+
 int hm_json_write_atomic(const char *path, json_t *root)
 {
-    /* Write beside the target and rename, so a reader never sees half a file. */
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
-    if (rc != 0) return -EIO;
-    if (rename(tmp, path) != 0) {
-        int e = -errno;
-        unlink(tmp);
-        return e;
-    }
-    return 0;
+    return hm_file_replace(path, dump_json, root);
 }
 
 int hm_report_write_json(const char *path, const hm_results *r)
