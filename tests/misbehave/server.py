@@ -60,6 +60,8 @@ HTTP_MODES = {
     "sse-silent": "sse",
     "sse-50mb": "sse",
     "sse-no-final-blank": "sse",
+    # not a fault: the action's patch goes out at once, its answer 200 ms later
+    "slow-answer": "action",
 }
 CONN_MODES = {"rst-accept", "never-read", "full-backlog"}
 WHERE = {"page", "action", "sse", "flood", "health", "all"}
@@ -334,7 +336,7 @@ class Server:
                                        "Forbidden")
         return ctx, None
 
-    def action(self, sock, method, path, headers, body):
+    def action(self, sock, method, path, headers, body, answer_delay_s=0.0):
         if method == "GET":
             self.send(sock, self.response(405, "Method Not Allowed", [("Allow", "POST")]))
             return True
@@ -359,6 +361,8 @@ class Server:
             ctx.count += 1
             ctx.version += 1
             ctx.cond.notify_all()
+        if answer_delay_s:  # the stream carries the patch meanwhile
+            time.sleep(answer_delay_s)
         self.send(sock, self.response(200, "OK", [("Content-Type", "text/html")]))
         return True
 
@@ -417,6 +421,8 @@ class Server:
 
     def misbehave(self, sock, kind, method, path, query, headers, body):
         m = self.mode
+        if m == "slow-answer":
+            return self.action(sock, method, path, headers, body, answer_delay_s=0.2)
         if m == "close-mid-headers":
             self.send(sock, "HTTP/1.1 200 OK\r\nContent-Type: text/ht")
             return False
