@@ -7,6 +7,7 @@
  *   zero_ok     every action answered 500: the check is not evaluated (both models)
  *   few_ok      a quarter of the actions OK: not evaluated, with the share it saw
  *   reasons     a failed threshold and failed actions named; a clean run has none; HTML
+ *   merge       hammer merge: the merged run's reasons
  *   flow_skip   a hammer-model flow's signal expectation: not evaluated, why
  *   patch_time  a server that answers 200 ms after the patch: action > action->patch */
 #include "run_util.h"
@@ -108,6 +109,15 @@ static void zero_ok(void)
         ASSERT(has_reason(j, "100.00% of actions failed (40 of 40)"));
         ASSERT(strstr(p.out, "Result            FAIL\n  - 100.00% of actions failed (40 of 40)\n"));
         json_decref(j);
+        /* The HTML report reads the same verdict from the JSON. */
+        char html[320];
+        snprintf(html, sizeof(html), "%s/zero.html", dir);
+        char *report[] = {(char *)hammer, "report", json_path, "--html", html, NULL};
+        ASSERT_EQ(proc_run(&p, report, 60), 0);
+        char *page = slurp(html);
+        ASSERT(strstr(page, "NOT EVALUATED — no OK action"));
+        ASSERT(strstr(page, "<li>check not evaluated: no OK action</li>"));
+        free(page);
     }
     stop_server(&srv);
 }
@@ -174,6 +184,32 @@ static void reasons(void)
     ASSERT(strstr(page, "FAIL because:"));
     ASSERT(strstr(page, "<li>threshold max&lt;1us failed (measured "));
     free(page);
+}
+
+/* hammer merge: a threshold the shards left to it fails on the merged run,
+ * and the merged document and summary say so. */
+static void merge(void)
+{
+    char shard_json[2][320], spec[8], merged[320];
+    proc p;
+    for (int i = 0; i < 2; i++) {
+        snprintf(spec, sizeof(spec), "%d/2", i);
+        snprintf(shard_json[i], sizeof(shard_json[i]), "%s/shard%d.json", dir, i);
+        char *argv[] = {(char *)hammer, "-q",      "--shard", spec,          "-n",
+                        "100",          "-c",      "4",       "--run-id",    "verdict",
+                        "--threshold",  "max<1us", "--json",  shard_json[i], "scenario",
+                        "counter",      NULL};
+        ASSERT_EQ(proc_run(&p, argv, 120), 0); /* a shard defers its thresholds */
+    }
+    snprintf(merged, sizeof(merged), "%s/merged.json", dir);
+    char *argv[] = {(char *)hammer, "merge", "--json", merged, shard_json[0], shard_json[1], NULL};
+    ASSERT_EQ(proc_run(&p, argv, 60), 1);
+    ASSERT(strstr(p.out, "Result            FAIL\n  - threshold max<1us failed (measured "));
+    json_t *j = load_json(merged);
+    ASSERT_EQ(json_int_at(j, "result.passed"), 0);
+    ASSERT(has_reason(j, "threshold max<1us failed (measured "));
+    ASSERT_EQ(json_array_size(json_object_get(json_object_get(j, "result"), "reasons")), 1);
+    json_decref(j);
 }
 
 /* In the hammer model a signal expectation after the first action never
@@ -270,6 +306,8 @@ int main(int argc, char **argv)
         few_ok();
     else if (!strcmp(part, "reasons"))
         reasons();
+    else if (!strcmp(part, "merge"))
+        merge();
     else if (!strcmp(part, "flow_skip"))
         flow_skip();
     else if (!strcmp(part, "patch_time"))

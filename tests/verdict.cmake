@@ -4,7 +4,7 @@
 add_executable(test_verdict test_verdict.c)
 target_link_libraries(test_verdict PRIVATE hm_flags hm_base PkgConfig::JANSSON)
 target_include_directories(test_verdict PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-foreach(part zero_ok few_ok reasons flow_skip patch_time)
+foreach(part zero_ok few_ok reasons merge flow_skip patch_time)
   add_test(NAME verdict_${part}
     COMMAND test_verdict $<TARGET_FILE:hammer> ${CMAKE_CURRENT_SOURCE_DIR}/misbehave/server.py
             ${part})
