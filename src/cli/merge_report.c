@@ -230,6 +230,8 @@ static void print_run(FILE *f, json_t *run)
                 verdict(json_object_get(in, "passed")), measured);
     }
     fprintf(f, "Result            %s\n", verdict(json_object_get(run, "passed")));
+    json_array_foreach(at(run, "result", "reasons"), i, in) if (json_is_string(in))
+        fprintf(f, "  - %s\n", json_string_value(in));
 }
 
 int hm_merge_print(FILE *f, json_t *doc)

@@ -151,6 +151,20 @@ static void header(FILE *f, json_t *run, const char *pass)
         hm_html_text(f, str(run, "fatal"));
         fputs("</p>\n", f);
     }
+    /* Why it failed: the summary's lines under "Result FAIL". */
+    json_t *reasons = at(run, "result.reasons");
+    if (json_array_size(reasons)) {
+        fputs("<p class=\"fail\">FAIL because:</p>\n<ul class=\"reasons\">\n", f);
+        size_t i;
+        json_t *why;
+        json_array_foreach(reasons, i, why)
+        {
+            fputs("<li>", f);
+            hm_html_text(f, json_string_value(why));
+            fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
+    }
 }
 
 static void cards(FILE *f, json_t *run)
@@ -253,10 +267,16 @@ static void summary_table(FILE *f, json_t *run)
         kv_row(f, "Signal", buf);
     }
     if (str(run, "check.name")) {
-        snprintf(buf, sizeof(buf), "%s: %s%s%s", str(run, "check.name"),
-                 json_is_true(at(run, "check.passed")) ? "PASS" : "FAIL",
-                 str(run, "check.detail") && *str(run, "check.detail") ? " — " : "",
-                 str(run, "check.detail") ? str(run, "check.detail") : "");
+        /* A document from before check.evaluated was written: evaluated. */
+        const char *why_not = str(run, "check.not_evaluated");
+        const char *detail = str(run, "check.detail") ? str(run, "check.detail") : "";
+        snprintf(buf, sizeof(buf), "%s: %s%s%s%s%s", str(run, "check.name"),
+                 why_not                                 ? "NOT EVALUATED"
+                 : json_is_true(at(run, "check.passed")) ? "PASS"
+                                                         : "FAIL",
+                 why_not || *detail ? " — " : "", why_not ? why_not : "",
+                 why_not && *detail && strcmp(why_not, detail) ? "; " : "",
+                 why_not && !strcmp(why_not, detail) ? "" : detail);
         kv_row(f, "Check", buf);
     }
     snprintf(buf, sizeof(buf), "%lld requested, %lld established, %lld reconnects, %lld failed",

@@ -408,6 +408,11 @@ int hm_flow_stats_create(const hm_flow_file *f, bool named, hm_steps **out)
         rc = hm_steps_name_row(*out, i, f->row_flow[i], f->row_name[i]);
     for (int i = 0; rc == 0 && named && i < f->n_checks; i++)
         rc = hm_steps_name_check(*out, i, f->check_flow[i], f->check_name[i]);
+    /* A flow of weight 0 is never picked: its checks never run, by design. */
+    for (int i = 0; rc == 0 && named && i < f->n_checks; i++)
+        for (int k = 0; k < f->n_flows; k++)
+            if (!(f->flows[k].weight > 0) && !strcmp(f->flows[k].name, f->check_flow[i]))
+                (*out)->checks[i].not_run = "its flow has weight 0 (never picked)";
     return rc;
 }
 

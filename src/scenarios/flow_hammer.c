@@ -442,7 +442,13 @@ static int sender_leaf(hm_flow_exec *x, const hm_flow_step *s)
     case HM_FLOW_GET:
         return send_get(sd, s);
     case HM_FLOW_EXPECT:
-        if (s->cond.n_status) hm_flow_expect(x, s); /* signals: nothing waits here */
+        if (s->cond.n_status)
+            hm_flow_expect(x, s);
+        else /* signals: nothing waits here, so they are not what the action did */
+            hm_steps_check_skipped(x->stats, s->check,
+                                   "the hammer model does not wait for patches, so it skips "
+                                   "signal expectations after the first action (--mode browser "
+                                   "evaluates them)");
         return HM_FLOW_NEXT;
     case HM_FLOW_SET:
         return hm_flow_set(x, s);

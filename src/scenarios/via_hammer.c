@@ -723,8 +723,11 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     r->has_check = true;
     if (o->observers > 0)
         judge(&run, r, counting);
-    else
-        snprintf(r->check_detail, sizeof(r->check_detail), "not checked: --observers 0");
+    else {
+        r->check_not_evaluated = true;
+        snprintf(r->check_detail, sizeof(r->check_detail),
+                 "--observers 0: no SSE stream watched the context");
+    }
 out:
     for (int i = 0; i < o->observers; i++) {
         hm_via_page_free(&run.obs[i].page);

@@ -82,8 +82,8 @@ static bool one_of(const char *key, const char *const *names, size_t n)
 
 static rule rule_of(const char *key, level lv)
 {
-    static const char *const run_skip[] = {"shard", "thresholds", "passed", "wall_seconds",
-                                           "throughput_rps"};
+    static const char *const run_skip[] = {"shard",        "thresholds",     "passed",
+                                           "wall_seconds", "throughput_rps", "result"};
     static const char *const run_same[] = {"scenario", "pass", "mode", "unit", "schema"};
     static const char *const run_first[] = {"command_line", "interval_s"};
     static const char *const passes_skip[] = {"passes", "changes", "passed"};
@@ -493,7 +493,7 @@ static void decode_or_empty(json_t *obj, hm_hdr *h)
 
 /* Each threshold measured on the merged document; *all_held cleared when one fails. */
 static json_t *evaluate_thresholds(merge_ctx *m, json_t *merged, json_t *texts, double wall,
-                                   bool *all_held)
+                                   bool *all_held, json_t *reasons)
 {
     hm_hdr action, patch;
     json_t *lat = json_object_get(merged, "latency_us");
@@ -517,6 +517,12 @@ static json_t *evaluate_thresholds(merge_ctx *m, json_t *merged, json_t *texts, 
         }
         hm_threshold_evaluate(&th, &action, &patch, (uint64_t)ok, (uint64_t)sent, wall);
         *all_held = *all_held && th.passed;
+        if (!th.passed) {
+            char measured[32];
+            hm_threshold_measured(&th, measured, sizeof(measured));
+            json_array_append_new(
+                reasons, json_sprintf("threshold %s failed (measured %s)", th.text, measured));
+        }
         json_array_append_new(out, json_pack("{s:s, s:b, s:f}", "threshold", th.text, "passed",
                                              th.passed, "value", th.value));
     }
@@ -610,10 +616,22 @@ static json_t *merge_run(merge_ctx *m, const char *path, src_val *runs, int k)
     json_int_t sent = json_integer_value(json_object_get(json_object_get(out, "actions"), "sent"));
     json_object_set_new(out, "wall_seconds", json_real(wall));
     json_object_set_new(out, "throughput_rps", json_real(wall > 0 ? (double)sent / wall : 0));
+    /* The merged verdict's reasons: each failed shard's own, then the
+     * thresholds measured on the merged run, then missing shards. */
+    json_t *reasons = json_array();
+    for (int i = 0; i < k; i++) {
+        size_t j;
+        json_t *why;
+        json_array_foreach(json_object_get(json_object_get(runs[i].v, "result"), "reasons"), j,
+                           why) if (json_is_string(why))
+            json_array_append_new(
+                reasons, json_sprintf("shard %d: %s", rows[i].index, json_string_value(why)));
+    }
     json_t *texts = threshold_texts(runs[0].v);
     bool held = true;
-    json_t *ths = evaluate_thresholds(m, out, texts, wall, &held);
+    json_t *ths = evaluate_thresholds(m, out, texts, wall, &held, reasons);
     if (!ths) {
+        json_decref(reasons);
         json_decref(texts);
         json_decref(out);
         hm_free(rows);
@@ -621,7 +639,19 @@ static json_t *merge_run(merge_ctx *m, const char *path, src_val *runs, int k)
     }
     json_object_set_new(out, "thresholds", ths);
     bool complete = json_array_size(m->cov.missing) == 0;
-    json_object_set_new(out, "passed", json_boolean(all_passed && held && complete));
+    if (!complete) {
+        char *list = json_dumps(m->cov.missing, JSON_COMPACT);
+        json_array_append_new(reasons, json_sprintf("shards missing: %s", list ? list : "?"));
+        free(list);
+    }
+    bool passed = all_passed && held && complete;
+    /* A shard that failed without saying why (a document from before
+     * result.reasons was written) still fails the merge in words. */
+    if (!passed && !json_array_size(reasons))
+        json_array_append_new(reasons, json_string("a shard did not pass"));
+    json_object_set_new(out, "passed", json_boolean(passed));
+    json_object_set_new(out, "result",
+                        json_pack("{s:b, s:o}", "passed", passed, "reasons", reasons));
     json_object_set_new(out, "shard", shard_record(m, runs[0].v, rows, k, texts));
     json_decref(texts);
     hm_free(rows);

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -456,17 +457,107 @@ void hm_thresholds_evaluate(hm_results *r)
                               r->wall_seconds);
 }
 
+void hm_threshold_measured(const hm_threshold *th, char *buf, size_t len)
+{
+    bool lat = strcmp(th->metric, "ok") && strcmp(th->metric, "rps");
+    if (lat)
+        hm_format_us(buf, len, th->value, 0);
+    else
+        snprintf(buf, len, "%.3f%s", th->value, !strcmp(th->metric, "ok") ? "%" : "/s");
+}
+
+void hm_verdict_add(hm_verdict *v, const char *fmt, ...)
+{
+    v->passed = false;
+    if (v->n >= HM_VERDICT_REASONS) {
+        v->n_dropped++;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->reasons[v->n++], HM_VERDICT_REASON_LEN, fmt, ap);
+    va_end(ap);
+}
+
+hm_check_state hm_results_check_state(const hm_results *r, char *why, size_t whylen)
+{
+    if (why && whylen) why[0] = 0;
+    if (!r->has_check) return HM_CHECK_STATE_NONE;
+    if (r->check_not_evaluated) {
+        if (why) snprintf(why, whylen, "%s", r->check_detail);
+        return HM_CHECK_STATE_NOT_EVALUATED;
+    }
+    if (!r->check_passed) return HM_CHECK_STATE_FAIL;
+    /* Sticky's totals hold variants that fail by design: its check judges
+     * its own variant (which must have sent and be all OK). */
+    if (r->total_is_informational) return HM_CHECK_STATE_PASS;
+    const hm_thread_stats *t = &r->total;
+    uint64_t seen = t->ok > t->swallowed ? t->ok - t->swallowed : 0;
+    if (seen == 0) {
+        if (why)
+            snprintf(why, whylen, "%s",
+                     t->ok ? "every OK action was swallowed by a lost context" : "no OK action");
+        return HM_CHECK_STATE_NOT_EVALUATED;
+    }
+    if (2 * seen < t->sent) {
+        if (why)
+            snprintf(why, whylen,
+                     "it saw the effect of %llu of %llu %s (%.2f%%), less than half of them",
+                     (unsigned long long)seen, (unsigned long long)t->sent,
+                     r->unit ? r->unit : "requests", pct(seen, t->sent));
+        return HM_CHECK_STATE_NOT_EVALUATED;
+    }
+    return HM_CHECK_STATE_PASS;
+}
+
+void hm_results_verdict(const hm_results *r, hm_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->passed = true;
+    const hm_thread_stats *t = &r->total;
+    const char *unit = r->unit ? r->unit : "requests";
+    if (r->fatal) hm_verdict_add(v, "the run did not complete: %s", r->fatal);
+    if (t->sent == 0) hm_verdict_add(v, "no %s were sent", unit);
+    if (t->failed > 0 && !r->total_is_informational)
+        hm_verdict_add(v, "%.2f%% of %s failed (%llu of %llu)", pct(t->failed, t->sent), unit,
+                       (unsigned long long)t->failed, (unsigned long long)t->sent);
+    uint64_t sse_failed = hm_thread_stats_sse_failures(t);
+    if (sse_failed)
+        hm_verdict_add(v, "%llu SSE stream%s failed", (unsigned long long)sse_failed,
+                       sse_failed == 1 ? "" : "s");
+    char why[300];
+    hm_check_state cs = hm_results_check_state(r, why, sizeof(why));
+    if (r->has_signal && !r->matches_ok) {
+        uint64_t compared = r->ok_checked_known ? r->ok_checked : t->ok;
+        int64_t net = r->final_value - r->baseline;
+        if (!r->baseline_known || !r->final_known)
+            hm_verdict_add(v, "net increment unknown: %s was never observed",
+                           r->signal_name ? r->signal_name : "the signal");
+        else if (net != (int64_t)compared)
+            hm_verdict_add(v, "net increment %lld does not match %llu OK", (long long)net,
+                           (unsigned long long)compared);
+        /* else it matches, but the check did not pass: its reason below */
+    }
+    if (cs == HM_CHECK_STATE_FAIL)
+        hm_verdict_add(v, "check failed: %s%s%s", r->check_name ? r->check_name : "check",
+                       r->check_detail[0] ? " — " : "", r->check_detail);
+    else if (cs == HM_CHECK_STATE_NOT_EVALUATED)
+        hm_verdict_add(v, "check not evaluated: %s", why);
+    for (int i = 0; i < r->n_thresholds; i++) {
+        const hm_threshold *th = &r->thresholds[i];
+        if (th->passed) continue;
+        char measured[32];
+        hm_threshold_measured(th, measured, sizeof(measured));
+        hm_verdict_add(v, "threshold %s failed (measured %s)", th->text, measured);
+    }
+    hm_steps_verdict(r->steps, v);
+}
+
 bool hm_results_passed(const hm_results *r)
 {
-    for (int i = 0; i < r->n_thresholds; i++)
-        if (!r->thresholds[i].passed) return false;
-    if (r->fatal) return false;
-    if (r->total.sent == 0) return false;
-    if (r->total.failed > 0 && !r->total_is_informational) return false;
-    if (hm_thread_stats_sse_failures(&r->total) > 0) return false;
-    if (r->has_signal && !r->matches_ok) return false;
-    if (r->has_check && !r->check_passed) return false;
-    return hm_steps_passed(r->steps);
+    hm_verdict v;
+    hm_results_verdict(r, &v);
+    return v.passed;
 }
 
 static void print_latency_row(FILE *f, const char *name, const hm_hdr *h)
@@ -591,6 +682,34 @@ static void print_sse_outcomes(FILE *f, const hm_results *r)
     }
 }
 
+/* "Check  NAME: PASS|FAIL|NOT EVALUATED — detail" (hm_results_check_state). */
+static void print_check(FILE *f, const hm_results *r)
+{
+    char why[300];
+    hm_check_state cs = hm_results_check_state(r, why, sizeof(why));
+    if (cs == HM_CHECK_STATE_NONE) return;
+    const char *word = cs == HM_CHECK_STATE_PASS   ? "PASS"
+                       : cs == HM_CHECK_STATE_FAIL ? "FAIL"
+                                                   : "NOT EVALUATED";
+    /* A scenario's own "not evaluated" reason is its detail: say it once. */
+    bool own = cs == HM_CHECK_STATE_NOT_EVALUATED && r->check_not_evaluated;
+    bool extra = cs == HM_CHECK_STATE_NOT_EVALUATED && !own;
+    fprintf(f, "Check             %s: %s%s%s%s%s\n", r->check_name, word,
+            extra || r->check_detail[0] ? " — " : "", extra ? why : "",
+            extra && r->check_detail[0] ? "; " : "", r->check_detail);
+}
+
+/* "Result  PASS", or FAIL and under it every criterion that failed. */
+static void print_result(FILE *f, const hm_results *r)
+{
+    hm_verdict v;
+    hm_results_verdict(r, &v);
+    fprintf(f, "Result            %s\n", v.passed ? "PASS" : "FAIL");
+    for (int i = 0; i < v.n; i++)
+        fprintf(f, "  - %s\n", v.reasons[i]);
+    if (v.n_dropped) fprintf(f, "  - and %d more\n", v.n_dropped);
+}
+
 void hm_report_print(FILE *f, const hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
@@ -667,10 +786,7 @@ void hm_report_print(FILE *f, const hm_results *r)
             fprintf(f, "Net increment     unknown (%s not observed), matches HTTP OK: NO\n",
                     r->signal_name);
     }
-    if (r->has_check)
-        fprintf(f, "Check             %s: %s%s%s\n", r->check_name,
-                r->check_passed ? "PASS" : "FAIL", r->check_detail[0] ? " — " : "",
-                r->check_detail);
+    print_check(f, r);
     print_disruption(f, r);
     fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects, %llu failed\n",
             (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
@@ -746,15 +862,10 @@ void hm_report_print(FILE *f, const hm_results *r)
     print_server_watch(f, &r->server);
     for (int i = 0; i < r->n_thresholds; i++) {
         const hm_threshold *th = &r->thresholds[i];
-        bool lat = strcmp(th->metric, "ok") && strcmp(th->metric, "rps");
         char measured[32];
-        if (lat)
-            hm_format_us(measured, sizeof(measured), th->value, 0);
-        else
-            snprintf(measured, sizeof(measured), "%.3f%s", th->value,
-                     !strcmp(th->metric, "ok") ? "%" : "/s");
+        hm_threshold_measured(th, measured, sizeof(measured));
         fprintf(f, "Threshold         %-20s %s (measured %s)\n", th->text,
                 th->passed ? "PASS" : "FAIL", measured);
     }
-    fprintf(f, "Result            %s\n", hm_results_passed(r) ? "PASS" : "FAIL");
+    print_result(f, r);
 }

@@ -261,10 +261,13 @@ typedef struct hm_results {
     bool interrupted;        /* stopped by SIGINT/SIGTERM */
     double interrupted_at_s; /* seconds since hammer started when the first signal came */
     bool interrupted_twice;  /* a second signal abandoned what was in flight */
-    /* The workload's check. */
+    /* The workload's check. check_not_evaluated: the scenario could not
+     * judge it (check_detail says why; check_passed is then false);
+     * hm_results_check_state applies the rest of the rule. */
     bool has_check;
     const char *check_name;
     bool check_passed;
+    bool check_not_evaluated;
     char check_detail[256];
     const char *mode; /* "hammer" or "browser" (php-via scenarios) */
     /* Signal check (counter-like scenarios). */
@@ -344,12 +347,45 @@ void hm_thresholds_evaluate(hm_results *r);
  * merged histograms). */
 void hm_threshold_evaluate(hm_threshold *th, const hm_hdr *action, const hm_hdr *patch, uint64_t ok,
                            uint64_t sent, double wall_seconds);
+/* A threshold's measured value in its unit: "61.20ms", "98.571%", "812.000/s". */
+void hm_threshold_measured(const hm_threshold *th, char *buf, size_t len);
 /* Several passes of one scenario (--passes): the change from each pass to
  * the next, printed and as one JSON document {"passes":[...],"changes":[...]}. */
 void hm_report_print_passes(FILE *f, const hm_results *runs, int n);
 struct json_t *hm_report_passes_json(const hm_results *runs, int n);
-/* True when every request succeeded, no SSE stream failed and every check
- * held, for what ran: an interrupted run passes when what it did passed. */
+/* The scenario's check, as the verdict reads it (docs/output.md, "How to
+ * read the verdict"): PASS only when it held and was evaluated on enough
+ * successful work — the OK actions whose effect it saw (OK less those lost
+ * contexts swallowed) are at least one and at least half of the actions
+ * sent; a check that held on less is NOT_EVALUATED. */
+typedef enum hm_check_state {
+    HM_CHECK_STATE_NONE, /* the scenario has no check */
+    HM_CHECK_STATE_PASS,
+    HM_CHECK_STATE_FAIL,
+    HM_CHECK_STATE_NOT_EVALUATED,
+} hm_check_state;
+
+/* The check's state; when NOT_EVALUATED, why (in words) into why. */
+hm_check_state hm_results_check_state(const hm_results *r, char *why, size_t whylen);
+
+/* The run's verdict and every criterion that failed, in words ("1.43% of
+ * actions failed (71 of 5000)"), in the order the summary lists them. */
+#define HM_VERDICT_REASONS 24
+#define HM_VERDICT_REASON_LEN 320
+typedef struct hm_verdict {
+    bool passed;
+    int n;         /* reasons kept */
+    int n_dropped; /* reasons beyond HM_VERDICT_REASONS (counted, not kept) */
+    char reasons[HM_VERDICT_REASONS][HM_VERDICT_REASON_LEN];
+} hm_verdict;
+
+/* The one verdict of a run, for the summary, the JSON and the HTML report.
+ * An interrupted run passes when what it did passed. */
+void hm_results_verdict(const hm_results *r, hm_verdict *v);
+/* Appends one reason (printf-style); past HM_VERDICT_REASONS it is
+ * counted in n_dropped. Any reason makes the verdict FAIL. */
+void hm_verdict_add(hm_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* hm_results_verdict's passed. */
 bool hm_results_passed(const hm_results *r);
 
 /* ---- the interval reporter --------------------------------------------- */

@@ -165,7 +165,17 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "interrupted", json_boolean(r->interrupted));
     json_object_set_new(root, "interrupted_at_s",
                         r->interrupted ? json_real(r->interrupted_at_s) : json_null());
-    json_object_set_new(root, "passed", json_boolean(hm_results_passed(r)));
+    hm_verdict verdict;
+    hm_results_verdict(r, &verdict);
+    json_object_set_new(root, "passed", json_boolean(verdict.passed));
+    json_t *result = json_object(), *why = json_array();
+    for (int i = 0; i < verdict.n; i++)
+        json_array_append_new(why, json_string(verdict.reasons[i]));
+    if (verdict.n_dropped)
+        json_array_append_new(why, json_sprintf("and %d more", verdict.n_dropped));
+    json_object_set_new(result, "passed", json_boolean(verdict.passed));
+    json_object_set_new(result, "reasons", why);
+    json_object_set_new(root, "result", result);
     json_object_set_new(root, "fatal", r->fatal ? json_string(r->fatal) : json_null());
 
     json_t *actions = json_object();
@@ -235,8 +245,15 @@ json_t *hm_report_json(const hm_results *r)
     if (r->mode) json_object_set_new(root, "mode", json_string(r->mode));
     json_t *check = json_object();
     json_object_set_new(check, "name", r->has_check ? json_string(r->check_name) : json_null());
-    json_object_set_new(check, "passed", json_boolean(r->has_check && r->check_passed));
+    char not_evaluated[300];
+    hm_check_state cs = hm_results_check_state(r, not_evaluated, sizeof(not_evaluated));
+    json_object_set_new(check, "passed", json_boolean(cs == HM_CHECK_STATE_PASS));
     json_object_set_new(check, "detail", json_string(r->check_detail));
+    json_object_set_new(check, "evaluated",
+                        json_boolean(cs == HM_CHECK_STATE_PASS || cs == HM_CHECK_STATE_FAIL));
+    json_object_set_new(check, "not_evaluated",
+                        cs == HM_CHECK_STATE_NOT_EVALUATED ? json_string(not_evaluated)
+                                                           : json_null());
     json_object_set_new(root, "check", check);
 
     json_t *conns = json_object();

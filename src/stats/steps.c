@@ -4,6 +4,7 @@
 
 #include "base/hm_base.h"
 #include "stats/hdr_json.h"
+#include "stats/results.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -74,6 +75,30 @@ void hm_steps_check(hm_steps *s, int i, bool held, const char *why)
     keep_first(c->first_failure, sizeof(c->first_failure), why ? why : "failed");
 }
 
+void hm_steps_check_skipped(hm_steps *s, int i, const char *why)
+{
+    hm_check_row *c = &s->checks[i];
+    c->skipped++;
+    if (!c->not_run) c->not_run = why;
+}
+
+static bool check_evaluated(const hm_check_row *c)
+{
+    return c->passed || c->failed;
+}
+
+/* Never evaluated, and nothing said it never runs by design. */
+static bool check_missing(const hm_check_row *c)
+{
+    return !check_evaluated(c) && !c->not_run;
+}
+
+/* Why a check that never ran was not evaluated. */
+static const char *not_evaluated_why(const hm_check_row *c)
+{
+    return c->not_run ? c->not_run : "the run never reached it";
+}
+
 void hm_steps_merge(hm_steps *dst, const hm_steps *src)
 {
     for (int i = 0; i < dst->n_rows && i < src->n_rows; i++) {
@@ -86,6 +111,8 @@ void hm_steps_merge(hm_steps *dst, const hm_steps *src)
     for (int i = 0; i < dst->n_checks && i < src->n_checks; i++) {
         dst->checks[i].passed += src->checks[i].passed;
         dst->checks[i].failed += src->checks[i].failed;
+        dst->checks[i].skipped += src->checks[i].skipped;
+        if (!dst->checks[i].not_run) dst->checks[i].not_run = src->checks[i].not_run;
         keep_first(dst->checks[i].first_failure, sizeof(dst->checks[i].first_failure),
                    src->checks[i].first_failure[0] ? src->checks[i].first_failure : NULL);
     }
@@ -114,8 +141,28 @@ bool hm_steps_passed(const hm_steps *s)
     for (int i = 0; i < s->n_rows; i++)
         if (s->rows[i].failed) return false;
     for (int i = 0; i < s->n_checks; i++)
-        if (s->checks[i].failed) return false;
+        if (s->checks[i].failed || check_missing(&s->checks[i])) return false;
     return true;
+}
+
+void hm_steps_verdict(const hm_steps *s, hm_verdict *v)
+{
+    for (int i = 0; s && i < s->n_rows; i++) {
+        const hm_step_row *r = &s->rows[i];
+        if (r->failed)
+            hm_verdict_add(v, "step '%s' failed %llu of %llu times (first: %s)", r->name,
+                           (unsigned long long)r->failed, (unsigned long long)r->count,
+                           r->first_failure);
+    }
+    for (int i = 0; s && i < s->n_checks; i++) {
+        const hm_check_row *c = &s->checks[i];
+        if (c->failed)
+            hm_verdict_add(v, "expectation '%s' failed %llu of %llu times (first: %s)", c->name,
+                           (unsigned long long)c->failed,
+                           (unsigned long long)(c->failed + c->passed), c->first_failure);
+        else if (check_missing(c))
+            hm_verdict_add(v, "expectation '%s' not evaluated: %s", c->name, not_evaluated_why(c));
+    }
 }
 
 /* More than one flow: each row says which. */
@@ -174,6 +221,13 @@ void hm_steps_print(FILE *f, const hm_steps *s)
         for (int i = 0; i < s->n_checks; i++) {
             const hm_check_row *c = &s->checks[i];
             row_label(label, sizeof(label), with_flow, c->flow, c->name);
+            if (!check_evaluated(c)) {
+                fprintf(f, "  n/a  %s: not evaluated — %s", label, not_evaluated_why(c));
+                if (c->skipped)
+                    fprintf(f, " (passed over %llu times)", (unsigned long long)c->skipped);
+                fputc('\n', f);
+                continue;
+            }
             fprintf(f, "  %s %s: %llu held, %llu failed%s%s\n", c->failed ? "FAIL" : "ok  ", label,
                     (unsigned long long)c->passed, (unsigned long long)c->failed,
                     c->failed ? "; first: " : "", c->failed ? c->first_failure : "");
@@ -205,6 +259,9 @@ void hm_steps_json(json_t *root, const hm_steps *s)
         json_object_set_new(o, "failed", json_integer((json_int_t)c->failed));
         json_object_set_new(o, "first_failure",
                             c->first_failure[0] ? json_string(c->first_failure) : json_null());
+        json_object_set_new(o, "evaluated", json_boolean(check_evaluated(c)));
+        json_object_set_new(o, "not_evaluated",
+                            check_evaluated(c) ? json_null() : json_string(not_evaluated_why(c)));
         json_array_append_new(checks, o);
     }
     json_object_set_new(root, "steps", rows);

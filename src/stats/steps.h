@@ -30,6 +30,8 @@ typedef struct hm_step_row {
 typedef struct hm_check_row {
     char *flow, *name;
     uint64_t passed, failed;
+    uint64_t skipped;    /* times the scenario passed it by design (not_run says why) */
+    const char *not_run; /* why it never runs by design (a static string), or NULL */
     char first_failure[320];
 } hm_check_row;
 
@@ -51,12 +53,20 @@ int hm_steps_name_check(hm_steps *s, int i, const char *flow, const char *name);
 void hm_steps_record(hm_steps *s, int i, int64_t us, const char *why);
 /* One evaluation of check i: held, or failed with why. */
 void hm_steps_check(hm_steps *s, int i, bool held, const char *why);
+/* Check i was passed over by design (why: a static string saying so, e.g.
+ * the hammer model skips signal expectations after the first action). */
+void hm_steps_check_skipped(hm_steps *s, int i, const char *why);
 /* dst += src (same shape; the first failures of dst win). */
 void hm_steps_merge(hm_steps *dst, const hm_steps *src);
 void hm_steps_free(hm_steps *s);
 
-/* True when no row failed and no check failed (also for NULL). */
+/* True when no row failed, no check failed and every check was evaluated
+ * or passed over by design (also for NULL). */
 bool hm_steps_passed(const hm_steps *s);
+/* Appends each failed row and check, and each check never evaluated, to
+ * the run's verdict in words (results.h). */
+struct hm_verdict;
+void hm_steps_verdict(const hm_steps *s, struct hm_verdict *v);
 /* The "Steps" and "Checks" tables of the summary. */
 void hm_steps_print(FILE *f, const hm_steps *s);
 /* Adds "steps" and "checks" arrays to the JSON object root. */

@@ -216,6 +216,36 @@ def counts_consistent(r):
 counts_consistent.label = "counts add up"
 
 
+def verdict_explained(r):
+    """The verdict says why (docs/output.md, "How to read the verdict"): a
+    FAIL lists its reasons in result.reasons and under the summary's Result
+    line; a check is PASS only over enough successful work (the OK actions
+    whose effect it saw are at least one and at least half of those sent)."""
+    if r.json is None:
+        return False, "no JSON"
+    passed, result = r.j("passed"), r.j("result") or {}
+    reasons = result.get("reasons")
+    if result.get("passed") is not passed or not isinstance(reasons, list):
+        return False, "result = %r beside passed = %r" % (result, passed)
+    if not passed and not reasons:
+        return False, "FAIL without a reason"
+    m = re.search(r"^Result +FAIL\n((?:  - .*\n)*)", r.out, re.M)
+    if m and len(m.group(1).splitlines()) != len(reasons):
+        return False, "summary lists %d reasons, JSON %d" % (len(m.group(1).splitlines()),
+                                                           len(reasons))
+    sent, ok = r.j("actions.sent", 0), r.j("actions.ok", 0)
+    seen = ok - (r.j("disruption.swallowed_actions", 0) or 0)
+    if r.j("check.passed") and r.j("scenario") != "sticky" and (seen < 1 or 2 * seen < sent):
+        return False, "check PASS over %d of %d actions seen" % (seen, sent)
+    if r.j("check.name") and r.j("check.evaluated") is False and not r.j("check.not_evaluated"):
+        return False, "check not evaluated without why"
+    return True, "%s%s; check %s" % ("PASS" if passed else "FAIL: ", "; ".join(reasons)[:160],
+                                     "PASS" if r.j("check.passed") else
+                                     "not evaluated" if r.j("check.evaluated") is False else
+                                     "FAIL" if r.j("check.name") else "none")
+verdict_explained.label = "verdict explained"
+
+
 def errors_at_least(n, *kinds):
     def check(r):
         got = sum(r.j("errors." + k, 0) or 0 for k in kinds)
@@ -369,7 +399,7 @@ def case(name, doc, hammer, server=None, path="", checks=(), phases=3, rss_mb=20
     watch on (its /_health samples and grace period are not what the other
     cases bound, so they run with --no-server-watch)."""
     common = [not_signaled, no_sanitizer_report, ends_in_bound, rss_below(rss_mb), json_complete,
-              json_new_keys(php_via), counts_consistent] if base else []
+              json_new_keys(php_via), counts_consistent, verdict_explained] if base else []
     if not watch:
         hammer = ["--no-server-watch"] + list(hammer)
     CASES[name] = dict(doc=doc, hammer=hammer, server=server, path=path,

@@ -64,7 +64,8 @@ HTTP_MODES = {
     "status-999": "action",
     "gzip-unoffered": "page",
     "switching-101": "action",
-    "sse-endless-line": "sse",
+    # not a fault: the action's patch goes out at once, its answer 200 ms later
+    "slow-answer": "action",
 }
 CONN_MODES = {"rst-accept", "never-read", "full-backlog"}
 WHERE = {"page", "action", "sse", "flood", "health", "all"}
@@ -339,7 +340,7 @@ class Server:
                                        "Forbidden")
         return ctx, None
 
-    def action(self, sock, method, path, headers, body):
+    def action(self, sock, method, path, headers, body, answer_delay_s=0.0):
         if method == "GET":
             self.send(sock, self.response(405, "Method Not Allowed", [("Allow", "POST")]))
             return True
@@ -364,6 +365,8 @@ class Server:
             ctx.count += 1
             ctx.version += 1
             ctx.cond.notify_all()
+        if answer_delay_s:  # the stream carries the patch meanwhile
+            time.sleep(answer_delay_s)
         self.send(sock, self.response(200, "OK", [("Content-Type", "text/html")]))
         return True
 
@@ -422,6 +425,8 @@ class Server:
 
     def misbehave(self, sock, kind, method, path, query, headers, body):
         m = self.mode
+        if m == "slow-answer":
+            return self.action(sock, method, path, headers, body, answer_delay_s=0.2)
         if m == "close-mid-headers":
             self.send(sock, "HTTP/1.1 200 OK\r\nContent-Type: text/ht")
             return False
@@ -586,15 +591,6 @@ class Server:
             self.send(sock, self.chunk('"}\n\n'))
             self.send(sock, self.chunk(self.signals_event(ctx, value)))
             return self.stream_patches(sock, ctx, seen)
-        if m == "sse-endless-line":
-            # One line that never ends: under the 1 MiB event bound per
-            # piece, fed forever, so no event (and no patch) ever comes.
-            self.send(sock, self.chunk("data: "))
-            piece = self.chunk(b"z" * 4096)
-            while not self.stopping.is_set():
-                self.send(sock, piece)
-                time.sleep(0.001)
-            return False
         if m == "sse-no-final-blank":
             ev = self.signals_event(ctx, value)[:-1]  # one "\n" short of an event
             self.send(sock, self.chunk(ev) + b"0\r\n\r\n")
