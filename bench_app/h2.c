@@ -33,6 +33,27 @@
  * max_body_bytes 413 (both after the request's end); nghttp2 answers
  * protocol errors (RST_STREAM, GOAWAY) and refuses streams beyond 128.
  *
+ * Hostile clients: what a connection may make us queue and how long it may
+ * hold us are bounded. Frames nghttp2 queues for a client that does not
+ * read them (refusals of streams past the 128, resets, acks) stop at
+ * H2_OUTQ_MAX beyond the 64 KiB taken ahead: then the connection is no
+ * longer read and ends with GOAWAY ENHANCE_YOUR_CALM, as does one past
+ * nghttp2's flood limits (PING/SETTINGS acks piling up, more than 8
+ * CONTINUATIONs, a SETTINGS of more than 32 entries). Resets the client
+ * sends are nghttp2's rate limit's (rapid reset, CVE-2023-44487: a burst
+ * of 1000, then 33 a second, past which it sends GOAWAY), and a stream
+ * reset before its handler began never runs it. Deadlines, the HTTP/1.1
+ * ones on the same read: the preface and the client's first SETTINGS,
+ * and each stream's header block (CONTINUATION included), must be
+ * complete header_ns after the connection's first byte / the stream's
+ * HEADERS, else GOAWAY ENHANCE_YOUR_CALM; a request body that gets no
+ * DATA for the idle timeout resets its stream (CANCEL); a connection with
+ * no stream open for the idle timeout (PINGs do not count) ends with
+ * GOAWAY NO_ERROR. The writer's writes have the idle timeout as their
+ * deadline, so a GOAWAY to a client that never reads holds the
+ * connection no longer than that; after a GOAWAY the connection lingers
+ * (ba_linger_close) so that its close does not reset the GOAWAY away.
+ *
  * Memory: a ba_h2 per HTTP/2 connection and a ba_h2s per stream, both
  * hm_alloc'd; stream states are kept for reuse on their connection (their
  * buffers keep their capacity) and freed with it. The connection's
@@ -49,6 +70,12 @@
 #define H2_OBUF_MAX ((size_t)64 << 10) /* frames taken ahead of the socket */
 #define H2_SPARE_MAX 16                /* stream states kept per connection */
 #define H2_MAX_NV 24
+/* Frames queued in nghttp2 beyond obuf for a client that does not read
+ * them: 128 streams' answers and acks fit many times over. */
+#define H2_OUTQ_MAX 4096
+/* nghttp2's defaults for resets received (rapid reset), set explicitly. */
+#define H2_RESET_BURST 1000
+#define H2_RESET_RATE 33
 
 struct ba_h2 {
     ba_conn *c; /* the connection record: socket, TLS, read buffer */
@@ -65,6 +92,8 @@ struct ba_h2 {
     size_t n_live;
     ba_h2s *spare; /* states kept for reuse */
     size_t n_spare;
+    int64_t settings_by; /* the preface and first SETTINGS are due (0: they came) */
+    int64_t idle_by;     /* with no stream open: the connection ends then */
 };
 
 /* One field of a response head: offsets into hstore. */
@@ -81,10 +110,14 @@ struct ba_h2s {
     bool started;  /* its coroutine was spawned */
     bool closed;   /* nghttp2 closed it (reset, ended, or the connection went) */
     bool submitted;
-    bool deferred;  /* the data source waits for bytes */
-    bool eof;       /* the body is complete */
-    bool eof_taken; /* nghttp2 has taken the stream's end */
-    int reject;     /* 431 or 413, decided while receiving; else 0 */
+    bool deferred;     /* the data source waits for bytes */
+    bool eof;          /* the body is complete */
+    bool eof_taken;    /* nghttp2 has taken the stream's end */
+    bool headers_done; /* its header block is complete */
+    /* Until started: when the header block (or, after it, the body's next
+     * DATA) is due; 0 once the stream was reset for missing it. */
+    int64_t due;
+    int reject; /* 431 or 413, decided while receiving; else 0 */
     size_t head_bytes;
     /* the request */
     char method[16];
@@ -121,6 +154,8 @@ static ba_h2s *state_get(ba_h2 *h)
     x->s = NULL;
     x->id = 0;
     x->started = x->closed = x->submitted = x->deferred = x->eof = x->eof_taken = false;
+    x->headers_done = false;
+    x->due = 0;
     x->has_host = false;
     x->reject = 0;
     x->head_bytes = 0;
@@ -159,7 +194,7 @@ static void stream_release(ba_h2s *x)
     else
         h->live = x->next;
     if (x->next) x->next->prev = x->prev;
-    h->n_live--;
+    if (--h->n_live == 0) h->idle_by = ba_deadline(h->app);
     if (s) {
         s->h2s = NULL;
         ba_conn_unlink(h->app, s);
@@ -424,13 +459,16 @@ static void stream_main(void *arg)
     ba_h2s *x = s->h2s;
     ba_h2 *h = x->h2;
     ba_app *app = s->app;
-    if (app->ws) atomic_fetch_add_explicit(&app->ws->requests, 1, memory_order_relaxed);
     int end;
-    if (x->reject) {
+    if (x->closed) {
+        /* Reset before its handler began (a rapid reset): no work for it. */
+        end = BA_DROP;
+    } else if (x->reject) {
         const char *text = hm_http_reason(x->reject);
         const hm_http_header ct[] = {{"Content-Type", "text/plain; charset=utf-8"}};
         end = ba_respond(s, x->reject, ct, 1, text, strlen(text), false) < 0 ? BA_DROP : BA_NEXT;
     } else {
+        if (app->ws) atomic_fetch_add_explicit(&app->ws->requests, 1, memory_order_relaxed);
         end = app->handle(s);
     }
     stream_finish(s, end);
@@ -518,6 +556,7 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
     ba_conn_link(h->app, s);
     x->s = s;
     x->id = f->hd.stream_id;
+    x->due = hm_now_ns() + h->app->header_ns;
     nghttp2_session_set_stream_user_data(ng, x->id, s);
     return 0;
 }
@@ -592,11 +631,19 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t id, const u
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user)
 {
     ba_h2 *h = user;
-    if ((f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA) ||
-        !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
-        return 0;
+    if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK)) h->settings_by = 0;
+    if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA) return 0;
     ba_conn *s = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
-    if (s) stream_start(h, s->h2s);
+    if (!s) return 0;
+    ba_h2s *x = s->h2s;
+    if (f->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+        stream_start(h, x);
+    } else if (!x->started) {
+        /* The header block is complete (or a DATA came): the body's next
+         * DATA is due within the idle timeout, as a socket read is. */
+        x->headers_done = true;
+        if (x->due) x->due = hm_now_ns() + h->app->idle_ns;
+    }
     return 0;
 }
 
@@ -638,8 +685,15 @@ static nghttp2_session *new_session(ba_h2 *h)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    nghttp2_option *opt;
+    if (nghttp2_option_new(&opt) != 0) {
+        nghttp2_session_callbacks_del(cb);
+        return NULL;
+    }
+    nghttp2_option_set_stream_reset_rate_limit(opt, H2_RESET_BURST, H2_RESET_RATE);
     nghttp2_session *ng = NULL;
-    int rc = nghttp2_session_server_new3(&ng, cb, h, NULL, hm_h2_mem());
+    int rc = nghttp2_session_server_new3(&ng, cb, h, opt, hm_h2_mem());
+    nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cb);
     if (rc != 0) return NULL;
     const nghttp2_settings_entry iv[] = {
@@ -654,22 +708,82 @@ static nghttp2_session *new_session(ba_h2 *h)
     return ng;
 }
 
+/* Ends the session with GOAWAY code: nothing more is read, the writer
+ * sends what is queued (the GOAWAY first) and closes. */
+static void conn_end(ba_h2 *h, uint32_t code)
+{
+    nghttp2_session_terminate_session(h->ng, code);
+    h2_pull(h);
+    h2_kick(h);
+}
+
 /* Feeds received bytes; false when the session cannot go on. */
 static bool feed(ba_h2 *h, const char *p, size_t n)
 {
     ssize_t k = nghttp2_session_mem_recv(h->ng, (const uint8_t *)p, n);
+    /* Past one of nghttp2's flood limits (acks not read, a CONTINUATION
+     * flood, a SETTINGS of too many entries), nghttp2 just stops: say why. */
+    if (k == NGHTTP2_ERR_FLOODED || k == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS ||
+        k == NGHTTP2_ERR_TOO_MANY_SETTINGS)
+        conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
     if (k < 0) return false;
-    if (nghttp2_session_want_write(h->ng)) h2_kick(h);
+    h2_pull(h);
+    /* The client does not read what it makes us send: stop reading it. */
+    if (nghttp2_session_get_outbound_queue_size(h->ng) > H2_OUTQ_MAX) {
+        conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
+        return false;
+    }
+    if (h->obuf.len || nghttp2_session_want_write(h->ng)) h2_kick(h);
     return nghttp2_session_want_read(h->ng) || nghttp2_session_want_write(h->ng);
 }
 
-void ba_h2_serve(ba_conn *c, const char *pre, size_t n)
+/* The deadline of the next read: the preface's, the idle one when no
+ * stream is open, each incomplete request's; 0 (none) when every open
+ * stream is being answered (an SSE stream may live as long as it likes). */
+static int64_t read_deadline(const ba_h2 *h)
+{
+    int64_t d = ba_earlier(h->settings_by, h->n_live ? 0 : h->idle_by);
+    for (const ba_h2s *x = h->live; x; x = x->next)
+        if (!x->started) d = ba_earlier(d, x->due);
+    return d;
+}
+
+/* A read's deadline passed: the connection ends when its preface or a
+ * header block is late (ENHANCE_YOUR_CALM) or it stayed idle (NO_ERROR);
+ * a request whose body stalled is reset. False when the connection ends. */
+static bool expire(ba_h2 *h)
+{
+    int64_t now = hm_now_ns();
+    if (h->settings_by && now >= h->settings_by) {
+        conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
+        return false;
+    }
+    if (!h->n_live && h->idle_by && now >= h->idle_by) {
+        conn_end(h, NGHTTP2_NO_ERROR);
+        return false;
+    }
+    for (ba_h2s *x = h->live, *next; x; x = next) {
+        next = x->next;
+        if (x->started || !x->due || now < x->due) continue;
+        if (!x->headers_done) {
+            conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
+            return false;
+        }
+        x->due = 0; /* once: it is released when nghttp2 closes it */
+        stream_reset(x, NGHTTP2_CANCEL);
+    }
+    return true;
+}
+
+void ba_h2_serve(ba_conn *c, const char *pre, size_t n, int64_t preface_by)
 {
     ba_app *app = c->app;
     ba_h2 *h = hm_calloc(1, sizeof(*h));
     if (!h) return;
     h->c = c;
     h->app = app;
+    h->settings_by = preface_by;
+    h->idle_by = ba_deadline(app);
     hm_wg_init(&h->writer_wg);
     hm_wg_init(&h->streams_wg);
     h->ng = new_session(h);
@@ -683,12 +797,13 @@ void ba_h2_serve(ba_conn *c, const char *pre, size_t n)
     h2_kick(h); /* our SETTINGS */
     bool go = n == 0 || feed(h, pre, n);
     while (go && !app->stopping && !h->dead && !h->closing) {
-        /* Idle with no stream open: the keep-alive timeout; an open stream
-         * (an SSE one) may keep the connection as long as it lives. */
-        int64_t deadline = h->n_live ? 0 : ba_deadline(app);
-        ssize_t r = ba_read_quiet(c, c->rbuf, sizeof(c->rbuf), deadline);
+        ssize_t r = ba_read_quiet(c, c->rbuf, sizeof(c->rbuf), read_deadline(h));
         if (r == -ECANCELED) continue; /* the stop ticker; the loop decides */
-        if (r <= 0) break;             /* EOF, reset, idle */
+        if (r == -ETIMEDOUT) {
+            go = expire(h);
+            continue;
+        }
+        if (r <= 0) break; /* EOF, reset */
         go = feed(h, c->rbuf, (size_t)r);
     }
     /* When nghttp2 ended the session (a GOAWAY, its verdict on bad input),
@@ -704,6 +819,9 @@ void ba_h2_serve(ba_conn *c, const char *pre, size_t n)
         }
         hm_wg_wait(&h->writer_wg, 0);
     }
+    /* The writer sent nghttp2's last frames (a GOAWAY): let them reach a
+     * client whose bytes we no longer read (a flood) before the close. */
+    if (!h->dead && !app->stopping) ba_linger_close(c, SIZE_MAX);
     h->dead = true;
     mark_streams_gone(h);
     /* Streams end at their next write, as php-via's do; the stop ticker

@@ -314,6 +314,11 @@ struct ba_app {
 /* Absolute deadline for the next socket operation (idle timeout); 0 (none)
  * on a worker's loopback links, whose lifetime the reactor governs. */
 int64_t ba_deadline(const ba_app *app);
+/* The earlier of two deadlines, 0 being none. */
+static inline int64_t ba_earlier(int64_t a, int64_t b)
+{
+    return !a ? b : !b ? a : a < b ? a : b;
+}
 
 /* Appends a complete response to c->out: status line (reason NULL = the
  * standard one), headers, Content-Length: blen, Connection: close when
@@ -335,6 +340,12 @@ ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len);
 /* A read that never writes to the socket (TLS: hm_tls_read_quiet), for a
  * reader beside a writer coroutine (HTTP/2). */
 ssize_t ba_read_quiet(ba_conn *c, void *buf, size_t len, int64_t deadline);
+/* After a last answer (an error status, an HTTP/2 GOAWAY): stop sending
+ * (TLS: close_notify first), then read and discard what the peer still
+ * sends, up to max_bytes within half a second, so that closing does not
+ * turn its unread bytes into a reset that could destroy our answer in
+ * flight. The caller closes the socket. */
+void ba_linger_close(ba_conn *c, size_t max_bytes);
 /* One piece of a streamed body appended to out: an HTTP/1.1 chunk, or over
  * HTTP/2 the bytes as they are (DATA frames frame them). Nothing when n is
  * 0. 0 or -ENOMEM. */
@@ -395,10 +406,12 @@ void ba_via_tick(ba_app *app, int64_t now);
 /* ---- HTTP/2 (h2.c) -------------------------------------------------------- */
 
 /* Serves the connection c as HTTP/2 until it ends (the client leaves, a
- * GOAWAY, an error, the stop): pre[0, n) are bytes already read from it
- * (the cleartext preface), fed first. Every stream's coroutine has ended
- * when it returns; the caller then closes the socket. */
-void ba_h2_serve(ba_conn *c, const char *pre, size_t n);
+ * GOAWAY, an error, a deadline, the stop): pre[0, n) are bytes already
+ * read from it (the cleartext preface), fed first; the preface and the
+ * client's first SETTINGS must be complete by preface_by (the header
+ * deadline of the connection's first byte). Every stream's coroutine has
+ * ended when it returns; the caller then closes the socket. */
+void ba_h2_serve(ba_conn *c, const char *pre, size_t n, int64_t preface_by);
 /* A stream's response head (server.c's write_head for HTTP/2): status,
  * the headers (HTTP/1.1-only ones dropped, names lower-cased) and
  * content-length when content_length >= 0. 0 or -ENOMEM / -EINVAL. */

@@ -352,17 +352,14 @@ void ba_conn_unlink(ba_app *app, ba_conn *c)
 
 /* ---- the connection coroutine -------------------------------------------- */
 
-/* After an error answer: stop sending, then read and discard what the peer
- * still sends for a moment, so closing does not turn its unread request
- * bytes into a reset that could destroy our answer in flight. */
-static void linger_close(ba_conn *c)
+void ba_linger_close(ba_conn *c, size_t max_bytes)
 {
     /* TLS: close_notify first; what follows is read raw and dropped. */
     if (c->tls) hm_tls_close_notify(c->tls, c->sock, ba_deadline(c->app));
     shutdown(hm_sock_fd(c->sock), SHUT_WR);
     int64_t until = hm_now_ns() + BA_LINGER_NS;
     size_t total = 0;
-    while (total < BA_LINGER_BYTES && !c->app->stopping) {
+    while (total < max_bytes && !c->app->stopping) {
         ssize_t n = hm_sock_read(c->sock, c->rbuf, sizeof(c->rbuf), until);
         if (n <= 0) break;
         total += (size_t)n;
@@ -382,7 +379,7 @@ static void respond_parse_error(ba_conn *c, int err)
     const char *text = hm_http_reason(status);
     const hm_http_header h[] = {{"Content-Type", "text/plain; charset=utf-8"}};
     if (ba_respond(c, status, h, 1, text, strlen(text), false) == 0 && ba_flush(c) == 0)
-        linger_close(c);
+        ba_linger_close(c, BA_LINGER_BYTES);
 }
 
 /* The request being received asked for "Expect: 100-continue" and its
@@ -412,20 +409,24 @@ static void conn_main(void *arg)
     /* --http2: h2 when ALPN agreed on it; on cleartext, a connection that
      * opens with the client preface is h2c (prior knowledge). */
     if (live && app->opt.http2 && c->tls && hm_tls_selected_h2(c->tls)) {
-        ba_h2_serve(c, NULL, 0);
+        ba_h2_serve(c, NULL, 0, hm_now_ns() + app->header_ns);
         live = false;
     } else if (live && app->opt.http2 && !c->tls) {
+        /* The preface is a header section too: due header_ns after its
+         * first byte (the same deadline HTTP/1.1 goes on with). */
         for (;;) {
-            ssize_t n = ba_read(c, c->rbuf + len, sizeof(c->rbuf) - len, ba_deadline(app));
+            int64_t deadline = ba_earlier(ba_deadline(app), headers_by);
+            ssize_t n = ba_read(c, c->rbuf + len, sizeof(c->rbuf) - len, deadline);
             if (n <= 0) {
                 live = false;
                 break;
             }
             len += (size_t)n;
+            if (!headers_by && !app->internal) headers_by = hm_now_ns() + app->header_ns;
             size_t m = len < HM_H2_PREFACE_LEN ? len : HM_H2_PREFACE_LEN;
             if (memcmp(c->rbuf, HM_H2_PREFACE, m) != 0) break; /* HTTP/1.1, from rbuf */
             if (len >= HM_H2_PREFACE_LEN) {
-                ba_h2_serve(c, c->rbuf, len);
+                ba_h2_serve(c, c->rbuf, len, headers_by);
                 live = false;
                 break;
             }
@@ -450,9 +451,8 @@ static void conn_main(void *arg)
              * reads, as OpenSwoole's reactor does between requests;
              * io_uring reads always suspend. */
             if (app->yield_reads) hm_coro_yield();
-            int64_t deadline = ba_deadline(app);
-            if (headers_by && headers_by < deadline) deadline = headers_by;
-            ssize_t n = ba_read(c, c->rbuf, sizeof(c->rbuf), deadline);
+            ssize_t n =
+                ba_read(c, c->rbuf, sizeof(c->rbuf), ba_earlier(ba_deadline(app), headers_by));
             /* EOF, idle or header timeout, reset, or cancelled by the stop */
             if (n <= 0) break;
             len = (size_t)n;
