@@ -60,6 +60,7 @@ HTTP_MODES = {
     "sse-silent": "sse",
     "sse-50mb": "sse",
     "sse-no-final-blank": "sse",
+    "sse-repeat-value": "sse",
 }
 CONN_MODES = {"rst-accept", "never-read", "full-backlog"}
 WHERE = {"page", "action", "sse", "flood", "health", "all"}
@@ -559,6 +560,12 @@ class Server:
                 self.send(sock, piece)
             self.send(sock, self.chunk('"}\n\n'))
             self.send(sock, self.chunk(self.signals_event(ctx, value)))
+            return self.stream_patches(sock, ctx, seen)
+        if m == "sse-repeat-value":
+            # The page's state, then the same count again (a server that
+            # re-sends its state): a patch that answers no action.
+            state = self.signals_event(ctx, value)
+            self.send(sock, self.chunk(state) + self.chunk(state))
             return self.stream_patches(sock, ctx, seen)
         if m == "sse-no-final-blank":
             ev = self.signals_event(ctx, value)[:-1]  # one "\n" short of an event
