@@ -69,6 +69,7 @@ int main(void)
     rs.engine = "epoll";
     rs.unit = "actions";
     rs.has_patches = true;
+    rs.observers = rs.observers_connected = 3; /* one stream each: nothing to explain */
     hm_thread_stats_merge(&rs.total, &c);
     ASSERT(!hm_results_passed(&rs)); /* every request OK, but an SSE stream failed */
     rs.total.sse_fail[HM_SSE_FAIL_STATUS] = rs.total.sse_fail[HM_SSE_FAIL_CLOSED] = 0;

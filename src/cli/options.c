@@ -47,7 +47,7 @@ static void usage(FILE *f)
             "      --observers N     SSE observers (1; hammer mode)\n"
             "      --mode M          hammer (one context, -c actions in flight) or browser\n"
             "                        (-c virtual users, one tab each) (hammer)\n"
-            "      --think T[..T2]   browser mode: pause between a VU's actions (0)\n"
+            "      --think T[..T2]   --mode browser only: pause between a VU's actions (0)\n"
             "      --no-reload       on a lost context (400 Invalid context, php-via's reload\n"
             "                        script) count it, do not reload the page as a browser does\n"
             "      --timeout T       per-request timeout (5s)\n"
@@ -943,6 +943,13 @@ int hm_cli_validate(hm_cli *cli)
     if (sc->caps.flow_file && !o->flow_file)
         return usage_error("scenario %s reads a flow file: hammer flow FILE.yaml", sc->name);
     if (sc->prepare && sc->prepare(o, why, sizeof(why)) < 0) return usage_error("%s", why);
+    /* After prepare: a flow file says it its own way (think: steps). */
+    if ((o->think_min_ns || o->think_max_ns) && !o->browser && sc->caps.browser)
+        return usage_error("%s", "--think pauses a browser VU between its actions: it needs "
+                                 "--mode browser (the hammer model keeps -c actions in flight "
+                                 "without pauses; -R sets a rate)");
+    if ((o->think_min_ns || o->think_max_ns) && !o->browser)
+        return usage_error("--think applies to --mode browser, not %s", sc->name);
     int need =
         o->browser ? (o->http2 ? 1 : 2) * o->concurrency + 64 : o->concurrency + o->observers + 64;
     if (raise_nofile(need, why, sizeof(why)) < 0) return usage_error("%s", why);

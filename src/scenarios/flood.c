@@ -1,9 +1,11 @@
 /* A thread's keep-alive connections as state machines (flood.h). Each
  * connection cycles: claim an action number -> (with -R, wait for its
  * intended time on a timer) -> hm_http_conn_start -> its done callback
- * accounts the outcome -> claim the next. A refused connect waits 10 ms on
- * the same timer, as a coroutine sender's sleep did; so does a connection
- * whose cfg->pick has no request for it yet (1 ms). The deadlines of all
+ * accounts the outcome -> claim the next. A refused connect is a connect
+ * attempt, not the action: the same action is sent again after
+ * HM_BACKOFF_CONNECT on the same timer, as hm_request_send does; a
+ * connection whose cfg->pick has no request for it yet waits there too
+ * (1 ms). The deadlines of all
  * exchanges share --timeout, so they sit in one hm_timeq (O(1) each). */
 #include "scenarios/flood.h"
 
@@ -25,7 +27,8 @@ typedef struct flood flood;
 typedef struct flood_conn {
     hm_http_conn c;
     flood *f;
-    hm_timer pace; /* -R: the intended send time; after a refused connect: 10 ms */
+    hm_timer pace;      /* -R: the intended send time; after a refused connect: backoff */
+    hm_backoff backoff; /* refused connects in a row */
     int64_t seq, intended_ns, t0;
     void *token; /* cfg->pick's, for this connection */
     int index;
@@ -138,12 +141,16 @@ static void exchange_done(hm_http_conn *c, int rc, void *user)
         return;
     }
     first_ended(fc);
-    if (rc < 0 && c->fail == HM_FAIL_CONNECT) { /* pace a refused connect */
+    if (hm_request_unsent(c, status)) { /* the same action again, after the backoff */
+        if (run_over(f) || !hm_budget_allows(cfg->o, fc->seq, cfg->t_base)) {
+            conn_done(fc);
+            return;
+        }
         fc->state = FC_PACING;
-        fc->seq = -1;
-        hm_timer_arm(f->loop, &fc->pace, t1 + 10 * 1000000);
+        hm_timer_arm(f->loop, &fc->pace, t1 + hm_backoff_next(&fc->backoff));
         return;
     }
+    hm_backoff_reset(&fc->backoff);
     conn_next(fc);
 }
 
@@ -186,8 +193,8 @@ static void conn_send(flood_conn *fc)
 static void pace_fired(hm_timer *t)
 {
     flood_conn *fc = HM_CONTAINER_OF(t, flood_conn, pace);
-    if (fc->seq < 0) { /* paced after a refused connect: claim the next */
-        conn_next(fc);
+    if (run_over(fc->f)) {
+        conn_done(fc);
         return;
     }
     conn_send(fc);
@@ -271,6 +278,7 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
         fc->f = &f;
         fc->index = first_index + i;
         fc->first = true;
+        fc->backoff = HM_BACKOFF_CONNECT;
         hm_timer_init(&fc->pace, pace_fired);
     }
     /* Every connection claims its first action now; the first ones go. */

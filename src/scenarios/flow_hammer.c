@@ -134,6 +134,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     instance *in = user;
     if (p->status != 200) return -HM_ESTATUS;
     in->connected = in->streaming = true;
+    in->run->stats[0].sse_opened++; /* thread 0's: the stream runs there */
     hm_gauge_sse_open(in->run->o, 1);
     return 0;
 }
@@ -407,7 +408,8 @@ static int send_action(sender *sd, const hm_flow_step *s)
                      .len = len,
                      .timeout_ns = o->timeout_ns,
                      .intended_ns = intended,
-                     .where = where};
+                     .where = where,
+                     .retry_until_ns = o->duration_ns ? t_go + o->duration_ns : 0};
     bool stop = hm_request_send(&sd->c, &rq, st, &run->live, &status);
     hm_free(req);
     sd->x.last_status = status ? status : -HM_ECLOSED;
@@ -429,7 +431,7 @@ static int send_get(sender *sd, const hm_flow_step *s)
     char *path = hm_flow_expand(&sd->x, s->path);
     int rc = flow_get(run, &sd->x, &sd->c, s, path, sd->in->cookie, &run->stats[sd->thread]);
     hm_free(path);
-    if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
+    if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(HM_BACKOFF_CONNECT.first_ns);
     return HM_FLOW_NEXT;
 }
 
@@ -642,10 +644,9 @@ static void report(hrun *run, hm_results *r)
                      why[0] ? why : "its prologue did not finish");
         if (in->has_sse) observed++;
         r->observers_connected += in->connected;
-        /* Nothing watched (no check): every Datastar event counts. */
-        r->patches_observed += in->watch.signal[0] || f->check.check == HM_CHECK_TABLE
-                                   ? in->watch.patches
-                                   : in->watch.events;
+        r->patches_observed += in->watch.patches;
+        r->patches_opening += in->watch.opening;
+        r->patches_extra += in->watch.extra;
         r->baseline += in->watch.baseline;
         r->final_value += in->watch.last;
         r->baseline_known = r->final_known = r->baseline_known || in->watch.have_baseline;
@@ -658,6 +659,7 @@ static void report(hrun *run, hm_results *r)
         snprintf(r->check_detail, sizeof(r->check_detail), "%d/%d flows' contexts passed%s%.200s",
                  passed, run->n_inst, first[0] ? "; first failure: " : "", first);
     r->has_patches = observed > 0;
+    r->conns_extra_why = "the flows' page loads and SSE streams";
     r->observers = observed;
     r->has_signal = counting;
     r->matches_ok =
@@ -690,6 +692,7 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
         hm_watch_init(&in->watch, &f->check, f->check_signal ? f->check_signal : "");
         in->watch.on_patch = on_patch;
         in->watch.user = in;
+        in->watch.actions_sent = &in->seq;
         in->urls = hm_calloc((size_t)(f->n_actions ? f->n_actions : 1), sizeof(char *));
         in->send_ns = hm_calloc(RING, sizeof(int64_t));
         if (!in->urls || !in->send_ns) rc = -ENOMEM;

@@ -75,6 +75,7 @@ static void getter_coro(void *p)
     char where[96];
     hm_request rq = flood_request(run, g->index, where, sizeof(where));
     rq.req_outlives = true;
+    rq.retry_until_ns = o->duration_ns ? run->t_start + o->duration_ns : 0;
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) break;
         if (atomic_load_explicit(&run->start_err, memory_order_relaxed)) break;
@@ -95,17 +96,19 @@ static void getter_coro(void *p)
     hm_free(g);
 }
 
-/* Starts c's next request unless the run is over (then true). A request
- * that cannot start (no connection) is accounted for at once, and the
- * next one tried. */
+/* Starts c's next request unless the run is over (then true); `again`:
+ * the last one, whose connect failed, instead of a new one. A request that
+ * cannot start (no connection) is accounted for at once: a refused connect
+ * is tried again after the connection's backoff, anything else counts and
+ * the next one is tried. */
 static bool pump_send(get_run *run, const hm_request *rq, hm_thread_stats *st, hm_http_conn *c,
-                      int64_t *t0, int *in_flight)
+                      int64_t *t0, int *in_flight, hm_backoff *backoff, bool again)
 {
     const hm_options *o = run->o;
     for (;;) {
         if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) return true;
         if (atomic_load_explicit(&run->start_err, memory_order_relaxed)) return true;
-        int64_t seq = atomic_fetch_add(&run->next_seq, 1);
+        int64_t seq = again ? 0 : atomic_fetch_add(&run->next_seq, 1);
         if (!hm_budget_allows(o, seq, run->t_start)) return true;
         const char *req = *t0 ? NULL : rq->req; /* after the first: the same again */
         *t0 = hm_now_ns();
@@ -126,7 +129,8 @@ static bool pump_send(get_run *run, const hm_request *rq, hm_thread_stats *st, h
         int status;
         hm_thread_stats_in_flight(st, -1);
         if (hm_request_account(c, rq, rc, *t0, hm_now_ns(), st, &run->live, &status)) return true;
-        if (c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000); /* as hm_request_send */
+        again = hm_request_unsent(c, status);
+        if (again && hm_coro_sleep(hm_backoff_next(backoff)) == -ECANCELED) return true;
     }
 }
 
@@ -148,13 +152,14 @@ static void pump_coro(void *p)
     char where[96];
     hm_request rq = flood_request(run, g->index, where, sizeof(where));
     int in_flight = 0;
+    hm_backoff backoff = HM_BACKOFF_CONNECT; /* the connection's refused connects in a row */
     if (cs && t0) {
         for (int k = 0; k < n; k++)
             hm_http_conn_init_shared(&cs[k], &o->target, NULL, h2);
         hm_gauge_vus(o, n);
         bool stop = false;
         for (int k = 0; k < n && !stop; k++)
-            stop = pump_send(run, &rq, st, &cs[k], &t0[k], &in_flight);
+            stop = pump_send(run, &rq, st, &cs[k], &t0[k], &in_flight, &backoff, false);
         while (in_flight > 0) {
             hm_http_conn *c;
             if (hm_h2_wait_done(h2, &c) < 0) break; /* aborted: the rest is not counted */
@@ -166,8 +171,11 @@ static void pump_coro(void *p)
             hm_thread_stats_in_flight(st, -1);
             if (hm_request_account(c, &rq, rc, t0[k], hm_now_ns(), st, &run->live, &status))
                 stop = true;
-            if (!stop && rc < 0 && c->fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
-            if (!stop) stop = pump_send(run, &rq, st, c, &t0[k], &in_flight);
+            bool again = hm_request_unsent(c, status);
+            if (!again) hm_backoff_reset(&backoff);
+            if (!stop && again && hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED)
+                stop = true;
+            if (!stop) stop = pump_send(run, &rq, st, c, &t0[k], &in_flight, &backoff, again);
         }
         hm_thread_stats_in_flight(st, -in_flight);
         for (int k = 0; k < n; k++) {

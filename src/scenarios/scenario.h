@@ -163,6 +163,31 @@ static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_f
     return atomic_load_explicit(&l->dead, memory_order_relaxed);
 }
 
+/* The wait before the next try of what the server refused, doubling from
+ * first_ns to cap_ns; hm_backoff_reset after a success. */
+typedef struct hm_backoff {
+    int64_t first_ns, cap_ns, next_ns;
+} hm_backoff;
+/* A refused (or timed out) connect: 10 ms doubling to 250 ms, so a
+ * restarted server is found within a quarter second and a dead one costs
+ * a connection a few attempts a second, not a hundred. */
+#define HM_BACKOFF_CONNECT ((hm_backoff){10000000LL, 250000000LL, 10000000LL})
+/* A page reload or an SSE reconnect while the server is away: 100 ms
+ * doubling to 2 s, as Datastar's retry. */
+#define HM_BACKOFF_RELOAD ((hm_backoff){100000000LL, 2000000000LL, 100000000LL})
+
+/* The wait to sit out now; the next one doubles (up to the cap). */
+static inline int64_t hm_backoff_next(hm_backoff *b)
+{
+    int64_t d = b->next_ns;
+    b->next_ns = d > b->cap_ns / 2 ? b->cap_ns : d * 2;
+    return d;
+}
+static inline void hm_backoff_reset(hm_backoff *b)
+{
+    b->next_ns = b->first_ns;
+}
+
 /* One request as a scenario sends it (hm_request_send). */
 typedef struct hm_request {
     const char *req; /* the serialized request */
@@ -176,23 +201,36 @@ typedef struct hm_request {
     int64_t intended_ns; /* -R: the intended send time; 0 without -R */
     const char *where;   /* for a failure's first example, e.g.
                           * "action POST /_action/increment, connection 3" */
+    /* A refused connect is tried again (HM_BACKOFF_CONNECT) until this
+     * hm_now_ns() value, the end of -d; 0: while the run lasts. */
+    int64_t retry_until_ns;
 } hm_request;
+
+/* Whether the request whose outcome was `status` never went out: its
+ * connect failed (a connect attempt, not an action). */
+static inline bool hm_request_unsent(const hm_http_conn *c, int status)
+{
+    return status == 0 && c->fail == HM_FAIL_CONNECT;
+}
 
 /* Sends one request on c and accounts for it in st: latency when a
  * response came (with -R: sleeps until intended_ns if early, and records
  * both corrected and service latency), its status or the failure kind with
- * the first example of each, connect and TLS timings, and liveness; a
- * refused connect is paced (10 ms) so a dead server is reported rather
- * than spun on. A request cancelled by an interrupt is not counted.
- * *status gets the HTTP status (0 when the request failed). Returns true
- * when the run should stop. */
+ * the first example of each, connect and TLS timings, and liveness. A
+ * refused connect is a connect attempt (hm_thread_stats_connect_failed),
+ * not the request: it is tried again after HM_BACKOFF_CONNECT until it
+ * connects, the run stops or rq->retry_until_ns passes (then *status is 0
+ * and hm_request_unsent holds: nothing was sent). A request cancelled by
+ * an interrupt is not counted. *status gets the HTTP status (0 when the
+ * request failed). Returns true when the run should stop. */
 bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
                      int *status);
 /* The accounting half of hm_request_send, for an exchange that ran from
  * t0 to t1 and ended with rc (hm_http_conn_exchange's, the result an
  * hm_http_conn_start reported, or hm_h2_finish's: get over HTTP/2 drives
  * many streams from one coroutine): everything hm_request_send records,
- * except the in-flight gauge and the pacing after a refused connect, which
+ * a refused connect as a connect attempt (hm_request_unsent then holds),
+ * except the in-flight gauge and the retry after a refused connect, which
  * are the caller's. Returns true when the run should stop. */
 bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
                         hm_thread_stats *st, hm_liveness *live, int *status);

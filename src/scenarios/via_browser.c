@@ -25,7 +25,8 @@
 
 typedef struct vu_totals {
     uint64_t vus, vus_passed, page_failed, streams_connected, reconnects, patches, swallowed;
-    uint64_t applied; /* unanswered actions lost contexts showed anyway */
+    uint64_t patches_opening, patches_extra; /* events beside patches (hm_watch) */
+    uint64_t applied;                        /* unanswered actions lost contexts showed anyway */
     int64_t baseline_sum, final_sum;
     char first_failure[256];
 } vu_totals;
@@ -68,8 +69,9 @@ struct hammer_vu {
     uint64_t unanswered; /* its actions sent whose connection broke before the answer */
     uint64_t reconnects;
     /* The pages left so far, as their checks saw them. */
-    uint64_t pages_left, patches, swallowed, applied;
-    bool seen_state; /* a page it left showed its state (the baseline) */
+    uint64_t pages_left, patches, opening, extra, swallowed, applied;
+    _Atomic int64_t sent_on_page; /* actions sent on the current page (its watch's) */
+    bool seen_state;              /* a page it left showed its state (the baseline) */
     int64_t baseline_sum, final_sum;
     unsigned rng;
     char *html;             /* the last page, for action look-ups by name */
@@ -110,6 +112,8 @@ static void watch_start(vu *v)
     v->watch.on_patch = on_patch;
     v->watch.on_event = on_event;
     v->watch.user = v;
+    atomic_store(&v->sent_on_page, 0);
+    v->watch.actions_sent = &v->sent_on_page;
 }
 
 /* The first failure since the VU's last success starts a trouble episode. */
@@ -157,7 +161,8 @@ static void sse_coro(void *p)
     vu *v = p;
     const hm_options *o = v->run->o;
     hm_thread_stats *st = &v->run->stats[v->thread];
-    int64_t backoff = 100 * 1000000LL;
+    hm_backoff backoff = HM_BACKOFF_RELOAD;
+    bool retrying = false; /* the stream failed: the next connect is a reconnect */
     while (!v->done) {
         char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_sse");
         size_t len = 0;
@@ -170,9 +175,12 @@ static void sse_coro(void *p)
         }
         hm_watch_restart(&v->watch);
         v->watch.error[0] = 0; /* a new stream: its own refusal, if any */
+        uint64_t connects = v->sse_conn.connects;
         int rc = hm_http_conn_stream(&v->sse_conn, req, len, hm_now_ns() + o->timeout_ns,
                                      on_sse_headers, on_sse_body, v);
         hm_free(req);
+        /* A retry that found the server away connected nothing. */
+        if (retrying && v->sse_conn.connects > connects) v->reconnects++;
         if (v->streaming) {
             v->streaming = false;
             hm_gauge_sse_open(o, -1);
@@ -190,10 +198,9 @@ static void sse_coro(void *p)
         hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, v->where_sse);
         /* The stream ended under a live tab: reconnect with backoff, as
          * Datastar's retry does. */
-        v->reconnects++;
+        retrying = true;
         hm_gauge_reconnect(o);
-        if (hm_coro_sleep(backoff) == -ECANCELED) break;
-        if (backoff < 2000 * 1000000LL) backoff *= 2;
+        if (hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED) break;
     }
     hm_event_notify(&v->sse_ev); /* whoever waits for the stream: it ended */
 }
@@ -214,6 +221,18 @@ static void record_request(vu *v, const char *what, int rc, int64_t t0, int64_t 
     } else {
         hm_thread_stats_count(st, 0, v->conn.fail);
     }
+}
+
+/* A connect attempt of v's that failed, into the stats (not an action). */
+static void note_connect_failed(vu *v, const char *what, int rc)
+{
+    hm_thread_stats *st = &v->run->stats[v->thread];
+    char where[96];
+    snprintf(where, sizeof(where), "%.80s, VU %d", what, v->id);
+    hm_thread_stats_note_conn(st, &v->conn);
+    hm_thread_stats_note_outcome(st, &v->conn, rc, where);
+    hm_thread_stats_connect_failed(st);
+    note_trouble(v);
 }
 
 /* ---- the plugin API ----------------------------------------------------- */
@@ -420,16 +439,31 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     void *tok;
     while (hm_chan_try_pop(v->patched, &tok) == 0) {
     } /* only patches after the send count */
-    v->patch_ns = 0;
-    int64_t t0 = hm_now_ns();
-    hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
+    v->patch_ns = 0; /* set by the SSE reader when this action's patch arrives */
     hm_thread_stats *st = &run->stats[v->thread];
-    hm_thread_stats_in_flight(st, 1);
-    rc = hm_http_conn_exchange(&v->conn, req, len, &xo);
-    hm_thread_stats_in_flight(st, -1);
+    hm_backoff backoff = HM_BACKOFF_CONNECT;
+    int64_t t0, t1;
+    for (;;) {
+        t0 = hm_now_ns();
+        hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
+        hm_thread_stats_in_flight(st, 1);
+        atomic_fetch_add(&v->sent_on_page, 1); /* before: its patch may beat its answer */
+        rc = hm_http_conn_exchange(&v->conn, req, len, &xo);
+        hm_thread_stats_in_flight(st, -1);
+        t1 = hm_now_ns();
+        if (rc == -ECANCELED || rc >= 0 || v->conn.fail != HM_FAIL_CONNECT) break;
+        atomic_fetch_sub(&v->sent_on_page, 1);
+        /* A refused connect: an attempt, not the action, which goes out
+         * once a connect succeeds (as hm_request_send's). */
+        note_connect_failed(v, what, rc);
+        if (hm_liveness_report(&run->live, t1, false, HM_FAIL_CONNECT, o->timeout_ns) ||
+            run_stopping(run) || (o->duration_ns && t1 - run->t_start >= o->duration_ns) ||
+            hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED)
+            break;
+    }
     hm_free(req);
-    int64_t t1 = hm_now_ns();
     if (rc == -ECANCELED) return rc; /* a second Ctrl-C: it never finished */
+    if (rc < 0 && v->conn.fail == HM_FAIL_CONNECT) return rc; /* never sent */
     record_request(v, what, rc, t0, t1);
     bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
     hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
@@ -447,12 +481,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
         /* Sent, but no answer: the server may have applied it. */
         if (rc < 0 && v->conn.fail != HM_FAIL_CONNECT) v->unanswered++;
     }
-    if (rc < 0) {
-        /* A refused connect fails in microseconds: pace the next one. */
-        if (v->conn.fail == HM_FAIL_CONNECT) hm_coro_sleep(10 * 1000000);
-        return rc;
-    }
-    return v->conn.resp.status;
+    return rc < 0 ? rc : v->conn.resp.status;
 }
 
 int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
@@ -591,9 +620,9 @@ void hm_vu_leave_page(hammer_vu *v)
         hammer_vu_fail(v, verdict);
     }
     v->pages_left++;
-    /* Nothing watched (a flow without a check): every Datastar event counts. */
-    v->patches += v->watch.signal[0] || v->watch.w->check == HM_CHECK_TABLE ? v->watch.patches
-                                                                            : v->watch.events;
+    v->patches += v->watch.patches;
+    v->opening += v->watch.opening;
+    v->extra += v->watch.extra;
     v->baseline_sum += v->watch.baseline;
     v->final_sum += v->watch.last;
     hm_sse_note_events(&v->run->stats[v->thread], &v->watch, v->where_sse);
@@ -620,7 +649,8 @@ int hm_vu_reload(hammer_vu *v)
     bool had_stream = sse_running(v) || v->connected;
     note_trouble(v);
     hm_vu_leave_page(v);
-    int64_t backoff = 100 * 1000000LL, first_fail = 0;
+    hm_backoff backoff = HM_BACKOFF_RELOAD;
+    int64_t first_fail = 0;
     char why[256];
     /* While the server is away (a restart), try again with backoff, as a
      * user pressing reload would; a target that stays dead ends the run
@@ -653,8 +683,7 @@ int hm_vu_reload(hammer_vu *v)
             hammer_vu_fail(v, msg);
             return -ETIMEDOUT;
         }
-        if (hm_coro_sleep(backoff) == -ECANCELED) break;
-        if (backoff < 2000 * 1000000LL) backoff *= 2;
+        if (hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED) break;
     }
     return -ECANCELED;
 }
@@ -765,6 +794,8 @@ static void vu_coro(void *p)
     tot->streams_connected += v->connected;
     tot->reconnects += v->reconnects;
     tot->patches += v->patches;
+    tot->patches_opening += v->opening;
+    tot->patches_extra += v->extra;
     tot->baseline_sum += v->baseline_sum;
     tot->final_sum += v->final_sum;
     tot->swallowed += v->swallowed;
@@ -858,6 +889,8 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         all.streams_connected += t->streams_connected;
         all.reconnects += t->reconnects;
         all.patches += t->patches;
+        all.patches_opening += t->patches_opening;
+        all.patches_extra += t->patches_extra;
         all.baseline_sum += t->baseline_sum;
         all.final_sum += t->final_sum;
         all.swallowed += t->swallowed;
@@ -882,6 +915,9 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;
     r->has_patches = true;
     r->patches_observed = all.patches;
+    r->patches_opening = all.patches_opening;
+    r->patches_extra = all.patches_extra;
+    r->conns_extra_why = "new pages' SSE streams and new users' tabs";
     r->observers = o->concurrency;
     r->observers_connected = (int)all.streams_connected;
     r->has_check = true;

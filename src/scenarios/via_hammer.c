@@ -244,6 +244,7 @@ static void follow(observer *ob, ctx_gen *to)
 {
     if (ob->gen) {
         ob->patches_done += ob->watch.patches;
+        ob->extra_done += ob->watch.extra;
         ob->gen->watch = ob->watch;
         ob->gen->watched = true;
         watch_fresh(ob);
@@ -258,7 +259,8 @@ static bool load_again(counter_run *run, hm_http_conn *c, const char *action, hm
 {
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[0];
-    int64_t backoff = 100 * 1000000LL, first_fail = 0;
+    hm_backoff backoff = HM_BACKOFF_RELOAD;
+    int64_t first_fail = 0;
     char why[256];
     while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead)) {
         int64_t t0 = hm_now_ns();
@@ -286,8 +288,7 @@ static bool load_again(counter_run *run, hm_http_conn *c, const char *action, hm
             }
             return false;
         }
-        if (hm_coro_sleep(backoff) == -ECANCELED) return false;
-        if (backoff < 2000 * 1000000LL) backoff *= 2;
+        if (hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED) return false;
     }
     return false;
 }
@@ -312,7 +313,7 @@ static void observer_coro(void *p)
             goto out;
         }
     }
-    int64_t backoff = 100 * 1000000LL;
+    hm_backoff backoff = HM_BACKOFF_RELOAD;
     for (;;) {
         ctx_gen *cur = atomic_load(&run->cur);
         if (ob->index == 0 && cur != ob->gen) follow(ob, cur);
@@ -362,7 +363,7 @@ static void observer_coro(void *p)
                 hm_watch_free(&ob->watch);
                 watch_fresh(ob);
             }
-            backoff = 100 * 1000000LL;
+            hm_backoff_reset(&backoff);
             continue;
         }
         hm_sse_note_end(st, &ob->conn, rc, &ob->watch, ob->where);
@@ -370,9 +371,8 @@ static void observer_coro(void *p)
         if (vh_run_over(run)) break;
         /* Reconnect with backoff, as Datastar's retry does; at once when a
          * new context came meanwhile (the senders wait for its baseline). */
-        ob->reconnects++;
         hm_gauge_reconnect(o);
-        int64_t until = hm_now_ns() + backoff;
+        int64_t until = hm_now_ns() + hm_backoff_next(&backoff);
         int wrc =
             ob->index > 0 ? hm_coro_sleep_until(until) : hm_latch_wait(&cur->replaced_gate, until);
         if (wrc == -ECANCELED) goto out;
@@ -380,13 +380,13 @@ static void observer_coro(void *p)
          * backoff all the same. */
         if (wrc == 0 && atomic_load(&run->cur) == cur && hm_coro_sleep_until(until) == -ECANCELED)
             goto out;
-        if (backoff < 2000 * 1000000LL) backoff *= 2;
     }
 out:
     hm_sse_note_events(st, &ob->watch, ob->where);
     if (ob->streaming) hm_gauge_sse_open(o, -1);
     if (ob->index == 0) start_senders(run, ob->watch.signals); /* never block the senders */
-    st->reconnects += ob->reconnects;
+    /* Its reconnects are its connection's (hm_thread_stats_add_conn): the
+     * stream's retries that found the server away connected nothing. */
     hm_thread_stats_add_conn(st, &ob->conn);
     hm_http_conn_free(&ob->conn);
     hm_event_notify(&run->progress);
@@ -402,6 +402,7 @@ static void reloader_coro(void *p)
     hm_http_conn c;
     hm_http_conn_init(&c, &o->target, NULL);
     int fruitless = 0; /* reloads in a row whose context was lost before any OK */
+    hm_backoff holdoff = HM_BACKOFF_RELOAD;
     while (!vh_run_over(run) && !o->no_reload) {
         ctx_gen *g = atomic_load(&run->cur);
         if (!atomic_load(&g->dead)) {
@@ -413,10 +414,9 @@ static void reloader_coro(void *p)
          * the new one at once. Back off from the second fruitless reload
          * (100 ms doubling to 2 s) so the run goes on. */
         fruitless = g->prev && !atomic_load(&g->had_ok) ? fruitless + 1 : 0;
+        if (fruitless <= 1) hm_backoff_reset(&holdoff);
         if (fruitless > 1) {
-            int shift = fruitless - 2 < 5 ? fruitless - 2 : 5;
-            int64_t wait = (100 * 1000000LL) << shift;
-            if (wait > 2000 * 1000000LL) wait = 2000 * 1000000LL;
+            int64_t wait = hm_backoff_next(&holdoff);
             atomic_store(&run->holdoff_until, hm_now_ns() + wait);
             int rc = hm_coro_sleep(wait);
             atomic_store(&run->holdoff_until, 0);
@@ -590,6 +590,7 @@ static void judge(counter_run *run, hm_results *r, bool counting)
     r->patches_observed = ob->patches_done;
     for (int i = 0; i < run->o->observers; i++) {
         r->patches_observed += run->obs[i].watch.patches;
+        r->patches_extra += run->obs[i].watch.extra + run->obs[i].extra_done;
         if (i > 0) r->patches_observed += run->obs[i].patches_done;
         r->observers_connected += run->obs[i].connected;
     }
@@ -719,6 +720,7 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     r->has_signal = counting;
     r->signal_name = o->signal;
     r->has_patches = o->observers > 0;
+    r->conns_extra_why = "the set-up page load and reloads";
     r->observers = o->observers;
     r->has_check = true;
     if (o->observers > 0)

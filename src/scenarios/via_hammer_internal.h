@@ -92,8 +92,8 @@ struct observer {
     int status;
     ctx_gen *gen;          /* the main observer's context */
     uint64_t patches_done; /* patches seen on contexts it left */
-    uint64_t reconnects;
-    char where[48]; /* "SSE GET /_sse, observer N" */
+    uint64_t extra_done;   /* and the events there that answered no action */
+    char where[48];        /* "SSE GET /_sse, observer N" */
 };
 
 /* One of the -c connections: over HTTP/2 the one its --streams senders

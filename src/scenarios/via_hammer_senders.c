@@ -82,8 +82,11 @@ void vh_sender_coro(void *p)
                          __ATOMIC_RELAXED);
         int status;
         rq.intended_ns = intended;
+        rq.retry_until_ns = o->duration_ns ? atomic_load(&run->t_go) + o->duration_ns : 0;
         bool stop = hm_request_send(&c, &rq, st, &run->live, &status);
-        if (status >= 200 && status < 300) {
+        if (hm_request_unsent(&c, status)) {
+            vh_note_trouble(run); /* the server went away: nothing was sent */
+        } else if (status >= 200 && status < 300) {
             atomic_fetch_add(&run->ok_total, 1);
             atomic_fetch_add(&g->ok, 1);
             if (!atomic_load_explicit(&g->had_ok, memory_order_relaxed))

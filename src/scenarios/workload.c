@@ -22,6 +22,21 @@ void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal)
 void hm_watch_restart(hm_watch *w)
 {
     hm_sse_parser_reset(&w->sse);
+    w->sent_at_open = w->actions_sent ? atomic_load(w->actions_sent) : 0;
+}
+
+/* Nothing watched: the patch event just decoded answers an action, opens
+ * the stream, or is one more than the actions sent. */
+static void count_unwatched(hm_watch *w)
+{
+    if (w->ev.kind != HM_DATASTAR_PATCH_SIGNALS && w->ev.kind != HM_DATASTAR_PATCH_ELEMENTS) return;
+    int64_t sent = w->actions_sent ? atomic_load(w->actions_sent) : INT64_MAX;
+    if ((int64_t)w->patches < sent)
+        w->patches++;
+    else if (sent == w->sent_at_open)
+        w->opening++;
+    else
+        w->extra++;
 }
 
 typedef struct feed_job {
@@ -118,6 +133,7 @@ static int on_event(const hm_sse_event *ev, void *user)
         return 0;
     }
     apply_event(w);
+    if ((!w->signal || !w->signal[0]) && w->w->check != HM_CHECK_TABLE) count_unwatched(w);
     if (w->on_event) w->on_event(w, w->user);
     return 0;
 }
@@ -133,6 +149,12 @@ static void apply_event(hm_watch *w)
         if (!w->have_baseline) {
             w->have_baseline = true;
             w->baseline = w->last = v;
+            return;
+        }
+        bool counting =
+            w->w->check == HM_CHECK_NET_INCREMENT || w->w->check == HM_CHECK_SPREADSHEET;
+        if (counting && v == w->last) { /* the same count again: no action's effect */
+            w->extra++;
             return;
         }
         w->patches++;

@@ -43,9 +43,20 @@ typedef struct hm_watch {
     json_t *signals; /* merged last-seen signals */
     bool have_baseline;
     int64_t baseline, last;
-    uint64_t patches; /* events after the baseline that carry the effect */
-    uint64_t events;  /* every SSE event */
-    uint64_t bad;     /* patches that broke the workload's promise */
+    uint64_t patches; /* events after the baseline that carry an action's effect */
+    /* Events apart from patches: those on a stream before any action was
+     * sent since it opened (nothing watched: its page's state), and those
+     * that answered no action (a counted value that did not change;
+     * nothing watched: more events than actions were sent). */
+    uint64_t opening, extra;
+    /* Nothing watched (a flow without a check): the actions sent to this
+     * context so far, kept by whoever sends them; each Datastar patch event
+     * answers one of them while fewer were answered. NULL: every patch
+     * event counts as a patch. */
+    _Atomic int64_t *actions_sent;
+    int64_t sent_at_open; /* *actions_sent when the stream (re)opened */
+    uint64_t events;      /* every SSE event */
+    uint64_t bad;         /* patches that broke the workload's promise */
     char bad_example[200];
     char error[160];      /* why the stream was refused (an event over the limit), or "" */
     uint64_t undecodable; /* Datastar events that could not be decoded */

@@ -155,6 +155,7 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     dst->connects += src->connects;
     dst->reconnects += src->reconnects;
     dst->retries += src->retries;
+    dst->connect_failed += src->connect_failed;
     dst->bytes_read += src->bytes_read;
     dst->bytes_written += src->bytes_written;
     dst->coded_wire += src->coded_wire;
@@ -234,6 +235,12 @@ uint64_t hm_thread_stats_sse_failures(const hm_thread_stats *s)
     for (int k = 1; k < HM_SSE_FAIL__COUNT; k++)
         n += s->sse_fail[k];
     return n;
+}
+
+void hm_thread_stats_connect_failed(hm_thread_stats *s)
+{
+    s->connect_failed++;
+    hm_thread_stats_note_failure(s);
 }
 
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
@@ -521,6 +528,9 @@ void hm_results_verdict(const hm_results *r, hm_verdict *v)
     if (t->failed > 0 && !r->total_is_informational)
         hm_verdict_add(v, "%.2f%% of %s failed (%llu of %llu)", pct(t->failed, t->sent), unit,
                        (unsigned long long)t->failed, (unsigned long long)t->sent);
+    if (t->connect_failed > 0 && !r->total_is_informational)
+        hm_verdict_add(v, "%llu connect attempt%s failed (see Disruption)",
+                       (unsigned long long)t->connect_failed, t->connect_failed == 1 ? "" : "s");
     uint64_t sse_failed = hm_thread_stats_sse_failures(t);
     if (sse_failed)
         hm_verdict_add(v, "%llu SSE stream%s failed", (unsigned long long)sse_failed,
@@ -636,15 +646,75 @@ static void print_variants(FILE *f, const hm_results *r)
     fputc('\n', f);
 }
 
+/* Patches that answered actions, and beside them every other event
+ * counted and why the action->patch count differs, on one line. */
+static void print_patches(FILE *f, const hm_results *r)
+{
+    const hm_thread_stats *t = &r->total;
+    fprintf(f, "Patches observed  %llu (%.2f%% of OK; %d/%d observers connected)",
+            (unsigned long long)r->patches_observed, pct(r->patches_observed, t->ok),
+            r->observers_connected, r->observers);
+    if (r->patches_opening)
+        fprintf(f, " + %llu on opening streams", (unsigned long long)r->patches_opening);
+    if (r->patches_extra)
+        fprintf(f,
+                " + %llu that answered no action (the value did not change, or more events "
+                "than actions)",
+                (unsigned long long)r->patches_extra);
+    uint64_t timed = (uint64_t)hm_hdr_count(&t->patch_us);
+    if (timed > r->patches_observed)
+        fprintf(f,
+                "; action->patch times %llu: a patch carrying several actions' effect times "
+                "each of them",
+                (unsigned long long)timed);
+    else if (timed < r->patches_observed)
+        fprintf(f,
+                "; action->patch times %llu: patches no wait timed, or whose action's send "
+                "time was not known",
+                (unsigned long long)timed);
+    fputc('\n', f);
+}
+
+/* Requested and established connections; what makes them differ beyond
+ * reconnects is said on the line. */
+static void print_connections(FILE *f, const hm_results *r)
+{
+    const hm_thread_stats *t = &r->total;
+    fprintf(f, "Connections       %llu requested, %llu established",
+            (unsigned long long)r->conns_requested, (unsigned long long)t->connects);
+    uint64_t first = t->connects > t->reconnects ? t->connects - t->reconnects : 0;
+    if (first > r->conns_requested)
+        fprintf(f, " (%llu for %s)", (unsigned long long)(first - r->conns_requested),
+                r->conns_extra_why ? r->conns_extra_why : "set-up and tear-down");
+    else if (first < r->conns_requested)
+        fprintf(f, " (%llu requested never connected: %s)",
+                (unsigned long long)(r->conns_requested - first),
+                t->connect_failed ? "their connects failed, or the run ended first"
+                                  : "the run ended before they were needed");
+    fprintf(f, ", %llu reconnects, %llu failed\n", (unsigned long long)t->reconnects,
+            (unsigned long long)(t->connect_failed + t->by_fail[HM_FAIL_CONNECT] +
+                                 t->by_fail[HM_FAIL_TLS]));
+}
+
 /* When failures began and ended, what was lost and how it recovered. */
 static void print_disruption(FILE *f, const hm_results *r)
 {
     const hm_thread_stats *t = &r->total;
     if (!t->fail_first_ns && !t->ctx_lost && !t->reloads) return;
-    if (t->fail_first_ns)
-        fprintf(f, "Disruption        failures from %.2f s to %.2f s after the start (%.2f s)\n",
+    if (t->fail_first_ns) {
+        fprintf(f, "Disruption        failures from %.2f s to %.2f s after the start (%.2f s)",
                 since_start_s(r, t->fail_first_ns), since_start_s(r, t->fail_last_ns),
                 (double)(t->fail_last_ns - t->fail_first_ns) / 1e9);
+        if (t->connect_failed)
+            fprintf(f,
+                    "; %llu connect attempts failed, each retried after a back-off (not actions: "
+                    "an action goes out once its connect succeeds)",
+                    (unsigned long long)t->connect_failed);
+        fputc('\n', f);
+        if (t->connect_failed && !t->by_fail[HM_FAIL_CONNECT] &&
+            t->fail_first[HM_FAIL_CONNECT].reason[0])
+            print_example(f, "connect", &t->fail_first[HM_FAIL_CONNECT]);
+    }
     if (!t->ctx_lost && !t->reloads) return;
     fprintf(f,
             "%-17s %llu contexts lost, %llu pages reloaded (%llu attempts failed), %llu OK "
@@ -728,8 +798,12 @@ void hm_report_print(FILE *f, const hm_results *r)
                 r->interrupted_at_s,
                 r->interrupted_twice ? "; a second Ctrl-C abandoned what was in flight" : "");
     const char *unit = r->unit ? r->unit : "requests";
-    fprintf(f, "%-17s %llu\n", strcmp(unit, "actions") ? "Requests sent" : "Actions sent",
+    fprintf(f, "%-17s %llu", strcmp(unit, "actions") ? "Requests sent" : "Actions sent",
             (unsigned long long)t->sent);
+    if (t->connect_failed)
+        fprintf(f, " (and %llu connect attempts that failed, not counted: see Disruption)",
+                (unsigned long long)t->connect_failed);
+    fputc('\n', f);
     fprintf(f, "HTTP OK           %llu (%.2f%%)\n", (unsigned long long)t->ok, pct(t->ok, t->sent));
     if (t->failed) {
         fprintf(f, "Errors            %llu:", (unsigned long long)t->failed);
@@ -749,12 +823,21 @@ void hm_report_print(FILE *f, const hm_results *r)
             snprintf(name, sizeof(name), "HTTP %d", t->status_first_code[i]);
             print_example(f, name, &t->status_first[i]);
         }
+    } else if (t->connect_failed) {
+        fprintf(f, "Errors            none, but %llu connect attempts failed (see Disruption)\n",
+                (unsigned long long)t->connect_failed);
     } else {
         fprintf(f, "Errors            none\n");
     }
     uint64_t sse_failed = hm_thread_stats_sse_failures(t);
     if (r->has_patches || t->sse_opened || sse_failed) {
-        fprintf(f, "SSE streams       %llu opened; failures: ", (unsigned long long)t->sse_opened);
+        fprintf(f, "SSE streams       %llu opened", (unsigned long long)t->sse_opened);
+        if (r->has_patches && t->sse_opened > (uint64_t)r->observers_connected)
+            fprintf(f,
+                    " (%llu more than the observers: streams of new pages, reloads and "
+                    "reconnects)",
+                    (unsigned long long)(t->sse_opened - (uint64_t)r->observers_connected));
+        fprintf(f, "; failures: ");
         if (!sse_failed) fprintf(f, "none");
         const char *sep = "";
         for (int k = 1; k < HM_SSE_FAIL__COUNT; k++) {
@@ -767,10 +850,7 @@ void hm_report_print(FILE *f, const hm_results *r)
         if (t->sse_first.reason[0])
             print_example(f, hm_sse_fail_name(t->sse_first_kind), &t->sse_first);
     }
-    if (r->has_patches)
-        fprintf(f, "Patches observed  %llu (%.2f%% of OK; %d/%d observers connected)\n",
-                (unsigned long long)r->patches_observed, pct(r->patches_observed, t->ok),
-                r->observers_connected, r->observers);
+    if (r->has_patches) print_patches(f, r);
     if (r->has_signal) {
         if (r->baseline_known && r->final_known)
             fprintf(f, "Net increment     %lld (%s: %lld -> %lld), matches HTTP OK: %s",
@@ -788,10 +868,7 @@ void hm_report_print(FILE *f, const hm_results *r)
     }
     print_check(f, r);
     print_disruption(f, r);
-    fprintf(f, "Connections       %llu requested, %llu established, %llu reconnects, %llu failed\n",
-            (unsigned long long)r->conns_requested, (unsigned long long)t->connects,
-            (unsigned long long)t->reconnects,
-            (unsigned long long)(t->by_fail[HM_FAIL_CONNECT] + t->by_fail[HM_FAIL_TLS]));
+    print_connections(f, r);
     if (r->protocol && strcmp(r->protocol, "http/1.1"))
         fprintf(f, "Protocol          HTTP/2 (%s), %d stream%s per connection\n", r->protocol,
                 r->streams > 1 ? r->streams : 1, r->streams > 1 ? "s" : "");

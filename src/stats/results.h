@@ -56,6 +56,10 @@ typedef struct hm_thread_stats {
     _Atomic uint64_t by_status[HM_STATUS_MAX];
     _Atomic uint64_t by_fail[HM_FAIL__COUNT];
     uint64_t connects, reconnects, retries;
+    /* Connect attempts that failed (refused, unreachable, timed out): not
+     * actions, which wait and go out once a connect succeeds
+     * (hm_thread_stats_connect_failed). */
+    uint64_t connect_failed;
     uint64_t bytes_read, bytes_written; /* on the wire, TLS records included */
     /* Bodies that came with a Content-Encoding hammer decoded: their bytes
      * as received, and what they decoded to. */
@@ -143,6 +147,9 @@ void hm_thread_stats_sse_fail(hm_thread_stats *s, hm_sse_fail kind, const char *
 void hm_thread_stats_note_failure(hm_thread_stats *s);
 /* Every SSE failure counted. */
 uint64_t hm_thread_stats_sse_failures(const hm_thread_stats *s);
+/* Counts one failed connect attempt (not an action: no latency, not sent)
+ * and notes it for the outage window. */
+void hm_thread_stats_connect_failed(hm_thread_stats *s);
 
 #define HM_MAX_WORKERS 64
 
@@ -278,10 +285,18 @@ typedef struct hm_results {
     bool matches_ok;
     /* SSE observation. */
     bool has_patches;
-    uint64_t patches_observed;
+    uint64_t patches_observed; /* patches that answered an action */
+    /* Events apart from them: those on streams that opened and had no
+     * action to answer yet (nothing watched: a flow without a check), and
+     * those that answered no action (the watched value did not change, or
+     * more events came than actions were sent). */
+    uint64_t patches_opening, patches_extra;
     int observers, observers_connected;
     /* Connection accounting. */
     uint64_t conns_requested;
+    /* Why a run establishes more connections than it requested, beyond
+     * reconnects ("the set-up page load and reloads"), or NULL. */
+    const char *conns_extra_why;
     const char *protocol; /* "http/1.1", "h2" or "h2c"; NULL: http/1.1 */
     int streams;          /* concurrent streams per connection (HTTP/2 --streams), 0: 1 */
     /* Variants (sticky), reported as a table. */

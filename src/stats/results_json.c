@@ -141,6 +141,7 @@ static json_t *disruption_json(const hm_results *r)
     json_object_set_new(d, "reload_failures", json_integer((json_int_t)t->reload_failed));
     json_object_set_new(d, "swallowed_actions", json_integer((json_int_t)t->swallowed));
     json_object_set_new(d, "reconnects", json_integer((json_int_t)t->reconnects));
+    json_object_set_new(d, "connect_failures", json_integer((json_int_t)t->connect_failed));
     json_object_set_new(d, "recovery_us", latency_json(&t->recovery_us));
     return d;
 }
@@ -225,6 +226,8 @@ json_t *hm_report_json(const hm_results *r)
 
     json_t *patches = json_object();
     json_object_set_new(patches, "observed", json_integer((json_int_t)r->patches_observed));
+    json_object_set_new(patches, "opening", json_integer((json_int_t)r->patches_opening));
+    json_object_set_new(patches, "extra", json_integer((json_int_t)r->patches_extra));
     json_object_set_new(patches, "observers", json_integer(r->observers));
     json_object_set_new(patches, "observers_connected", json_integer(r->observers_connected));
     json_object_set_new(root, "patches", patches);
@@ -263,9 +266,9 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(conns, "retries", json_integer((json_int_t)t->retries));
     json_object_set_new(conns, "protocol", json_string(r->protocol ? r->protocol : "http/1.1"));
     json_object_set_new(conns, "streams", json_integer(r->streams > 1 ? r->streams : 1));
-    json_object_set_new(
-        conns, "failed",
-        json_integer((json_int_t)(t->by_fail[HM_FAIL_CONNECT] + t->by_fail[HM_FAIL_TLS])));
+    json_object_set_new(conns, "failed",
+                        json_integer((json_int_t)(t->connect_failed + t->by_fail[HM_FAIL_CONNECT] +
+                                                  t->by_fail[HM_FAIL_TLS])));
     json_object_set_new(root, "connections", conns);
     json_t *tls = json_object();
     json_object_set_new(tls, "enabled", json_boolean(r->tls));

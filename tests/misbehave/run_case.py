@@ -859,6 +859,59 @@ for _stem, _args, _phases in (("hm", HM, 3), ("br", BR, 4)):
          srv("switching-101"), phases=_phases,
          checks=[exit_in(1), status_is_all(101), json_equals("errors.timeout", 0)])
 
+# A refused connect is a connect attempt, not an action: while bench_app is
+# down no action is counted (errors.connect stays 0), the attempts are
+# counted apart and back off (10 ms doubling to 250 ms), so a connection
+# makes at most a few over the outage the same run measured.
+def connect_attempts_backed_off(r):
+    n = r.j("disruption.connect_failures")
+    dur = r.j("disruption.outage.duration_s", 0) or 0
+    c = int(opt_value(CASES[r.case]["hammer"], "-c") or 1)
+    cap = c * (dur / 0.25 + 8)
+    return isinstance(n, int) and 1 <= n <= cap, \
+        "disruption.connect_failures = %r over a %.2f s outage, want 1..%d" % (n, dur, cap)
+connect_attempts_backed_off.label = "connect attempts"
+CONNECT_ATTEMPTS = [exit_in(1), json_at_least("actions.ok", 1), json_equals("errors.connect", 0),
+                    connect_attempts_backed_off,
+                    output_matches(r"^Disruption .*; \d+ connect attempts failed, each retried"),
+                    output_matches(r"^(Actions|Requests) sent +\d+ \(and \d+ connect attempts "
+                                   r"that failed, not counted"),
+                    output_matches(r"^Connections .*, [1-9]\d* failed$")]
+RESTART_DOWN = dict(fault=app_restart_until_served(1.0, 1.0, 100, RESTART_CAP_S), use_d=False,
+                    extra_s=2.0 + RESTART_CAP_S)
+# The connections beyond -c and the observer (the set-up page load, the
+# reload's; browser: the reloaded pages' streams) are said on the line.
+CONNS_WHY = output_matches(r"^Connections +\d+ requested, \d+ established \(\d+ for ")
+case("restart_connect_attempts_hm", "bench_app down 1 s: refused connects are attempts, not actions",
+     RHM + ["scenario", "counter"], "bench_app", checks=CONNECT_ATTEMPTS + [CONNS_WHY],
+     **RESTART_DOWN)
+case("restart_connect_attempts_get", "a GET flood over a 1 s outage: attempts, not requests",
+     ["-t", "1", "-c", "8", "-d", "300s", "--timeout", "30s", "scenario", "get"], "bench_app",
+     path="/_health", checks=CONNECT_ATTEMPTS, **RESTART_DOWN)
+case("restart_connect_attempts_br", "bench_app down 1 s in browser mode: attempts, not actions",
+     RBR + ["scenario", "counter"], "bench_app", phases=4,
+     checks=[exit_in(1), json_equals("errors.connect", 0), json_at_least("actions.ok", 1),
+             json_at_least("disruption.connect_failures", 1), CONNS_WHY], **RESTART_DOWN)
+
+# A stream that repeats its state: the repeat answers no action and is
+# counted apart, on the same summary line. (server.py sends one patch per
+# change it sees, so one patch may carry several actions: the line says
+# why action->patch times more actions than there are patches.)
+def patches_answer_actions(r):
+    ok, seen, extra = r.j("actions.ok"), r.j("patches.observed"), r.j("patches.extra")
+    timed = r.j("latency_us.patch.count")
+    good = isinstance(seen, int) and 0 < seen <= ok and extra == 1 and timed == ok
+    line = next((l for l in r.out.splitlines() if l.startswith("Patches observed")), "")
+    if timed != seen and "action->patch times %s: " % timed not in line:
+        good = False
+    return good, "patches.observed %r, actions.ok %r, patches.extra %r, action->patch %r: %s" % (
+        seen, ok, extra, timed, line)
+patches_answer_actions.label = "patches per action"
+case("sse_repeat_value", "a stream that sends its state twice: one patch per action",
+     ["-t", "1", "-c", "4", "-n", "200", "--timeout", "5s", "scenario", "counter"],
+     srv("sse-repeat-value"),
+     checks=[exit_in(0), patches_answer_actions,
+             output_matches(r"^Patches observed +\d+ .*\+ 1 that answered no action")])
 
 # ---- running one case ---------------------------------------------------------
 

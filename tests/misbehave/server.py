@@ -66,6 +66,7 @@ HTTP_MODES = {
     "switching-101": "action",
     # not a fault: the action's patch goes out at once, its answer 200 ms later
     "slow-answer": "action",
+    "sse-repeat-value": "sse",
 }
 CONN_MODES = {"rst-accept", "never-read", "full-backlog"}
 WHERE = {"page", "action", "sse", "flood", "health", "all"}
@@ -590,6 +591,12 @@ class Server:
                 self.send(sock, piece)
             self.send(sock, self.chunk('"}\n\n'))
             self.send(sock, self.chunk(self.signals_event(ctx, value)))
+            return self.stream_patches(sock, ctx, seen)
+        if m == "sse-repeat-value":
+            # The page's state, then the same count again (a server that
+            # re-sends its state): a patch that answers no action.
+            state = self.signals_event(ctx, value)
+            self.send(sock, self.chunk(state) + self.chunk(state))
             return self.stream_patches(sock, ctx, seen)
         if m == "sse-no-final-blank":
             ev = self.signals_event(ctx, value)[:-1]  # one "\n" short of an event
