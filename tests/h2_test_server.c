@@ -45,7 +45,8 @@ typedef struct sconn {
     nghttp2_session *ng;
     stream *streams;
     bool close_after_flush, garbage;
-    bool raw_only; /* a connection mode (h2ts.mode): nghttp2 neither reads nor writes */
+    bool raw_only;   /* a connection mode (h2ts.mode): nghttp2 neither reads nor writes */
+    bool block_open; /* /continuation-slow's header block is being dripped */
     /* Frames written by hand after nghttp2's output: what nghttp2 refuses to send. */
     unsigned char *raw;
     size_t raw_len, raw_off, raw_cap;
@@ -208,6 +209,10 @@ static bool answer_hostile(sconn *c, stream *s, const char *p)
         for (int i = 0; i < 10000; i++)
             raw_frame(c, F_CONT, 0, id, NULL, 0);
     } else if (!strcmp(p, "/continuation-slow")) {
+        /* One open header block per connection: no frame may come between
+         * its CONTINUATIONs, so the connection's other streams wait. */
+        if (c->block_open) return true;
+        c->block_open = true;
         raw_frame(c, F_HEADERS, END_STREAM, id, status_200, 1);
         s->drip_continuation = true;
     } else if (!strcmp(p, "/window-overflow")) {

@@ -25,7 +25,8 @@
  *   /endless-100   40 HEADERS of :status 100, never an answer
  *   /huge-head     :status 200 and 1 MiB of fields in 65 CONTINUATION frames
  *   /continuation-flood  HEADERS, then 10,000 empty CONTINUATION frames
- *   /continuation-slow   HEADERS, then an empty CONTINUATION every 20 ms
+ *   /continuation-slow   HEADERS, then an empty CONTINUATION every 20 ms (one
+ *                  such block per connection; its other streams wait)
  *   /window-overflow     WINDOW_UPDATE taking the connection window past 2^31-1
  *   /push          a PUSH_PROMISE (the client disabled push)
  *   /goaway-even   GOAWAY whose last-stream-id is even (no stream of the client's)

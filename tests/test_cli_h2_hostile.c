@@ -39,17 +39,34 @@ typedef struct run {
     json_t *j; /* NULL when no JSON was written */
 } run;
 
-/* hammer get against url over h2c: n requests on one connection, one
- * stream at a time, timeout_s each. The whole run is bounded by a few of
+/* hammer get against url over h2c: n requests on one connection, as
+ * three streams at once (a frame breaking one stream must not be taken
+ * for another's), timeout_s each. The whole run is bounded by a few of
  * its own timeouts (the probe, each request and its one retry). */
 static void hammer_get(run *r, const char *url, int n, int timeout_s)
 {
     char ns[16], ts[16];
     snprintf(ns, sizeof(ns), "%d", n);
     snprintf(ts, sizeof(ts), "%ds", timeout_s);
-    char *argv[] = {(char *)hammer, "--engine", (char *)engine, "--http2", "--url", (char *)url,
-                    "--timeout",    ts,         "--json",       json_path, "-c",    "1",
-                    "-n",           ns,         "scenario",     "get",     NULL};
+    char *argv[] = {(char *)hammer,
+                    "--engine",
+                    (char *)engine,
+                    "--http2",
+                    "--url",
+                    (char *)url,
+                    "--timeout",
+                    ts,
+                    "--json",
+                    json_path,
+                    "-c",
+                    "1",
+                    "--streams",
+                    "3",
+                    "-n",
+                    ns,
+                    "scenario",
+                    "get",
+                    NULL};
     unlink(json_path);
     r->exit = proc_run(&r->p, argv, (2 * n + 2) * timeout_s + 30);
     r->j = access(json_path, F_OK) == 0 ? load_json(json_path) : NULL;
@@ -112,12 +129,12 @@ static void flood(int port, const char *path, const char *frame)
     char url[160];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/first-ok-%s/%s", port, path, path);
     run r;
-    hammer_get(&r, url, 2, 5);
+    hammer_get(&r, url, 3, 5);
     if (!r.j || (r.exit != 0 && r.exit != 1)) HM_FAIL_("/%s: exit %d:\n%s", path, r.exit, r.p.out);
     long long ok = json_int_at(r.j, "actions.ok"), bad = json_int_at(r.j, "errors.protocol");
     const char *why = str_at(r.j, "error_reasons", "protocol", "reason");
     const char *bytes = str_at(r.j, "error_reasons", "protocol", "bytes");
-    if (ok + (bad > 0 ? bad : 0) != 2 ||
+    if (ok + (bad > 0 ? bad : 0) != 3 ||
         (bad > 0 && (!strstr(why, "flood") || !strstr(bytes, frame))))
         HM_FAIL_("/%s: %lld ok, %lld protocol (reason '%s', bytes '%s'):\n%s", path, ok, bad, why,
                  bytes, r.p.out);
@@ -147,10 +164,10 @@ int main(int argc, char **argv)
         if (!want(h->path)) continue;
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/first-ok-%zu/%s", srv.port, i, h->path);
         run r;
-        hammer_get(&r, url, 2, h->timeout_s);
+        hammer_get(&r, url, 3, h->timeout_s);
         char what[64];
         snprintf(what, sizeof(what), "/%s", h->path);
-        expect_failures(&r, what, h, 2);
+        expect_failures(&r, what, h, 3);
         json_decref(r.j);
     }
     if (want("settings-flood")) flood(srv.port, "settings-flood", "SETTINGS frame");
@@ -175,8 +192,8 @@ int main(int argc, char **argv)
         snprintf(name, sizeof(name), "probe-%s", cases[k].path);
         if (!want(name)) continue;
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/%s", srv.port, cases[k].path);
-        hammer_get(&r, url, 2, 3);
-        expect_failures(&r, name, &cases[k], 2);
+        hammer_get(&r, url, 3, 3);
+        expect_failures(&r, name, &cases[k], 3);
         json_decref(r.j);
     }
     h2ts_stop(&srv);
@@ -188,9 +205,9 @@ int main(int argc, char **argv)
         srv = (h2ts){.mode = "settings-window"};
         h2ts_start(&srv);
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/ok", srv.port);
-        hammer_get(&r, url, 2, 3);
+        hammer_get(&r, url, 3, 3);
         hostile window = {"", "protocol", "SETTINGS_INITIAL_WINDOW_SIZE", "SETTINGS frame", 3};
-        expect_failures(&r, "first SETTINGS with INITIAL_WINDOW_SIZE 2^31", &window, 2);
+        expect_failures(&r, "first SETTINGS with INITIAL_WINDOW_SIZE 2^31", &window, 3);
         if (strstr(r.p.out, "does not speak h2c"))
             HM_FAIL_("said 'does not speak h2c':\n%s", r.p.out);
         json_decref(r.j);

@@ -491,20 +491,18 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
     if (s) s->closed = true;
     if (!s || s->done) return 0;
     char why[160];
-    if (code != NGHTTP2_NO_ERROR && L->bad_lib && L->bad_hd.stream_id == id) {
+    if (code != NGHTTP2_NO_ERROR && s->bad_lib) {
         /* Not the server's reset: nghttp2's, over a frame of the server's
          * that broke HTTP/2 on this stream. */
-        if (L->bad_hd.type == NGHTTP2_HEADERS && !s->got_head && !s->status)
+        if (s->bad_hd.type == NGHTTP2_HEADERS && !s->got_head && !s->status)
             snprintf(why, sizeof(why),
                      "HTTP/2 protocol error by the server: a response HEADERS without :status "
                      "(RFC 9113 section 8.3.2)");
         else
             snprintf(why, sizeof(why), "HTTP/2 protocol error by the server: %s",
-                     L->bad_msg[0] ? L->bad_msg : h2l_lib_words(L->bad_lib));
-        h2l_frame_evidence(s->c, &L->bad_hd);
+                     s->bad_msg[0] ? s->bad_msg : h2l_lib_words(s->bad_lib));
+        h2l_frame_evidence(s->c, &s->bad_hd);
         stream_fail(s, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL, why);
-        L->bad_lib = 0; /* said: the connection lives on */
-        L->bad_msg[0] = 0;
     } else if (code == NGHTTP2_REFUSED_STREAM) {
         s->refused = true; /* never processed: safe to send again */
         stream_fail(s, -ECONNRESET, HM_FAIL_RESET,
@@ -529,9 +527,9 @@ static int on_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void 
 {
     h2_link *L = user;
     L->last_hd = *hd;
-    /* nghttp2's words are for the frame they came with, unless an
-     * invalid frame is still to be reported by them. */
-    if (!L->bad_lib) L->bad_msg[0] = 0;
+    /* nghttp2's words are for the frame they came with (a stream keeps
+     * its own copy); after its GOAWAY over an error, that GOAWAY's. */
+    if (!L->sent_goaway_code) L->bad_msg[0] = 0;
     /* A SETTINGS first: the server speaks HTTP/2, even if what it says is wrong. */
     if (hd->type == NGHTTP2_SETTINGS && !(hd->flags & NGHTTP2_FLAG_ACK)) L->spoke = true;
     if (hd->type == NGHTTP2_HEADERS || hd->type == NGHTTP2_CONTINUATION) {

@@ -74,10 +74,18 @@ void h2l_frame_evidence(hm_http_conn *c, const nghttp2_frame_hd *hd)
  * a stream's (an RST_STREAM follows, then on_stream_close). */
 static int on_invalid_frame(nghttp2_session *ng, const nghttp2_frame *f, int lib_error, void *user)
 {
-    (void)ng;
     h2_link *L = user;
     L->bad_hd = f->hd;
     L->bad_lib = lib_error ? lib_error : NGHTTP2_ERR_PROTO;
+    /* The stream's own copy: several streams may break the rules in one
+     * read, and their RST_STREAMs close them later, one by one. */
+    hm_h2_stream *s =
+        f->hd.stream_id ? nghttp2_session_get_stream_user_data(ng, f->hd.stream_id) : NULL;
+    if (s && !s->done) {
+        s->bad_hd = f->hd;
+        s->bad_lib = L->bad_lib;
+        snprintf(s->bad_msg, sizeof(s->bad_msg), "%s", L->bad_msg);
+    }
     return 0;
 }
 

@@ -117,6 +117,11 @@ struct hm_h2_stream {
     char why[160];     /* in words, when the failure's origin knows more than its kind */
     int status;        /* :status of the head being received */
     size_t head_block; /* bytes of the header block being received (frames' payloads) */
+    /* A frame of it nghttp2 found invalid (bad_lib nonzero): nghttp2's
+     * RST_STREAM follows, which is not the server's. */
+    nghttp2_frame_hd bad_hd;
+    int bad_lib;
+    char bad_msg[96];
     /* The request, parsed once per distinct request bytes. */
     hm_http_req_parser req;
     hm_buf req_copy; /* the bytes nv was built from */
