@@ -35,6 +35,7 @@ typedef struct stream {
     const char *out; /* response body source */
     size_t out_len, out_off;
     bool sse, ping_wait, ended;
+    bool drip_continuation; /* /continuation-slow: an empty CONTINUATION each tick */
     int sse_n;
     struct stream *next;
 } stream;
@@ -44,6 +45,11 @@ typedef struct sconn {
     nghttp2_session *ng;
     stream *streams;
     bool close_after_flush, garbage;
+    bool raw_only;   /* a connection mode (h2ts.mode): nghttp2 neither reads nor writes */
+    bool block_open; /* /continuation-slow's header block is being dripped */
+    /* Frames written by hand after nghttp2's output: what nghttp2 refuses to send. */
+    unsigned char *raw;
+    size_t raw_len, raw_off, raw_cap;
 } sconn;
 
 static sconn conns[MAX_CONNS];
@@ -51,6 +57,7 @@ static int n_accepted, n_client_resets, n_ping_acks;
 static bool refused_once, goaway_once;
 static char *big;
 static char stats_buf[256];
+static const char *conn_mode; /* h2ts.mode, for every connection */
 
 static int64_t mono_ms(void)
 {
@@ -64,6 +71,43 @@ static stream *find(sconn *c, int32_t id)
     for (stream *s = c->streams; s; s = s->next)
         if (s->id == id) return s;
     return NULL;
+}
+
+/* Queues one frame as bytes: the 9-byte header, then the payload. */
+static void raw_frame(sconn *c, uint8_t type, uint8_t flags, uint32_t sid, const void *payload,
+                      size_t len)
+{
+    if (c->raw_len + 9 + len > c->raw_cap) {
+        c->raw_cap = (c->raw_len + 9 + len) * 2;
+        c->raw = realloc(c->raw, c->raw_cap);
+        ASSERT(c->raw);
+    }
+    unsigned char *h = c->raw + c->raw_len;
+    h[0] = (unsigned char)(len >> 16), h[1] = (unsigned char)(len >> 8), h[2] = (unsigned char)len;
+    h[3] = type, h[4] = flags;
+    h[5] = (unsigned char)(sid >> 24 & 0x7f), h[6] = (unsigned char)(sid >> 16);
+    h[7] = (unsigned char)(sid >> 8), h[8] = (unsigned char)sid;
+    if (len) memcpy(h + 9, payload, len);
+    c->raw_len += 9 + len;
+}
+
+static void be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+}
+
+/* Writes what raw_frame queued, as far as the socket takes it. */
+static int raw_flush(sconn *c)
+{
+    while (c->raw_off < c->raw_len) {
+        ssize_t w =
+            send(c->fd, c->raw + c->raw_off, c->raw_len - c->raw_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) return errno == EAGAIN ? 0 : -1;
+        c->raw_off += (size_t)w;
+    }
+    c->raw_off = c->raw_len = 0;
+    return 0;
 }
 
 static ssize_t on_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *user)
@@ -118,6 +162,91 @@ static void answer_ok(sconn *c, stream *s)
     respond(c, s, "200", extra, 4, body, 5);
 }
 
+enum {
+    F_DATA,
+    F_HEADERS,
+    F_PRIORITY,
+    F_RST,
+    F_SETTINGS,
+    F_PUSH,
+    F_PING,
+    F_GOAWAY,
+    F_WINDOW,
+    F_CONT
+};
+enum { END_STREAM = 1, END_HEADERS = 4, ACK = 1 };
+
+/* The hostile answers, written by hand (h2_test_server.h). Returns false
+ * for a path that is none of them. */
+static bool answer_hostile(sconn *c, stream *s, const char *p)
+{
+    uint32_t id = (uint32_t)s->id;
+    /* HPACK: 0x88 is the indexed :status 200; 0x08 + length + value a
+     * literal :status (name index 8) without indexing; 0x00 + name + value
+     * a literal field with a new name. */
+    static const unsigned char status_200[] = {0x88};
+    if (!strcmp(p, "/no-status")) {
+        static const unsigned char f[] = {0x00, 3, 'x', '-', 'a', 1, 'b'};
+        raw_frame(c, F_HEADERS, END_STREAM | END_HEADERS, id, f, sizeof(f));
+    } else if (!strcmp(p, "/endless-100")) {
+        static const unsigned char f[] = {0x08, 3, '1', '0', '0'};
+        for (int i = 0; i < 40; i++)
+            raw_frame(c, F_HEADERS, END_HEADERS, id, f, sizeof(f));
+    } else if (!strcmp(p, "/huge-head")) {
+        /* :status 200, then 1 MiB of fields in CONTINUATION frames of 16 x 1010 bytes. */
+        static unsigned char f[16 * 1010];
+        for (int i = 0; i < 16; i++) {
+            unsigned char *q = f + i * 1010;
+            q[0] = 0x00, q[1] = 5, memcpy(q + 2, "x-fat", 5);
+            q[7] = 0x7f, q[8] = 0xe9, q[9] = 0x06; /* 1000 = 127 + 873 (0x69 | 0x80, 6) */
+            memset(q + 10, 'v', 1000);
+        }
+        raw_frame(c, F_HEADERS, END_STREAM, id, status_200, 1);
+        for (int i = 0; i < 65; i++)
+            raw_frame(c, F_CONT, i == 64 ? END_HEADERS : 0, id, f, sizeof(f));
+    } else if (!strcmp(p, "/continuation-flood")) {
+        raw_frame(c, F_HEADERS, END_STREAM, id, status_200, 1);
+        for (int i = 0; i < 10000; i++)
+            raw_frame(c, F_CONT, 0, id, NULL, 0);
+    } else if (!strcmp(p, "/continuation-slow")) {
+        /* One open header block per connection: no frame may come between
+         * its CONTINUATIONs, so the connection's other streams wait. */
+        if (c->block_open) return true;
+        c->block_open = true;
+        raw_frame(c, F_HEADERS, END_STREAM, id, status_200, 1);
+        s->drip_continuation = true;
+    } else if (!strcmp(p, "/window-overflow")) {
+        unsigned char inc[4];
+        be32(inc, 0x7fffffff); /* on the connection's 15 MiB window: past 2^31-1 */
+        raw_frame(c, F_WINDOW, 0, 0, inc, 4);
+    } else if (!strcmp(p, "/push")) {
+        /* promised stream 2: GET / over http, :authority 127.0.0.1 */
+        static const unsigned char f[] = {0,   0,   0,   2,   0x82, 0x84, 0x86, 0x41, 9,
+                                          '1', '2', '7', '.', '0',  '.',  '0',  '.',  '1'};
+        raw_frame(c, F_PUSH, END_HEADERS, id, f, sizeof(f));
+    } else if (!strcmp(p, "/goaway-even")) {
+        unsigned char f[8] = {0};
+        be32(f, 2); /* an even id: no stream the client could open */
+        raw_frame(c, F_GOAWAY, 0, 0, f, 8);
+    } else if (!strcmp(p, "/goaway-high")) {
+        /* A last-stream-id above every stream opened (a graceful shutdown's
+         * 2^31-1), then the answer: the stream is within it. */
+        unsigned char f[8] = {0};
+        be32(f, 0x7fffffff);
+        raw_frame(c, F_GOAWAY, 0, 0, f, 8);
+        answer_ok(c, s);
+    } else if (!strcmp(p, "/settings-flood") || !strcmp(p, "/ping-flood")) {
+        bool ping = p[1] == 'p';
+        static const unsigned char opaque[8] = "hammer!";
+        for (int i = 0; i < 100000; i++)
+            raw_frame(c, ping ? F_PING : F_SETTINGS, 0, 0, ping ? opaque : NULL, ping ? 8 : 0);
+        answer_ok(c, s);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /* Whether path was asked for before (a few distinct paths are tracked). */
 static bool seen_before(const char *path)
 {
@@ -144,7 +273,9 @@ static void answer(sconn *c, stream *s)
         }
         p = strchr(p + 10, '/');
     }
-    if (!strcmp(p, "/ok")) {
+    if (answer_hostile(c, s, p)) {
+        /* written by hand */
+    } else if (!strcmp(p, "/ok")) {
         answer_ok(c, s);
     } else if (!strcmp(p, "/echo")) {
         static char echo[8192];
@@ -294,6 +425,7 @@ static void conn_close(sconn *c)
 {
     nghttp2_session_del(c->ng);
     close(c->fd);
+    free(c->raw);
     while (c->streams) {
         stream *s = c->streams;
         c->streams = s->next;
@@ -312,6 +444,17 @@ static void conn_open(int fd)
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        n_accepted++;
+        if (conn_mode) { /* h2ts.mode: the whole connection misbehaves */
+            c->raw_only = true;
+            if (!strcmp(conn_mode, "settings-window")) {
+                /* The first SETTINGS: INITIAL_WINDOW_SIZE 2^31, one past the maximum. */
+                unsigned char e[6] = {0, 4};
+                be32(e + 2, 0x80000000u);
+                raw_frame(c, F_SETTINGS, 0, 0, e, 6);
+            } /* "no-settings": nothing, ever */
+            return;
+        }
         nghttp2_session_callbacks *cb;
         nghttp2_session_callbacks_new(&cb);
         nghttp2_session_callbacks_set_send_callback(cb, on_send);
@@ -328,7 +471,6 @@ static void conn_open(int fd)
         nghttp2_session_callbacks_del(cb);
         nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100}};
         nghttp2_submit_settings(c->ng, 0, iv, 1);
-        n_accepted++;
         return;
     }
     close(fd);
@@ -351,7 +493,7 @@ static void serve(int lfd)
             sconn *c = &conns[i];
             if (c->fd < 0) continue;
             short ev = POLLIN;
-            if (nghttp2_session_want_write(c->ng)) ev |= POLLOUT;
+            if ((!c->raw_only && nghttp2_session_want_write(c->ng)) || c->raw_len) ev |= POLLOUT;
             pf[n] = (struct pollfd){.fd = c->fd, .events = ev};
             map[n++] = i;
         }
@@ -372,13 +514,19 @@ static void serve(int lfd)
                     conn_close(c);
                     continue;
                 }
-                if (r > 0 && nghttp2_session_mem_recv(c->ng, (uint8_t *)buf, (size_t)r) < 0) {
+                if (r > 0 && !c->raw_only &&
+                    nghttp2_session_mem_recv(c->ng, (uint8_t *)buf, (size_t)r) < 0) {
                     conn_close(c);
                     continue;
                 }
             }
+            if (c->raw_only) {
+                if (raw_flush(c) < 0) conn_close(c);
+                continue;
+            }
             if (tick) {
                 for (stream *s = c->streams; s; s = s->next) {
+                    if (s->drip_continuation) raw_frame(c, F_CONT, 0, (uint32_t)s->id, NULL, 0);
                     if (!s->sse || strcmp(s->path, "/sse")) continue;
                     static char ev[64][32];
                     int len = snprintf(ev[s->sse_n % 64], 32, "data: %d\n\n", s->sse_n);
@@ -389,7 +537,10 @@ static void serve(int lfd)
                     nghttp2_session_resume_data(c->ng, s->id);
                 }
             }
-            if (nghttp2_session_send(c->ng) != 0) {
+            /* nghttp2's frames go before ours written by hand, never into
+             * them once begun (a header block and its CONTINUATIONs admit
+             * none in between). */
+            if (!c->raw_off && nghttp2_session_send(c->ng) != 0) {
                 conn_close(c);
                 continue;
             }
@@ -399,7 +550,12 @@ static void serve(int lfd)
                 send(c->fd, junk, sizeof(junk), MSG_NOSIGNAL);
                 c->garbage = false;
             }
-            if (c->close_after_flush && !nghttp2_session_want_write(c->ng)) conn_close(c);
+            if (raw_flush(c) < 0) {
+                conn_close(c);
+                continue;
+            }
+            if (c->close_after_flush && !nghttp2_session_want_write(c->ng) && !c->raw_len)
+                conn_close(c);
         }
     }
 }
@@ -425,6 +581,7 @@ void h2ts_start(h2ts *s)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(1);
         signal(SIGPIPE, SIG_IGN);
+        conn_mode = s->mode;
         serve(lfd);
         _exit(0);
     }

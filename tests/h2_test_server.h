@@ -20,9 +20,25 @@
  *   /ping          a PING first; the answer ("acked") once its ACK is back
  *   /sse           200, then "data: n\n\n" every 20 ms, never ending
  *   /early-100     a 103 Early Hints head, then as /ok
+ * Hostile ones, written by hand as frames (what nghttp2 refuses to send):
+ *   /no-status     a response HEADERS without :status
+ *   /endless-100   40 HEADERS of :status 100, never an answer
+ *   /huge-head     :status 200 and 1 MiB of fields in 65 CONTINUATION frames
+ *   /continuation-flood  HEADERS, then 10,000 empty CONTINUATION frames
+ *   /continuation-slow   HEADERS, then an empty CONTINUATION every 20 ms (one
+ *                  such block per connection; its other streams wait)
+ *   /window-overflow     WINDOW_UPDATE taking the connection window past 2^31-1
+ *   /push          a PUSH_PROMISE (the client disabled push)
+ *   /goaway-even   GOAWAY whose last-stream-id is even (no stream of the client's)
+ *   /goaway-high   GOAWAY with last-stream-id 2^31-1, then as /ok
+ *   /settings-flood, /ping-flood  100,000 SETTINGS (or PING) frames, then as /ok
  *   /first-ok-TAG/PATH  as /ok the first time (a reachability check
  *                  passes), then as /PATH
  *   anything else  404
+ *
+ * h2ts.mode, when set, makes every connection misbehave from its start:
+ *   "settings-window"  its first frame a SETTINGS with INITIAL_WINDOW_SIZE 2^31
+ *   "no-settings"      reads and never sends a byte (no SETTINGS, ever)
  *
  * Counters the test reads back through /stats (a JSON object): connections
  * accepted, streams reset by the client, PING ACKs received.
@@ -36,6 +52,7 @@
 typedef struct h2ts {
     pid_t pid;
     int port;
+    const char *mode; /* NULL, or a connection mode above (set before h2ts_start) */
 } h2ts;
 
 /* Starts the server on a free loopback port. */

@@ -461,7 +461,7 @@ static const char *reason_of(json_t *j, const char *kind)
  * error kind, with its reason in words. */
 static void part_misbehave(void)
 {
-    h2ts srv;
+    h2ts srv = {0};
     h2ts_start(&srv);
     char url[128];
     /* also: a second kind the failure may take. The server closes right

@@ -308,7 +308,7 @@ int main(int argc, char **argv)
 {
     lo = test_loop_options(argc, argv);
     signal(SIGPIPE, SIG_IGN);
-    h2ts srv;
+    h2ts srv = {0};
     h2ts_start(&srv);
     set_target(srv.port, false);
     run(answers, NULL);

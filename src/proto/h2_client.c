@@ -72,7 +72,11 @@ static void sweeper_main(void *arg)
             if (s->deadline <= now) {
                 h2l_deadline_remove(s);
                 s->expired = true;
-                stream_fail(s, -ETIMEDOUT, HM_FAIL_TIMEOUT, NULL);
+                stream_fail(s, -ETIMEDOUT, HM_FAIL_TIMEOUT,
+                            s->link && !s->link->spoke
+                                ? "no HTTP/2 SETTINGS from the server before the deadline (it "
+                                  "does not speak h2c, or said nothing)"
+                                : NULL);
             } else if (s->deadline < next) {
                 next = s->deadline;
             }
@@ -211,8 +215,15 @@ void h2l_link_die(h2_link *L, int err, hm_fail_kind kind, const char *why)
                      : "the server does not speak h2c: no HTTP/2 SETTINGS in answer to the "
                        "preface (an http:// URL with --http2 means h2c with prior knowledge)";
     L->refs++; /* the retire below must not free L under us */
-    for (hm_h2_stream *s = L->streams; s; s = s->next)
+    bool evidence = kind == HM_FAIL_PROTOCOL && L->spoke;
+    for (hm_h2_stream *s = L->streams; s; s = s->next) {
+        if (evidence && !s->done) {
+            /* The server answered, if badly: its bytes are this stream's. */
+            if (!s->c->resp_bytes) s->c->resp_bytes = L->read_total;
+            h2l_frame_evidence(s->c, L->bad_lib ? &L->bad_hd : &L->last_hd);
+        }
         stream_fail(s, err, kind, why);
+    }
     h2l_link_retire(L);
     hm_coro *self = hm_coro_self();
     if (L->reader && L->reader != self) hm_coro_cancel(L->reader); /* -ESRCH: it sees dead */
@@ -230,12 +241,12 @@ void h2l_link_die(h2_link *L, int err, hm_fail_kind kind, const char *why)
  * error of the server's. */
 static void link_reads_done(h2_link *L)
 {
-    if (!L->goaway) {
-        h2l_link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL,
-                     "HTTP/2 protocol error: the server sent what HTTP/2 does not allow");
+    char why[160];
+    if (!L->goaway || L->sent_goaway_code) {
+        h2l_proto_why(L, why, sizeof(why));
+        h2l_link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL, why);
         return;
     }
-    char why[160];
     if (L->goaway_code != NGHTTP2_NO_ERROR)
         snprintf(why, sizeof(why), "the server ended the HTTP/2 connection (GOAWAY %s)",
                  nghttp2_http2_strerror(L->goaway_code));
@@ -265,6 +276,7 @@ static void reader_main(void *arg)
             break;
         }
         L->bytes_read += (uint64_t)n;
+        L->read_total += (uint64_t)n;
         ssize_t k = nghttp2_session_mem_recv(L->ng, (const uint8_t *)L->rbuf, (size_t)n);
         /* nghttp2 keeps nothing of the buffer: it may move. */
         if ((size_t)n == L->rcap && L->rcap < RBUF_MAX) {
@@ -274,8 +286,17 @@ static void reader_main(void *arg)
                 L->rcap *= 4;
             }
         }
-        if (k < 0) {
-            h2l_link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL, nghttp2_strerror((int)k));
+        if (k == NGHTTP2_ERR_NOMEM) {
+            h2l_link_die(L, -ENOMEM, HM_FAIL_OTHER, NULL);
+            break;
+        }
+        if (k < 0) { /* fatal: a flood, or bytes that are no HTTP/2 */
+            char why[160];
+            L->bad_lib = (int)k;
+            L->bad_hd = L->last_hd;
+            L->bad_msg[0] = 0;
+            h2l_proto_why(L, why, sizeof(why));
+            h2l_link_die(L, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL, why);
             break;
         }
         if (nghttp2_session_want_write(L->ng)) h2l_link_kick(L);
@@ -350,11 +371,21 @@ static hm_h2_stream *stream_of_frame(h2_link *L, nghttp2_session *ng, int32_t id
 }
 
 /* The response failed while arriving (a limit, a callback's no): the
- * stream is reset and its waiter learns why. */
-static void stream_abort(nghttp2_session *ng, hm_h2_stream *s, int err)
+ * stream is reset and its waiter learns why, with the frame that did it. */
+static void stream_abort(nghttp2_session *ng, h2_link *L, hm_h2_stream *s, int err)
 {
+    if (s->done) return;
     nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
-    stream_fail(s, err, hm_fail_of_error(err), NULL);
+    const char *parser = hm_http_resp_error_reason(&s->c->resp);
+    char why[160] = "";
+    if (err == -HM_ETOOBIG && !s->got_head)
+        snprintf(why, sizeof(why),
+                 "HTTP/2 header list over the size limit (the response's HEADERS and "
+                 "CONTINUATION frames)");
+    else if (parser)
+        snprintf(why, sizeof(why), "%s", parser);
+    h2l_frame_evidence(s->c, &L->last_hd);
+    stream_fail(s, err, hm_fail_of_error(err), why[0] ? why : NULL);
 }
 
 static __attribute__((noinline)) int on_field(nghttp2_session *ng, const nghttp2_frame *f,
@@ -373,7 +404,7 @@ static __attribute__((noinline)) int on_field(nghttp2_session *ng, const nghttp2
     }
     int rc =
         hm_http_resp_push_field(&s->c->resp, (const char *)name, nlen, (const char *)val, vlen);
-    if (rc < 0) stream_abort(ng, s, rc);
+    if (rc < 0) stream_abort(ng, L, s, rc);
     return 0;
 }
 
@@ -418,7 +449,7 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user
     if (f->hd.type == NGHTTP2_HEADERS && !s->got_head) {
         int rc = hm_http_resp_push_head(&s->c->resp, s->status, 2);
         if (rc < 0) {
-            stream_abort(ng, s, rc);
+            stream_abort(ng, L, s, rc);
             return 0;
         }
         if (s->status >= 200) {
@@ -448,7 +479,7 @@ static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t
     if (!s) return 0;
     s->c->resp_bytes += len;
     int rc = hm_http_resp_push_body(&s->c->resp, (const char *)data, len);
-    if (rc < 0) stream_abort(ng, s, rc);
+    if (rc < 0) stream_abort(ng, user, s, rc);
     return 0;
 }
 
@@ -460,7 +491,19 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
     if (s) s->closed = true;
     if (!s || s->done) return 0;
     char why[160];
-    if (code == NGHTTP2_REFUSED_STREAM) {
+    if (code != NGHTTP2_NO_ERROR && s->bad_lib) {
+        /* Not the server's reset: nghttp2's, over a frame of the server's
+         * that broke HTTP/2 on this stream. */
+        if (s->bad_hd.type == NGHTTP2_HEADERS && !s->got_head && !s->status)
+            snprintf(why, sizeof(why),
+                     "HTTP/2 protocol error by the server: a response HEADERS without :status "
+                     "(RFC 9113 section 8.3.2)");
+        else
+            snprintf(why, sizeof(why), "HTTP/2 protocol error by the server: %s",
+                     s->bad_msg[0] ? s->bad_msg : h2l_lib_words(s->bad_lib));
+        h2l_frame_evidence(s->c, &s->bad_hd);
+        stream_fail(s, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL, why);
+    } else if (code == NGHTTP2_REFUSED_STREAM) {
         s->refused = true; /* never processed: safe to send again */
         stream_fail(s, -ECONNRESET, HM_FAIL_RESET,
                     L->goaway ? "the server's GOAWAY refused the HTTP/2 stream"
@@ -480,12 +523,44 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
     return 0;
 }
 
+static int on_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void *user)
+{
+    h2_link *L = user;
+    L->last_hd = *hd;
+    /* nghttp2's words are for the frame they came with (a stream keeps
+     * its own copy); after its GOAWAY over an error, that GOAWAY's. */
+    if (!L->sent_goaway_code) L->bad_msg[0] = 0;
+    /* A SETTINGS first: the server speaks HTTP/2, even if what it says is wrong. */
+    if (hd->type == NGHTTP2_SETTINGS && !(hd->flags & NGHTTP2_FLAG_ACK)) L->spoke = true;
+    if (hd->type == NGHTTP2_HEADERS || hd->type == NGHTTP2_CONTINUATION) {
+        /* A head's bytes (9 of frame header each) are an answer too: the
+         * probe's "something answered". */
+        hm_h2_stream *s = stream_of_frame(L, ng, hd->stream_id);
+        if (!s) return 0;
+        s->c->resp_bytes += 9 + hd->length;
+        s->head_block = (hd->type == NGHTTP2_HEADERS ? 0 : s->head_block) + hd->length;
+        if (s->head_block > HEADER_LIST_MAX && !s->got_head) stream_abort(ng, L, s, -HM_ETOOBIG);
+    }
+    return 0;
+}
+
 static int on_frame_not_send(nghttp2_session *ng, const nghttp2_frame *f, int lib_error, void *user)
 {
-    (void)lib_error, (void)user;
+    (void)lib_error;
+    h2_link *L = user;
     if (f->hd.type != NGHTTP2_HEADERS) return 0;
-    hm_h2_stream *s = stream_of_frame(user, ng, f->hd.stream_id);
+    hm_h2_stream *s = stream_of_frame(L, ng, f->hd.stream_id);
     if (!s) return 0;
+    /* Not allowed (NGHTTP2_ERR_START_STREAM_NOT_ALLOWED) with no GOAWAY of
+     * the server's: nghttp2 is ending the connection over its error. */
+    if (L->bad_lib && !L->goaway) {
+        char why[160];
+        h2l_proto_why(L, why, sizeof(why));
+        if (!s->c->resp_bytes) s->c->resp_bytes = L->read_total;
+        h2l_frame_evidence(s->c, &L->bad_hd);
+        stream_fail(s, -HM_EPROTO_HTTP, HM_FAIL_PROTOCOL, why);
+        return 0;
+    }
     s->refused = true; /* the request never left */
     stream_fail(s, -HM_ECLOSED, HM_FAIL_CLOSED, "the HTTP/2 connection took no more streams");
     return 0;
@@ -575,6 +650,8 @@ static nghttp2_session *new_session(h2_link *L)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
     nghttp2_session_callbacks_set_on_frame_not_send_callback(cb, on_frame_not_send);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
+    h2l_set_error_callbacks(cb);
     nghttp2_session *ng = NULL;
     int rc = nghttp2_session_client_new3(&ng, cb, L, NULL, hm_h2_mem());
     nghttp2_session_callbacks_del(cb);
@@ -583,6 +660,7 @@ static nghttp2_session *new_session(h2_link *L)
         {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, HEADER_TABLE},
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, HEADER_LIST_MAX},
     };
     if (nghttp2_submit_settings(ng, NGHTTP2_FLAG_NONE, iv, HM_ARRAY_LEN(iv)) != 0 ||
         nghttp2_session_set_local_window_size(ng, NGHTTP2_FLAG_NONE, 0, CONN_WINDOW) != 0) {

@@ -1,7 +1,8 @@
-/* h2_internal.h — what the HTTP/2 client's two files share: h2_client.c
+/* h2_internal.h — what the HTTP/2 client's files share: h2_client.c
  * (a connection's life: deadlines, the reader and writer coroutines,
- * nghttp2's callbacks, connecting) and h2_streams.c (requests as streams,
- * and the public calls of h2_client.h). No other file includes it; the
+ * nghttp2's callbacks, connecting), h2_streams.c (requests as streams,
+ * and the public calls of h2_client.h) and h2_errors.c (a server's
+ * protocol errors in words). No other file includes it; the
  * functions below are prefixed h2l_ because they are the link layer's. */
 #ifndef HM_H2_INTERNAL_H
 #define HM_H2_INTERNAL_H
@@ -24,6 +25,11 @@
 #define STREAM_WINDOW (6 * 1024 * 1024)
 #define CONN_WINDOW (15 * 1024 * 1024)
 #define HEADER_TABLE 65536
+/* The response header list hammer takes (SETTINGS_MAX_HEADER_LIST_SIZE,
+ * announced), as the parser's default limit: a header block whose frames
+ * carry more bytes is over it (HPACK's wire form is never larger than the
+ * list), and its stream fails before the block ends. */
+#define HEADER_LIST_MAX (64 * 1024)
 
 typedef struct h2_link h2_link;
 
@@ -71,6 +77,16 @@ struct h2_link {
     hm_h2_stream *streams; /* in flight */
     int32_t cache_id;      /* stream_of_frame's last look-up (0: none) */
     hm_h2_stream *cache_s;
+    /* What showed a protocol error of the server's, for the report: the
+     * frame header last begun, the one nghttp2 found invalid (bad_lib, an
+     * NGHTTP2_ERR_*, nonzero then), nghttp2's words for it (its error
+     * callback, or the debug data of the GOAWAY it answered with) and that
+     * GOAWAY's code (0: none sent over an error). */
+    nghttp2_frame_hd last_hd, bad_hd;
+    int bad_lib;
+    uint32_t sent_goaway_code;
+    char bad_msg[96];
+    uint64_t read_total; /* every byte read: what answered, however badly */
     /* HTTP/2 bytes (after TLS) read and written since a stream last took
      * them: each stream leaving the link takes them into its conn, so the
      * conns' counts add up to the connection's. */
@@ -98,8 +114,14 @@ struct hm_h2_stream {
     bool closed; /* nghttp2 closed the stream: no frame of it comes any more */
     int err;
     hm_fail_kind fail;
-    char why[160]; /* in words, when the failure's origin knows more than its kind */
-    int status;    /* :status of the head being received */
+    char why[160];     /* in words, when the failure's origin knows more than its kind */
+    int status;        /* :status of the head being received */
+    size_t head_block; /* bytes of the header block being received (frames' payloads) */
+    /* A frame of it nghttp2 found invalid (bad_lib nonzero): nghttp2's
+     * RST_STREAM follows, which is not the server's. */
+    nghttp2_frame_hd bad_hd;
+    int bad_lib;
+    char bad_msg[96];
     /* The request, parsed once per distinct request bytes. */
     hm_http_req_parser req;
     hm_buf req_copy; /* the bytes nv was built from */
@@ -120,5 +142,16 @@ ssize_t h2l_read_req_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t 
                           uint32_t *flags, nghttp2_data_source *src, void *user);
 int h2l_stream_words(hm_http_conn *c, int rc, const char *why, int64_t budget_ns, bool got_head);
 int h2l_get_link(hm_http_conn *c, int64_t deadline, h2_link **out);
+
+/* h2_errors.c: a server's protocol errors in words. */
+/* nghttp2's error code (NGHTTP2_ERR_*) as what the server did; static text. */
+const char *h2l_lib_words(int lib);
+/* L's protocol error (bad_lib, bad_msg, sent_goaway_code) into why. */
+void h2l_proto_why(const h2_link *L, char *why, size_t cap);
+/* hd as c's evidence bytes ("HEADERS frame (stream 1, ...)"), after its
+ * status line when one came. */
+void h2l_frame_evidence(hm_http_conn *c, const nghttp2_frame_hd *hd);
+/* The callbacks that fill a link's bad_* fields (user data: the link). */
+void h2l_set_error_callbacks(nghttp2_session_callbacks *cb);
 
 #endif

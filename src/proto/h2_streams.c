@@ -104,6 +104,7 @@ static int stream_submit(h2_link *L, hm_h2_stream *s)
     s->fail = HM_FAIL_NONE;
     s->why[0] = 0;
     s->status = 0;
+    s->bad_lib = 0;
     s->body_off = 0;
     void *tok;
     while (hm_chan_len(s->wake) && hm_chan_try_pop(s->wake, &tok) == 0) {
