@@ -913,6 +913,23 @@ case("sse_repeat_value", "a stream that sends its state twice: one patch per act
      checks=[exit_in(0), patches_answer_actions,
              output_matches(r"^Patches observed +\d+ .*\+ 1 that answered no action")])
 
+# A tab whose page does not load is reloaded with the back-off, as a user
+# reloads a tab that shows an error: the first two page loads answer 500,
+# those VUs load their page on the next try and do their work. The failed
+# loads are counted and fail the check, with the count in its words.
+def every_vu_worked(r):
+    ok, vus = r.j("actions.ok", 0) or 0, int(opt_value(CASES[r.case]["hammer"], "-c") or 1)
+    reloads = r.j("disruption.reloads", 0) or 0
+    return ok == r.j("actions.sent") and ok >= vus and reloads >= 2, \
+        "actions ok %s of %s sent, disruption.reloads %s" % (ok, r.j("actions.sent"), reloads)
+every_vu_worked.label = "every VU worked"
+case("page_fails_once_br", "the first two page loads answer 500: those tabs are reloaded", BR,
+     srv("all-500", where="page", times=2), phases=5,
+     checks=[exit_in(1), every_vu_worked,
+             output_matches(r"^Check +.*FAIL.* 2 page loads failed, "),
+             output_matches(r"^Net increment +\d+ .*matches HTTP OK: YES")])
+
+
 # ---- running one case ---------------------------------------------------------
 
 

@@ -125,6 +125,7 @@ class Server:
         self.mode = args.mode
         self.where = args.where or HTTP_MODES.get(args.mode)
         self.skip_left = args.skip
+        self.times_left = args.times  # None: every request after --skip
         self.stats = Stats()
         self.contexts = {}
         self.lock = threading.Lock()
@@ -143,6 +144,10 @@ class Server:
             if self.skip_left > 0:
                 self.skip_left -= 1
                 return False
+            if self.times_left is not None:
+                if self.times_left <= 0:
+                    return False
+                self.times_left -= 1
             self.stats.misbehaved += 1
         return True
 
@@ -644,6 +649,8 @@ def main():
                     help="which requests misbehave (default: the mode's own)")
     ap.add_argument("--skip", type=int, default=0,
                     help="answer the first N matching requests normally")
+    ap.add_argument("--times", type=int, default=None,
+                    help="misbehave this many times (after --skip), then behave")
     ap.add_argument("--good-conns", type=int, default=0,
                     help="connection-level modes: serve the first N connections normally")
     args = ap.parse_args()
