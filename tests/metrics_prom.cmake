@@ -5,7 +5,7 @@
 add_executable(test_metrics_serve test_metrics_serve.c)
 target_link_libraries(test_metrics_serve PRIVATE hm_flags hm_base PkgConfig::JANSSON Threads::Threads)
 target_include_directories(test_metrics_serve PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-foreach(mode drip cap linger)
+foreach(mode drip cap linger fields)
   add_test(NAME metrics_${mode} COMMAND test_metrics_serve $<TARGET_FILE:hammer> ${mode})
   set_tests_properties(metrics_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
 endforeach()

@@ -11,6 +11,10 @@
  *           the final counts (the JSON's actions.sent and ok), run_info
  *           carries --shard's run_id and shard, the wait ends by itself or
  *           at Ctrl-C;
+ *   fields  a server whose /_health has fields that only grow: they are
+ *           counters (x_requests, cpu_seconds_total: one _total, not two),
+ *           a level stays a gauge, and x_requests beside x_requests_total
+ *           makes one family, not a scrape Prometheus refuses;
  *   doc     every metric a real scrape has is in docs/metrics.md's list
  *           with the same type, every one listed is scraped, and every
  *           hammer_ name in deploy/prometheus's rules and rule tests is
@@ -22,6 +26,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 static const char *hammer;
 static char dir[] = "/tmp/hm_metrics_serve_XXXXXX";
@@ -268,6 +274,94 @@ static void lingering(void)
            scraped);
 }
 
+/* ---- fields: which server fields are counters ---------------------------------- */
+
+/* One keep-alive connection of a tiny HTTP/1.1 server: /_health answers
+ * with fields of both kinds, anything else 200 "ok". */
+static void *tiny_conn(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    static const char health[] = "{\"status\":\"ok\",\"x_requests\":5,\"x_requests_total\":6,"
+                                 "\"cpu_seconds_total\":1.5,\"queue_depth\":3}";
+    char buf[8192];
+    size_t len = 0;
+    for (;;) {
+        char *end = memmem(buf, len, "\r\n\r\n", 4);
+        if (!end) {
+            if (len == sizeof(buf)) break;
+            ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+            if (n <= 0) break;
+            len += (size_t)n;
+            continue;
+        }
+        bool is_health = !strncmp(buf, "GET /_health", 12), head = !strncmp(buf, "HEAD ", 5);
+        const char *body = is_health ? health : "ok";
+        char out[512];
+        int n =
+            snprintf(out, sizeof(out),
+                     "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n%s",
+                     is_health ? "application/json" : "text/plain", strlen(body), head ? "" : body);
+        if (send(fd, out, (size_t)n, MSG_NOSIGNAL) != n) break;
+        size_t used = (size_t)(end + 4 - buf);
+        memmove(buf, buf + used, len - used);
+        len -= used;
+    }
+    close(fd);
+    return NULL;
+}
+
+static void *tiny_server(void *arg)
+{
+    int lfd = (int)(intptr_t)arg;
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0) return NULL;
+        pthread_t t;
+        if (pthread_create(&t, NULL, tiny_conn, (void *)(intptr_t)fd) == 0)
+            pthread_detach(t);
+        else
+            close(fd);
+    }
+}
+
+static void server_fields(void)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof(a);
+    ASSERT_EQ(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ASSERT_EQ(listen(lfd, 64), 0);
+    ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, tiny_server, (void *)(intptr_t)lfd), 0);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", ntohs(a.sin_port));
+    proc p;
+    char *extra[] = {"-q",   "-n",       "20",  "-c", "1", "--url", url, "--metrics-linger",
+                     "120s", "scenario", "get", NULL};
+    int port = start_hammer(&p, extra);
+    static char buf[1 << 20];
+    do
+        scrape(port, buf, sizeof(buf));
+    while (value_of(buf, "hammer_requests_total") < 20 && (usleep(50 * 1000), true));
+    kill(p.pid, SIGINT);
+    ASSERT_EQ(proc_wait(&p, 60), 0);
+    if (!strstr(buf, "\n# TYPE hammer_server_x_requests_total counter\n"))
+        HM_FAIL_("x_requests is not a counter:\n%s", strstr(buf, "# HELP hammer_server_"));
+    ASSERT(value_of(buf, "hammer_server_x_requests_total") == 5); /* the first of the two */
+    const char *first = strstr(buf, "# TYPE hammer_server_x_requests_total ");
+    ASSERT(!strstr(first + 1, "# TYPE hammer_server_x_requests_total "));
+    ASSERT(strstr(buf, "\n# TYPE hammer_server_cpu_seconds_total counter\n"));
+    ASSERT(value_of(buf, "hammer_server_cpu_seconds_total") == 1.5);
+    ASSERT(!strstr(buf, "_total_total"));
+    ASSERT(strstr(buf, "\n# TYPE hammer_server_queue_depth gauge\n"));
+    ASSERT(value_of(buf, "hammer_server_queue_depth") == 3);
+    close(lfd);
+    printf("fields: x_requests and cpu_seconds_total are counters (one _total), queue_depth a "
+           "gauge, x_requests_total beside x_requests left out\n");
+}
+
 /* ---- doc: docs/metrics.md's list is what a scrape has -------------------------- */
 
 #define MAX_METRICS 64
@@ -387,7 +481,8 @@ static void documented(const char *md_path, const char *deploy)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) HM_FAIL_("usage: %s HAMMER drip|cap|linger|doc [METRICS_MD DEPLOY_DIR]", argv[0]);
+    if (argc < 3)
+        HM_FAIL_("usage: %s HAMMER drip|cap|linger|fields|doc [METRICS_MD DEPLOY_DIR]", argv[0]);
     hammer = argv[1];
     ASSERT(mkdtemp(dir));
     if (!strcmp(argv[2], "drip"))
@@ -396,6 +491,8 @@ int main(int argc, char **argv)
         capped();
     else if (!strcmp(argv[2], "linger"))
         lingering();
+    else if (!strcmp(argv[2], "fields"))
+        server_fields();
     else if (!strcmp(argv[2], "doc") && argc == 5)
         documented(argv[3], argv[4]);
     else

@@ -191,6 +191,7 @@ int hm_metrics_write(FILE *f, bool om)
         char names[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
         double values[HM_SERVER_FIELDS];
         int n = hm_server_watch_read(srv.gauges, names, values);
+        char families[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
         for (int i = 0; i < n; i++) {
             char field[HM_SERVER_NAME_MAX];
             sanitized(field, sizeof(field), names[i]);
@@ -198,6 +199,13 @@ int hm_metrics_write(FILE *f, bool om)
             size_t flen = strlen(field);
             if (counter && flen > 6 && !strcmp(field + flen - 6, "_total"))
                 field[flen - 6] = 0; /* the family's name; its sample gets _total back */
+            /* x_requests and x_requests_total would be one family twice,
+             * which fails the whole scrape: the first one is kept */
+            bool seen = false;
+            for (int j = 0; j < i && !seen; j++)
+                seen = !strcmp(families[j], field);
+            snprintf(families[i], sizeof(families[i]), "%s", seen ? "" : field);
+            if (seen) continue;
             char name[HM_SERVER_NAME_MAX + 16];
             snprintf(name, sizeof(name), "hammer_server_%s", field);
             char help[HM_SERVER_NAME_MAX * 8 + 96];
