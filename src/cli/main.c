@@ -280,7 +280,10 @@ static int open_outputs(run_state *rs)
         hm_metrics_options mo = {.listen = cli->metrics_listen,
                                  .scenario = cli->sc->name,
                                  .target = rs->full_target,
-                                 .gauges = &rs->gauges};
+                                 .gauges = &rs->gauges,
+                                 .shard_index = cli->shard.index,
+                                 .shard_count = cli->shard.count,
+                                 .run_id = cli->shard.run_id};
         char why[512];
         int port;
         if (hm_metrics_start(&mo, &port, why, sizeof(why)) < 0) return usage_error(why);
@@ -553,6 +556,7 @@ static int finish(run_state *rs, int code)
         hm_steps_free(rs->runs[pi].steps);
         hm_interval_series_free(&rs->runs[pi].intervals);
     }
+    hm_metrics_linger(rs->cli.metrics_linger_ns, rs->cli.o.quiet, interrupted); /* final counts */
     hm_metrics_stop();
     hm_free(rs->runs);
     json_decref(rs->options);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/hm_base.h"
@@ -22,6 +23,7 @@ static struct {
     pthread_t thread;
     bool running;
     char scenario[128], target[512];
+    char run_id[80], shard[32]; /* "" when the run is not sharded */
     hm_live_gauges *gauges;
 } srv = {.listen_fd = -1, .wake = {-1, -1}};
 
@@ -97,6 +99,21 @@ static void sanitized(char *out, size_t len, const char *name)
     out[i] = 0;
 }
 
+/* A server field counts something since the server started (requests
+ * served, errors, restarts) rather than holding a level (contexts, SSE
+ * streams, connected): told by its last word, as Prometheus names
+ * counters. Such a field is exported as a counter. */
+static bool server_field_is_cumulative(const char *field)
+{
+    static const char *const words[] = {"total",  "requests", "errors",    "failures",
+                                        "served", "restarts", "reconnects"};
+    const char *leaf = strrchr(field, '_');
+    leaf = leaf ? leaf + 1 : field;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (!strcmp(leaf, words[i])) return true;
+    return false;
+}
+
 int hm_metrics_write(FILE *f, bool om)
 {
     hm_live_totals *t = hm_calloc(1, sizeof(*t));
@@ -108,11 +125,20 @@ int hm_metrics_write(FILE *f, bool om)
     label_value(f, srv.scenario);
     fputs("\",target=\"", f);
     label_value(f, srv.target);
+    if (srv.shard[0]) {
+        fputs("\",run_id=\"", f);
+        label_value(f, srv.run_id);
+        fputs("\",shard=\"", f);
+        label_value(f, srv.shard);
+    }
     fputs("\"} 1\n", f);
 
     family(f, om, "hammer_requests", "counter",
            "Requests (actions) sent and finished, with or without a response.");
     fprintf(f, "hammer_requests_total %llu\n", (unsigned long long)t->sent);
+    family(f, om, "hammer_requests_ok", "counter",
+           "Requests that succeeded and passed the scenario's checks (the summary's OK).");
+    fprintf(f, "hammer_requests_ok_total %llu\n", (unsigned long long)t->ok);
     family(f, om, "hammer_responses", "counter", "Responses by HTTP status.");
     for (int s = 0; s < HM_STATUS_MAX; s++)
         if (t->by_status[s])
@@ -165,15 +191,28 @@ int hm_metrics_write(FILE *f, bool om)
         char names[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
         double values[HM_SERVER_FIELDS];
         int n = hm_server_watch_read(srv.gauges, names, values);
+        char families[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
         for (int i = 0; i < n; i++) {
-            char name[HM_SERVER_NAME_MAX + 16], field[HM_SERVER_NAME_MAX];
+            char field[HM_SERVER_NAME_MAX];
             sanitized(field, sizeof(field), names[i]);
+            bool counter = server_field_is_cumulative(field);
+            size_t flen = strlen(field);
+            if (counter && flen > 6 && !strcmp(field + flen - 6, "_total"))
+                field[flen - 6] = 0; /* the family's name; its sample gets _total back */
+            /* x_requests and x_requests_total would be one family twice,
+             * which fails the whole scrape: the first one is kept */
+            bool seen = false;
+            for (int j = 0; j < i && !seen; j++)
+                seen = !strcmp(families[j], field);
+            snprintf(families[i], sizeof(families[i]), "%s", seen ? "" : field);
+            if (seen) continue;
+            char name[HM_SERVER_NAME_MAX + 16];
             snprintf(name, sizeof(name), "hammer_server_%s", field);
-            char help[HM_SERVER_NAME_MAX + 64];
-            snprintf(help, sizeof(help), "The server's own %s, as the server watch last read it.",
-                     field);
-            family(f, om, name, "gauge", help);
-            fprintf(f, "%s %.17g\n", name, values[i]);
+            char help[HM_SERVER_NAME_MAX * 8 + 96];
+            snprintf(help, sizeof(help), "The server's own %s, as the server watch last read it%s.",
+                     names[i], counter ? " (it only grows)" : "");
+            family(f, om, name, counter ? "counter" : "gauge", help);
+            fprintf(f, "%s%s %.17g\n", name, counter ? "_total" : "", values[i]);
         }
     }
     if (om) fputs("# EOF\n", f);
@@ -183,82 +222,173 @@ int hm_metrics_write(FILE *f, bool om)
 
 /* ---- the server ------------------------------------------------------------- */
 
-static void respond(int fd, int status, const char *type, const char *body, size_t len)
+/* Scrapers served at once; one more is answered 503 and closed, so a flood
+ * of stuck connections costs a bounded number of descriptors. */
+#define SCRAPERS_MAX 16
+/* From accept to the last byte of the answer: Prometheus' default
+ * scrape_timeout. A whole-exchange bound, so a scraper dripping its
+ * request a byte at a time is closed however often it sends. */
+#define SCRAPE_DEADLINE_NS (10LL * 1000 * 1000 * 1000)
+
+/* One scraper connection: its request being read, then its answer being
+ * written. Owned by the serving thread. */
+typedef struct scraper {
+    int fd; /* -1: the slot is free */
+    int64_t deadline_ns;
+    hm_http_req_parser req;
+    char *out; /* the whole answer (head and body); hm_alloc, hm_free */
+    size_t out_len, out_off;
+} scraper;
+
+/* The answer as one buffer into s->out; false when it cannot be built. */
+static bool answer(scraper *s, int status, const char *type, const char *body, size_t len)
 {
     char head[512];
     hm_http_header h[] = {{"Content-Type", type}};
     ssize_t n =
         hm_http_write_response_head(head, sizeof(head), status, NULL, h, 1, (long long)len, false);
-    if (n < 0) return;
-    if (write(fd, head, (size_t)n) != n) return;
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fd, body + off, len - off);
-        if (w <= 0) return;
-        off += (size_t)w;
+    if (n < 0 || !(s->out = hm_alloc((size_t)n + len))) return false;
+    memcpy(s->out, head, (size_t)n);
+    if (len) memcpy(s->out + n, body, len);
+    s->out_len = (size_t)n + len;
+    s->out_off = 0;
+    return true;
+}
+
+static void answer_text(scraper *s, int status, const char *text)
+{
+    answer(s, status, "text/plain; charset=utf-8", text, strlen(text));
+}
+
+/* The request is complete: the metrics, or why not. */
+static void answer_request(scraper *s)
+{
+    const hm_http_req_parser *p = &s->req;
+    bool metrics = p->path.len == 8 && !memcmp(p->path.ptr, "/metrics", 8);
+    bool root = p->path.len == 1 && p->path.ptr[0] == '/';
+    if (!metrics && !root) {
+        answer_text(s, 404, "hammer serves /metrics only\n");
+        return;
+    }
+    const char *accept = hm_http_req_header(p, "Accept");
+    bool om = accept && strstr(accept, "application/openmetrics-text");
+    char *body = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&body, &len);
+    if (!m) return;
+    int rc = hm_metrics_write(m, om);
+    if (fclose(m) == 0 && rc == 0)
+        answer(s, 200,
+               om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                  : "text/plain; version=0.0.4; charset=utf-8",
+               body, len);
+    free(body);
+}
+
+static void scraper_close(scraper *s)
+{
+    if (s->fd < 0) return;
+    close(s->fd);
+    hm_http_req_free(&s->req);
+    hm_free(s->out);
+    *s = (scraper){.fd = -1};
+}
+
+/* Reads what is there; builds the answer once the request is whole.
+ * false when the connection is done with (closed by the peer, or an answer
+ * could not be built). */
+static bool scraper_read(scraper *s)
+{
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(s->fd, buf, sizeof(buf));
+        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        if (n == 0) return false; /* it left before asking */
+        size_t consumed;
+        int rc = hm_http_req_feed(&s->req, buf, (size_t)n, &consumed);
+        if (rc == HM_HTTP_DONE)
+            answer_request(s);
+        else if (rc < 0)
+            answer_text(s, 400, "bad request\n");
+        else
+            continue;
+        return s->out != NULL;
     }
 }
 
-/* One request on fd (then the connection closes). */
-static void serve_one(int fd)
+/* Writes what the socket takes; false when the answer is out (or cannot
+ * go out). */
+static bool scraper_write(scraper *s)
 {
-    struct timeval tv = {2, 0}; /* a scraper that stalls does not hold the endpoint */
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    hm_http_req_parser p;
-    hm_http_req_init(&p, NULL);
-    char buf[4096];
-    int rc = HM_HTTP_NEED_MORE;
-    while (rc == HM_HTTP_NEED_MORE) {
-        ssize_t n = read(fd, buf, sizeof(buf));
-        if (n <= 0) break;
-        size_t consumed;
-        rc = hm_http_req_feed(&p, buf, (size_t)n, &consumed);
+    while (s->out_off < s->out_len) {
+        ssize_t w = send(s->fd, s->out + s->out_off, s->out_len - s->out_off, MSG_NOSIGNAL);
+        if (w < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        s->out_off += (size_t)w;
     }
-    if (rc == HM_HTTP_DONE) {
-        bool metrics = p.path.len == 8 && !memcmp(p.path.ptr, "/metrics", 8);
-        bool root = p.path.len == 1 && p.path.ptr[0] == '/';
-        const char *accept = hm_http_req_header(&p, "Accept");
-        bool om = accept && strstr(accept, "application/openmetrics-text");
-        if (metrics || root) {
-            char *body = NULL;
-            size_t len = 0;
-            FILE *m = open_memstream(&body, &len);
-            if (m) {
-                hm_metrics_write(m, om);
-                fclose(m);
-                respond(fd, 200,
-                        om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-                           : "text/plain; version=0.0.4; charset=utf-8",
-                        body, len);
-            }
-            free(body);
-        } else {
-            static const char nf[] = "hammer serves /metrics only\n";
-            respond(fd, 404, "text/plain; charset=utf-8", nf, sizeof(nf) - 1);
-        }
-    } else if (rc < 0) {
-        static const char bad[] = "bad request\n";
-        respond(fd, 400, "text/plain; charset=utf-8", bad, sizeof(bad) - 1);
+    return false;
+}
+
+/* A new connection into a free slot, or 503 when every slot is taken. */
+static void scraper_accept(scraper *slots)
+{
+    int fd = accept4(srv.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    for (int i = 0; i < SCRAPERS_MAX; i++) {
+        if (slots[i].fd >= 0) continue;
+        scraper *s = &slots[i];
+        s->fd = fd;
+        s->deadline_ns = hm_now_ns() + SCRAPE_DEADLINE_NS;
+        /* a scrape is a GET: no room for large heads or bodies */
+        hm_http_limits lim = {.max_header_bytes = 16 * 1024, .max_body_bytes = 4096};
+        hm_http_req_init(&s->req, &lim);
+        return;
     }
-    hm_http_req_free(&p);
+    scraper busy = {.fd = fd}; /* a fresh socket takes the whole answer at once */
+    answer_text(&busy, 503, "hammer: too many scrapers connected\n");
+    if (busy.out) scraper_write(&busy);
+    hm_free(busy.out);
     close(fd);
 }
 
+/* One thread, every scraper on its own: poll over the listening socket, the
+ * wake pipe and each connection, so a slow or stuck scraper holds only its
+ * own slot, until its deadline or the end of the run. */
 static void *serve(void *arg)
 {
     (void)arg;
+    scraper slots[SCRAPERS_MAX];
+    for (int i = 0; i < SCRAPERS_MAX; i++)
+        slots[i] = (scraper){.fd = -1};
     for (;;) {
-        struct pollfd pf[2] = {{.fd = srv.listen_fd, .events = POLLIN},
-                               {.fd = srv.wake[0], .events = POLLIN}};
-        if (poll(pf, 2, -1) < 0) {
+        struct pollfd pf[2 + SCRAPERS_MAX] = {{.fd = srv.listen_fd, .events = POLLIN},
+                                              {.fd = srv.wake[0], .events = POLLIN}};
+        int64_t now = hm_now_ns(), next = -1;
+        for (int i = 0; i < SCRAPERS_MAX; i++) {
+            scraper *s = &slots[i];
+            pf[2 + i].fd = s->fd; /* -1: poll skips it */
+            pf[2 + i].events = s->out ? POLLOUT : POLLIN;
+            if (s->fd >= 0 && (next < 0 || s->deadline_ns < next)) next = s->deadline_ns;
+        }
+        int timeout_ms = next < 0 ? -1 : next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+        if (poll(pf, 2 + SCRAPERS_MAX, timeout_ms) < 0) {
             if (errno == EINTR) continue;
             break;
         }
         if (pf[1].revents) break;
-        if (!(pf[0].revents & POLLIN)) continue;
-        int fd = accept4(srv.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0) serve_one(fd);
+        now = hm_now_ns();
+        for (int i = 0; i < SCRAPERS_MAX; i++) {
+            scraper *s = &slots[i];
+            if (s->fd < 0) continue;
+            bool keep = true;
+            if ((pf[2 + i].revents & (POLLIN | POLLHUP | POLLERR)) && !s->out)
+                keep = scraper_read(s);
+            if (keep && s->out) keep = scraper_write(s); /* the socket may take it now */
+            if (!keep || now >= s->deadline_ns) scraper_close(s);
+        }
+        if (pf[0].revents & POLLIN) scraper_accept(slots);
     }
+    for (int i = 0; i < SCRAPERS_MAX; i++) /* the run's end: whoever is still connected */
+        scraper_close(&slots[i]);
     return NULL;
 }
 
@@ -310,6 +440,9 @@ int hm_metrics_start(const hm_metrics_options *o, int *port, char *why, size_t w
     srv.gauges = o->gauges;
     snprintf(srv.scenario, sizeof(srv.scenario), "%s", o->scenario ? o->scenario : "");
     snprintf(srv.target, sizeof(srv.target), "%s", o->target ? o->target : "");
+    bool sharded = o->shard_count > 1;
+    snprintf(srv.run_id, sizeof(srv.run_id), "%s", sharded && o->run_id ? o->run_id : "");
+    if (sharded) snprintf(srv.shard, sizeof(srv.shard), "%d/%d", o->shard_index, o->shard_count);
     int e = pthread_create(&srv.thread, NULL, serve, NULL);
     if (e) {
         hm_metrics_stop();
@@ -318,6 +451,21 @@ int hm_metrics_start(const hm_metrics_options *o, int *port, char *why, size_t w
     }
     srv.running = true;
     return 0;
+}
+
+void hm_metrics_linger(int64_t ns, bool quiet, bool (*cut_short)(void))
+{
+    if (!srv.running || ns <= 0 || (cut_short && cut_short())) return;
+    fflush(stdout); /* the summary is out before the wait */
+    if (!quiet)
+        fprintf(stderr, "hammer: metrics stay up for %.1f s (--metrics-linger; Ctrl-C ends it)\n",
+                (double)ns / 1e9);
+    int64_t end = hm_now_ns() + ns;
+    for (int64_t now = hm_now_ns(); now < end && !(cut_short && cut_short()); now = hm_now_ns()) {
+        int64_t step = end - now < 50000000 ? end - now : 50000000; /* Ctrl-C within 50 ms */
+        struct timespec ts = {0, (long)step};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void hm_metrics_stop(void)

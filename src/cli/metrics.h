@@ -7,7 +7,12 @@
  * the Prometheus text format 0.0.4 otherwise (curl, promtool). Everything
  * it serves is read through hm_progress_live_totals and the run's
  * hm_live_gauges, so it never stops an engine thread. Counters count since
- * hammer started, over every pass; docs/output.md lists the metrics.
+ * hammer started, over every pass; docs/metrics.md lists the metrics.
+ *
+ * The thread polls every scraper connection on its own (at most 16 at
+ * once; one more is answered 503), each with a whole-exchange deadline of
+ * 10 s from accept, so a slow or stuck scraper never holds another one or
+ * the end of the run: hm_metrics_stop closes whoever is still connected.
  *
  * Ownership: the server copies what hm_metrics_options points to, except
  * gauges, which must outlive hm_metrics_stop. */
@@ -16,13 +21,19 @@
 
 #include "stats/results.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 typedef struct hm_metrics_options {
     const char *listen;     /* HOST:PORT ([::1]:PORT for IPv6; port 0: any free one) */
     const char *scenario;   /* for hammer_run_info */
     const char *target;     /* likewise */
     hm_live_gauges *gauges; /* the run's gauges and server watch */
+    int shard_index;        /* --shard I/N; with N > 1, run_info gets shard="I/N" */
+    int shard_count;
+    const char *run_id; /* and run_id (shard.h), with N > 1 */
 } hm_metrics_options;
 
 /* Checks the form of HOST:PORT without resolving it; 0 or -EINVAL. */
@@ -36,8 +47,14 @@ int hm_metrics_start(const hm_metrics_options *o, int *port, char *why, size_t w
  * the Prometheus text format. 0 or -EIO. */
 int hm_metrics_write(FILE *f, bool openmetrics);
 
-/* Stops the server (a scrape in progress finishes first); safe when it
- * never started. */
+/* --metrics-linger: keeps serving for ns more (the run is over, its
+ * counters final), so a last scrape gets them; says so on stderr unless
+ * quiet (stdout, the summary, flushed first); returns early once
+ * cut_short() (Ctrl-C) says so. At once when the server never started. */
+void hm_metrics_linger(int64_t ns, bool quiet, bool (*cut_short)(void));
+
+/* Stops the server and closes every scraper connection still open (one
+ * dripping its request is not waited for); safe when it never started. */
 void hm_metrics_stop(void);
 
 #endif

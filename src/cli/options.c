@@ -79,7 +79,9 @@ static void usage(FILE *f)
             "      --hdr-log FILE    write an HdrHistogram interval log (compressed V2,\n"
             "                        microseconds; one histogram per interval)\n"
             "      --metrics-listen HOST:PORT  serve OpenMetrics for Prometheus while the run\n"
-            "                        goes (e.g. 127.0.0.1:9464; /metrics)\n"
+            "                        goes (e.g. 127.0.0.1:9464; /metrics; docs/metrics.md)\n"
+            "      --metrics-linger T  keep /metrics up for T after the run (final counts\n"
+            "                        for a last scrape), then exit; Ctrl-C ends it sooner\n"
             "      --watch-grace T   after the run, wait up to T (10s) for the server's\n"
             "                        /_health counts to come back to where they were\n"
             "      --no-server-watch do not sample the target's /_health\n"
@@ -167,6 +169,7 @@ enum {
     OPT_HGRM,
     OPT_HTML,
     OPT_METRICS_LISTEN,
+    OPT_METRICS_LINGER,
     OPT_BODY,
     OPT_COMPRESSED,
     OPT_NO_COMPRESSED,
@@ -208,6 +211,7 @@ static const struct option longopts[] = {
     {"hgrm", required_argument, 0, OPT_HGRM},
     {"html", required_argument, 0, OPT_HTML},
     {"metrics-listen", required_argument, 0, OPT_METRICS_LISTEN},
+    {"metrics-linger", required_argument, 0, OPT_METRICS_LINGER},
     {"passes", required_argument, 0, OPT_PASSES},
     {"shard", required_argument, 0, OPT_SHARD},
     {"start-at", required_argument, 0, OPT_START_AT},
@@ -553,6 +557,8 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
     case OPT_METRICS_LISTEN:
         cli->metrics_listen = arg;
         return hm_metrics_parse_listen(arg) < 0 ? BAD_VALUE : HM_CLI_GO;
+    case OPT_METRICS_LINGER:
+        return parse_duration_opt(ch, arg, &cli->metrics_linger_ns, false);
     case OPT_PASSES:
         return parse_passes(cli, arg);
     case OPT_SHARD:
@@ -915,6 +921,9 @@ int hm_cli_validate(hm_cli *cli)
         return HM_EXIT_USAGE;
     }
     if (sc->caps.needs_url && !o->url) return usage_error("scenario %s needs --url", sc->name);
+    if (cli->metrics_linger_ns && !cli->metrics_listen)
+        return usage_error("%s", "--metrics-linger keeps --metrics-listen's endpoint up: give "
+                                 "--metrics-listen HOST:PORT too");
     if ((o->method || o->n_headers || cli->body_path) && !sc->caps.custom_request) {
         char takers[128];
         hm_scenario_names(takes_request_options, ", ", takers, sizeof(takers));

@@ -41,6 +41,7 @@ typedef struct hm_cli {
     const char *hgrm_path;      /* --hgrm */
     const char *html_path;      /* --html */
     const char *metrics_listen; /* --metrics-listen HOST:PORT */
+    int64_t metrics_linger_ns;  /* --metrics-linger, 0 when not given */
     int compressed;             /* --compressed 1, --no-compressed 0, else -1 */
     bool no_server_watch;       /* --no-server-watch */
     int64_t watch_grace_ns;     /* --watch-grace (10 s) */
