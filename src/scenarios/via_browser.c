@@ -717,7 +717,10 @@ static int load_first_page(vu *v)
         hammer_vu_fail(v, "its page did not load (--no-reload: not reloaded)");
         return rc;
     }
-    return reload_page(v, "its page did not load") == 0 ? v->conn.resp.status : rc;
+    int reloaded = reload_page(v, "its page did not load");
+    if (reloaded == 0) return v->conn.resp.status;
+    if (reloaded == -ECANCELED) hammer_vu_fail(v, "its page did not load before the run ended");
+    return rc;
 }
 
 void hm_vu_new_user(hammer_vu *v)
