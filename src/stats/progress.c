@@ -4,6 +4,8 @@
  * one JSON line and one HdrHistogram log line, and adds a point to the
  * pass's time series. When the pass ends it does the same once more for
  * the last, partial interval, so every output adds up to the summary.
+ * At each interval's end it lets the server watch sample (before_tick)
+ * before it writes the line.
  * It never touches what the engine threads own except through the atomics
  * and the per-thread interval lock. */
 #include "stats/hdr_log.h"
@@ -244,6 +246,9 @@ static void tick(reporter_state *st, int64_t now, bool last)
 {
     hm_hdr_reset(&st->interval);
     collect(&st->cur, &st->interval);
+    /* Right after the counters: the server as the interval ends, so what it
+     * counted covers every request the interval completed. */
+    if (opts.before_tick) opts.before_tick(opts.before_tick_arg);
     const hm_live_totals *cur = &st->cur, *prev = &st->prev;
     uint64_t d_sent = cur->sent - prev->sent, d_ok = cur->ok - prev->ok;
     uint64_t d_fail[HM_FAIL__COUNT], d_failures = 0;
