@@ -1,4 +1,5 @@
-/* The server watch's timing and verdict (src/cli/server_watch.h):
+/* The server watch's timing and verdict, and the progress line of a run
+ * that waits (src/cli/server_watch.h, src/stats/progress.c):
  * - each interval's /_health sample is taken at the interval's end, so it
  *   counts every request the interval completed (not the one before);
  * - after a -d run against bench_app, the contexts its SSE stream holds
@@ -6,11 +7,16 @@
  * - a server that keeps its contexts after the clients left gets a note
  *   after a wait it announces; one whose contexts grow beyond what hammer
  *   opened gets the WARNING; Ctrl-C skips the wait; the HTML shows the
- *   verdict and the samples after the run.
+ *   verdict and the samples after the run;
+ * - against a server that accepts and never answers, the lines show the
+ *   requests in flight and how long nothing completed, no OK percentage,
+ *   and from the first Ctrl-C what the run waits for (line mode and the
+ *   live line on a pty).
  * argv: HAMMER PYTHON3 MISBEHAVE_SERVER */
 #include "run_util.h"
 
 #include <math.h>
+#include <pty.h>
 
 static const char *hammer, *python, *misbehave;
 static char json_path[256], html_path[256];
@@ -220,6 +226,85 @@ static void check_ctrl_c_skips(void)
     json_decref(j);
 }
 
+/* A server that accepts and never reads: line mode. */
+static void check_never_answers_lines(void)
+{
+    proc s;
+    char url[96];
+    char *extra[] = {"--mode", "never-read", "--good-conns", "1", NULL};
+    server_start(&s, url, sizeof(url), extra);
+    strncat(url, "/flood", sizeof(url) - strlen(url) - 1);
+    char *argv[] = {
+        (char *)hammer, "--url", url,         "-t", "1",          "-c",    "4",
+        "-d",           "30s",   "--timeout", "8s", "--interval", "500ms", "--no-server-watch",
+        "scenario",     "get",   NULL};
+    proc p;
+    proc_start(&p, argv);
+    ASSERT(proc_wait_output(&p, "in flight 4  nothing completed for 1s"));
+    /* nothing completed: no percentage, no latency */
+    ASSERT(strstr(p.out, "requests/s  OK       -  p99        -  in flight 4"));
+    ASSERT(!strstr(p.out, "100.00%"));
+    kill(p.pid, SIGINT);
+    ASSERT(proc_wait_output(&p, "stopping: waiting for 4 in flight (up to "));
+    /* said while the run waits, not at its end */
+    ASSERT_EQ(waitpid(p.pid, NULL, WNOHANG), 0);
+    ASSERT_EQ(proc_wait(&p, 120), 1);
+    server_stop(&s);
+    printf("never answered (lines): in flight, nothing completed, stopping said at once\n");
+}
+
+/* The same on a terminal: the live line. */
+static void check_never_answers_live(void)
+{
+    proc s;
+    char url[96];
+    char *extra[] = {"--mode", "never-read", "--good-conns", "1", NULL};
+    server_start(&s, url, sizeof(url), extra);
+    strncat(url, "/flood", sizeof(url) - strlen(url) - 1);
+    char *argv[] = {(char *)hammer,
+                    "--url",
+                    url,
+                    "-t",
+                    "1",
+                    "-c",
+                    "4",
+                    "-d",
+                    "30s",
+                    "--timeout",
+                    "8s",
+                    "--no-server-watch",
+                    "scenario",
+                    "get",
+                    NULL};
+    proc p = {0};
+    int master;
+    p.pid = forkpty(&master, NULL, NULL, NULL);
+    ASSERT(p.pid >= 0);
+    if (p.pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    track(p.pid);
+    p.out_fd = master;
+    ASSERT(proc_wait_output(&p, "in flight 4  nothing completed for 1s"));
+    ASSERT(
+        strstr(p.out, "\r[    1.0s]         0 requests/s  OK       -  p99        -  in flight 4"));
+    kill(p.pid, SIGINT);
+    ASSERT(proc_wait_output(&p, "stopping: waiting for 4 in flight (up to "));
+    ASSERT_EQ(waitpid(p.pid, NULL, WNOHANG), 0);
+    int status;
+    for (;;) { /* a pty's reads end in EIO once the child exits */
+        proc_read(&p, 200);
+        pid_t r = waitpid(p.pid, &status, WNOHANG);
+        if (r == p.pid) break;
+    }
+    untrack(p.pid);
+    close(master);
+    ASSERT(WIFEXITED(status));
+    server_stop(&s);
+    printf("never answered (live line on a pty): in flight, stopping said at once\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) HM_FAIL_("usage: %s HAMMER PYTHON3 MISBEHAVE_SERVER", argv[0]);
@@ -235,6 +320,8 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "kept")) check_kept();
     if (!*only || !strcmp(only, "grew")) check_grew();
     if (!*only || !strcmp(only, "ctrl_c")) check_ctrl_c_skips();
+    if (!*only || !strcmp(only, "lines")) check_never_answers_lines();
+    if (!*only || !strcmp(only, "live")) check_never_answers_live();
     unlink(json_path);
     unlink(html_path);
     return 0;

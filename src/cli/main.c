@@ -300,6 +300,8 @@ static void start_progress(run_state *rs, const hm_results *rp)
         .total = cli->o.actions,
         .duration_ns = cli->o.duration_ns,
         .before_tick = rp->server.sampled ? hm_server_watch_sample : NULL,
+        .stop_ns = &first_signal_ns,
+        .timeout_ns = cli->o.timeout_ns,
     };
     hm_progress_start(&po);
 }

@@ -453,6 +453,11 @@ typedef struct hm_progress_options {
      * shows the server as the interval ends. NULL: none. */
     void (*before_tick)(void *arg);
     void *before_tick_arg;
+    /* When the first Ctrl-C came (hm_now_ns), 0 until then; NULL: never
+     * asked. From then on the lines say what the run waits for: requests
+     * in flight, each for at most timeout_ns (--timeout). */
+    const _Atomic int64_t *stop_ns;
+    int64_t timeout_ns;
 } hm_progress_options;
 
 /* Starts the reporter thread for one pass. Returns 0 or a negative errno. */
