@@ -360,6 +360,8 @@ void hm_server_watch_end(hm_server_report *rep, const hm_server_watch_end_option
         snprintf(rep->stopped, sizeof(rep->stopped), "cannot create an event loop: %s",
                  hm_strerror(rc));
     rep->came_back = rep->verdict == HM_SERVER_CAME_BACK;
-    if (rep->skipped && rep->stopped[0] == 0)
-        snprintf(rep->stopped, sizeof(rep->stopped), "Ctrl-C ended the wait");
+    if (rep->n_after == 0 && rep->stopped[0] == 0)
+        snprintf(rep->stopped, sizeof(rep->stopped), "%s",
+                 rep->skipped ? "Ctrl-C ended the wait before a sample answered"
+                              : "no GET /_health after the run answered");
 }

@@ -317,6 +317,10 @@ static void print_server_watch(FILE *f, const hm_server_report *w)
         return;
     }
     if (!w->checked) return; /* sampled every interval only: see the JSON */
+    if (w->n_after == 0) {
+        fprintf(f, "Server watch      no sample after the run: %s\n", w->stopped);
+        return;
+    }
     const char *leaves[HM_SERVER_FIELDS];
     int nl = held_leaves(w, leaves);
     char list[400] = "";
