@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -175,28 +176,63 @@ static void publish(hm_live_gauges *g, const fields *f)
 
 /* ---- during the pass ------------------------------------------------------- */
 
-/* The watch of the pass running now. Written by begin and end on the main
- * thread, and by hm_server_watch_sample on the interval reporter's between
- * them (one sample at a time: the reporter calls it from its one thread). */
+/* The watch of the pass running now. Its samples are taken on a thread of
+ * its own (so their allocations stay out of the reporter's way), each when
+ * the reporter asks for one and waits for it (hm_server_watch_sample).
+ * begin and end run on the main thread; between them the thread owns s
+ * and stopped, and asked/answered are under mu. */
 static struct {
-    bool running;
+    pthread_mutex_t mu;
+    pthread_cond_t ask, answer;
+    pthread_t thread;
+    bool running, stopping;
+    uint64_t asked, answered;
     hm_server_watch_options o;
     sample s;
     char stopped[200]; /* why it stopped watching during the pass */
-} w;
+} w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *watch_loop(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&w.mu);
+    while (!w.stopping) {
+        if (w.answered == w.asked) {
+            pthread_cond_wait(&w.ask, &w.mu);
+            continue;
+        }
+        pthread_mutex_unlock(&w.mu);
+        if (!w.stopped[0]) {
+            take_sample(&w.s);
+            if (w.s.rc == 0) {
+                publish(w.o.gauges, &w.s.f);
+            } else if (w.s.garbage) {
+                /* Said once; a server that answers wrongly will not improve. */
+                snprintf(w.stopped, sizeof(w.stopped), "%s", w.s.why);
+                fprintf(stderr, "hammer: server watch stopped: %s\n", w.s.why);
+            }
+        }
+        pthread_mutex_lock(&w.mu);
+        w.answered = w.asked;
+        pthread_cond_broadcast(&w.answer);
+    }
+    pthread_mutex_unlock(&w.mu);
+    return NULL;
+}
 
 void hm_server_watch_sample(void *unused)
 {
     (void)unused;
-    if (!w.running || w.stopped[0]) return;
-    take_sample(&w.s);
-    if (w.s.rc == 0) {
-        publish(w.o.gauges, &w.s.f);
-    } else if (w.s.garbage) {
-        /* Said once; a server that answers wrongly will not improve. */
-        snprintf(w.stopped, sizeof(w.stopped), "%s", w.s.why);
-        fprintf(stderr, "hammer: server watch stopped: %s\n", w.s.why);
+    pthread_mutex_lock(&w.mu);
+    if (w.running && !w.stopping) {
+        uint64_t mine = ++w.asked;
+        pthread_cond_signal(&w.ask);
+        /* A sample ends within its timeout (at most one interval), or at
+         * once on Ctrl-C. */
+        while (w.answered < mine && !w.stopping)
+            pthread_cond_wait(&w.answer, &w.mu);
     }
+    pthread_mutex_unlock(&w.mu);
 }
 
 static void copy_fields(hm_server_report *rep, const fields *f)
@@ -221,7 +257,10 @@ static int64_t sample_timeout(int64_t timeout_ns, int64_t cap_ns)
 int hm_server_watch_begin(const hm_server_watch_options *o, hm_server_report *rep)
 {
     memset(rep, 0, sizeof(*rep));
-    memset(&w, 0, sizeof(w));
+    w.running = w.stopping = false;
+    w.asked = w.answered = 0;
+    w.stopped[0] = 0;
+    memset(&w.s, 0, sizeof(w.s));
     w.o = *o;
     w.s.target = *o->target;
     w.s.target.accept_encoding = NULL;
@@ -238,6 +277,15 @@ int hm_server_watch_begin(const hm_server_watch_options *o, hm_server_report *re
     publish(o->gauges, &w.s.f);
     /* An interval's line waits for its sample: at most one interval. */
     w.s.timeout_ns = sample_timeout(o->timeout_ns, o->interval_ns);
+    pthread_cond_init(&w.ask, NULL);
+    pthread_cond_init(&w.answer, NULL);
+    int e = pthread_create(&w.thread, NULL, watch_loop, NULL);
+    if (e) {
+        pthread_cond_destroy(&w.ask);
+        pthread_cond_destroy(&w.answer);
+        snprintf(rep->stopped, sizeof(rep->stopped), "cannot start a thread: %s", strerror(e));
+        return -e;
+    }
     w.running = true;
     return 0;
 }
@@ -346,6 +394,14 @@ void hm_server_watch_end(hm_server_report *rep, const hm_server_watch_end_option
 {
     if (!w.running) return;
     int64_t ended = hm_now_ns();
+    pthread_mutex_lock(&w.mu);
+    w.stopping = true;
+    pthread_cond_broadcast(&w.ask);
+    pthread_cond_broadcast(&w.answer);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(w.thread, NULL);
+    pthread_cond_destroy(&w.ask);
+    pthread_cond_destroy(&w.answer);
     w.running = false;
     if (w.stopped[0]) snprintf(rep->stopped, sizeof(rep->stopped), "%s", w.stopped);
     if (!e->check || w.stopped[0] || atomic_load(&hm_stop_requested)) return;

@@ -6,11 +6,12 @@
  * per field to "workers_sse", booleans as 0/1, identifiers such as "id"
  * and "worker" left out; at most HM_SERVER_FIELDS) are published to the
  * run's gauges, where the interval reporter and the metrics endpoint read
- * them. Then the interval reporter takes one sample at each interval's
- * end, before it writes that interval's line (hm_server_watch_sample as
- * its before_tick), so a line and its JSON describe the interval they
- * close; each sample on a connection of its own from an epoll loop of its
- * own, so the run's connections, loops and request counts never see it.
+ * them. Then, at each interval's end, the interval reporter asks for one
+ * sample and waits for it before it writes that interval's line
+ * (hm_server_watch_sample as its before_tick), so a line and its JSON
+ * describe the interval they close; each sample is taken on the watch's
+ * own thread, on a connection of its own from an epoll loop of its own, so
+ * the run's connections, loops and request counts never see it.
  * After the pass, when asked (-d or --watch-grace), it samples until the
  * held fields (contexts, sse) are back at the baseline, or what is left is
  * held by SSE streams hammer closed that the server still counts (php-via
@@ -49,9 +50,9 @@ bool hm_server_watch_is_held(const char *name);
  * saying why (the watch is then off; nothing to end). */
 int hm_server_watch_begin(const hm_server_watch_options *o, hm_server_report *rep);
 
-/* Takes one sample and publishes it to the gauges (a no-op when the watch
- * is off or stopped). Between begin and end, from one thread at a time:
- * the interval reporter's hm_progress_options.before_tick. */
+/* Has one sample taken and published to the gauges, and waits for it (a
+ * no-op when the watch is off or stopped). Between begin and end, from one
+ * thread at a time: the interval reporter's hm_progress_options.before_tick. */
 void hm_server_watch_sample(void *unused);
 
 typedef struct hm_server_watch_end_options {
