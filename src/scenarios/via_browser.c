@@ -293,9 +293,19 @@ int hammer_vu_sleep_ms(hammer_vu *v, int ms)
     return run_stopping(v->run) ? -ECANCELED : 0;
 }
 
+/* Whether loading the page again may help: the server answered an error
+ * status or the connection failed. A page that came but is unusable
+ * (malformed, too deep, no context) comes the same way again. */
+static bool reload_may_help(const vu *v, int rc)
+{
+    hm_fail_kind k = v->conn.fail;
+    return rc == -HM_ESTATUS || k == HM_FAIL_CONNECT || k == HM_FAIL_TIMEOUT ||
+           k == HM_FAIL_RESET || k == HM_FAIL_CLOSED;
+}
+
 /* Loads path as the VU's page. A load that failed (no answer, not 200) is
- * counted in page_failed; it fails the VU too when fail_vu is set, else
- * the caller tries again. */
+ * counted in page_failed; it fails the VU too when fail_vu is set or a
+ * reload cannot help, else the caller tries again. */
 static int load_page(vu *v, const char *path, bool fail_vu)
 {
     const hm_options *o = v->run->o;
@@ -315,7 +325,7 @@ static int load_page(vu *v, const char *path, bool fail_vu)
     hm_thread_stats_note_conn(st, &v->conn);
     if (rc < 0 && rc != -HM_ENOTFOUND) {
         tot->page_failed++;
-        if (fail_vu) hammer_vu_fail(v, why);
+        if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
         return rc;
     }
     hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
@@ -712,7 +722,7 @@ int hm_vu_reload(hammer_vu *v)
 static int load_first_page(vu *v)
 {
     int rc = load_page(v, hammer_vu_route(v), false);
-    if (rc >= 0 || rc == -HM_ENOTFOUND) return rc;
+    if (rc >= 0 || rc == -HM_ENOTFOUND || !reload_may_help(v, rc)) return rc;
     if (v->run->o->no_reload) {
         hammer_vu_fail(v, "its page did not load (--no-reload: not reloaded)");
         return rc;
