@@ -321,10 +321,16 @@ static void describe_pass(run_state *rs, hm_results *rp, const char *pass)
 
 /* Progress: one line per --interval, or a live line on a terminal; the
  * reporter always runs, as it records the pass's time series. */
+/* Progress as a line refreshed on a terminal, not one line per interval. */
+static bool live_line(const hm_cli *cli)
+{
+    return !cli->interval_ns && !cli->o.quiet && isatty(STDOUT_FILENO);
+}
+
 static void start_progress(run_state *rs, const hm_results *rp)
 {
     const hm_cli *cli = &rs->cli;
-    bool live = !cli->interval_ns && !cli->o.quiet && isatty(STDOUT_FILENO);
+    bool live = live_line(cli);
     hm_progress_options po = {
         .interval_ns = cli->interval_ns ? cli->interval_ns : 1000000000LL,
         .live_line = live,
@@ -337,6 +343,9 @@ static void start_progress(run_state *rs, const hm_results *rp)
         .gauges = &rs->gauges,
         .total = cli->o.actions,
         .duration_ns = cli->o.duration_ns,
+        .before_tick = rp->server.sampled ? hm_server_watch_sample : NULL,
+        .stop_ns = &first_signal_ns,
+        .timeout_ns = cli->o.timeout_ns,
     };
     hm_progress_start(&po);
 }
@@ -372,19 +381,31 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     clock_gettime(CLOCK_REALTIME, &rp->started);
+    int64_t streams_before = atomic_load(&rs->gauges.sse_opened);
     rs->rc = hm_scenario_run(cli->sc, &cli->o, rp);
     hm_progress_stop(&rp->intervals);
-    /* The VUs closed their sessions: a soak (or --watch-grace) waits to see
-     * the server let go of what they held. */
-    if (watching)
-        hm_server_watch_end(&rp->server, cli->o.duration_ns > 0 || cli->watch_grace_given,
-                            cli->watch_grace_ns);
     getrusage(RUSAGE_SELF, &ru1);
     if (rp->wall_seconds > 0)
         rp->client_cpu_pct = 100.0 * cpu_seconds(&ru0, &ru1) / (rp->wall_seconds * cli->o.threads);
+    /* Before the server watch's wait: a Ctrl-C there skips the wait, it
+     * does not cut the run short. */
     rp->interrupted = interrupted();
     rp->interrupted_at_s = interrupted_at_s();
     rp->interrupted_twice = atomic_load(&signals_seen) > 1;
+    /* The VUs closed their sessions: a soak (or --watch-grace) waits to see
+     * the server let go of what they held. */
+    if (watching) {
+        bool live = live_line(cli);
+        hm_server_watch_end_options we = {
+            .check = cli->o.duration_ns > 0 || cli->watch_grace_given,
+            .grace_ns = cli->watch_grace_ns,
+            .own_contexts = (uint64_t)hm_hdr_count(&rp->total.page_us),
+            .own_streams = (uint64_t)(atomic_load(&rs->gauges.sse_opened) - streams_before),
+            .live_line = live,
+            .lines = !live && !cli->o.quiet,
+        };
+        hm_server_watch_end(&rp->server, &we);
+    }
     memcpy(rp->thresholds, cli->thresholds, sizeof(cli->thresholds));
     /* A shard's share cannot answer for the whole run: hammer merge does. */
     rp->n_thresholds = hm_shard_defers_thresholds(cli) ? 0 : cli->n_thresholds;

@@ -387,6 +387,71 @@ static double *series(json_t *iv, const char *key, bool per_second)
     return v;
 }
 
+/* The server watch: two charts, what the server holds for clients
+ * (contexts, SSE streams), and its other fields, which may be cumulative
+ * counters in the tens of thousands that would flatten the first kind to
+ * zero; each goes on past the run with the samples taken after it, and
+ * the first is followed by the verdict. */
+static void server_watch_charts(FILE *f, json_t *run, json_t *iv, const double *x, int n)
+{
+    json_t *fields = at(run, "server_watch.fields");
+    json_t *after = at(run, "server_watch.after_run");
+    int na = (int)json_array_size(after), nx = n + na;
+    double *xs = hm_calloc((size_t)nx, sizeof(double));
+    if (!xs) return;
+    for (int i = 0; i < n; i++)
+        xs[i] = x[i];
+    double end = n ? x[n - 1] : 0; /* the last interval ends with the run */
+    for (int k = 0; k < na; k++)
+        xs[n + k] = end + num(json_array_get(after, (size_t)k), "after_s");
+    const char *verdict = str(at(run, "server_watch"), "verdict_text");
+    const char *level = str(at(run, "server_watch"), "verdict_level");
+    for (int held = 1; held >= 0; held--) {
+        hm_html_line sl[8];
+        double *sv[8];
+        int ns = 0;
+        size_t i;
+        json_t *name;
+        json_array_foreach(fields, i, name)
+        {
+            const char *nm = json_string_value(name);
+            if (ns == 8 || !nm || hm_server_watch_is_held(nm) != (held == 1)) continue;
+            char key[128];
+            snprintf(key, sizeof(key), "server.%s", nm);
+            double *during = series(iv, key, false);
+            sv[ns] = hm_calloc((size_t)nx, sizeof(double));
+            for (int k = 0; sv[ns] && k < nx; k++) {
+                json_t *v =
+                    k < n ? NULL : json_object_get(json_array_get(after, (size_t)(k - n)), nm);
+                sv[ns][k] = k < n ? during[k] : json_is_number(v) ? json_number_value(v) : NAN;
+            }
+            hm_free(during);
+            if (!sv[ns]) continue;
+            sl[ns] = (hm_html_line){nm, sv[ns], ns, false};
+            ns++;
+        }
+        if (!ns) continue;
+        fprintf(f, "<figure><figcaption>Server watch: %s",
+                held ? "contexts and SSE streams it holds" : "its other fields");
+        if (na)
+            fprintf(f, " (the run ended at %.1f s; %d sample%s after it)", end, na,
+                    na == 1 ? "" : "s");
+        fputs("</figcaption>\n", f);
+        hm_html_time_chart(f, held ? "server" : "server-other", "as the server reports",
+                           HM_HTML_COUNT, xs, nx, sl, ns);
+        if (held && verdict) {
+            fprintf(f, "<p%s>After the run: ",
+                    level && !strcmp(level, "warning") ? " class=\"warn\"" : "");
+            hm_html_text(f, verdict);
+            fputs("</p>\n", f);
+        }
+        for (int k = 0; k < ns; k++)
+            hm_free(sv[k]);
+        fputs("</figure>\n", f);
+    }
+    hm_free(xs);
+}
+
 static void over_time(FILE *f, json_t *run)
 {
     json_t *iv = json_object_get(run, "intervals");
@@ -453,35 +518,7 @@ static void over_time(FILE *f, json_t *run)
                          {"SSE streams open", sse, 2, false}};
     hm_html_time_chart(f, "gauges", "count", HM_HTML_COUNT, x, n, gl, 3);
     fputs("</figure>\n", f);
-    json_t *fields = at(run, "server_watch.fields");
-    /* Two charts: what the server holds for clients (contexts, SSE
-     * streams), and its other fields, which may be cumulative counters in
-     * the tens of thousands that would flatten the first kind to zero. */
-    for (int held = 1; held >= 0; held--) {
-        hm_html_line sl[8];
-        double *sv[8];
-        int ns = 0;
-        size_t i;
-        json_t *name;
-        json_array_foreach(fields, i, name)
-        {
-            const char *nm = json_string_value(name);
-            if (ns == 8 || !nm || hm_server_watch_is_held(nm) != (held == 1)) continue;
-            char key[128];
-            snprintf(key, sizeof(key), "server.%s", nm);
-            sv[ns] = series(iv, key, false);
-            sl[ns] = (hm_html_line){nm, sv[ns], ns, false};
-            ns++;
-        }
-        if (!ns) continue;
-        fprintf(f, "<figure><figcaption>Server watch: %s</figcaption>\n",
-                held ? "contexts and SSE streams it holds" : "its other fields");
-        hm_html_time_chart(f, held ? "server" : "server-other", "as the server reports",
-                           HM_HTML_COUNT, x, n, sl, ns);
-        for (int k = 0; k < ns; k++)
-            hm_free(sv[k]);
-        fputs("</figure>\n", f);
-    }
+    server_watch_charts(f, run, iv, x, n);
     fputs("</div>\n", f);
     for (int k = 0; k < ne; k++)
         hm_free(ev[k]);

@@ -7,10 +7,8 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define HEALTH_PATH "/_health"
 #define HEALTH_MAX_BODY (256 * 1024)
@@ -175,45 +173,30 @@ static void publish(hm_live_gauges *g, const fields *f)
     hm_server_watch_publish(g, f->n, names, f->v);
 }
 
-/* ---- the sampling thread --------------------------------------------------- */
+/* ---- during the pass ------------------------------------------------------- */
 
+/* The watch of the pass running now. Written by begin and end on the main
+ * thread, and by hm_server_watch_sample on the interval reporter's between
+ * them (one sample at a time: the reporter calls it from its one thread). */
 static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t wake;
-    pthread_t thread;
-    bool running, stopping; /* stopping under mu */
+    bool running;
     hm_server_watch_options o;
-    sample s;          /* the thread's */
-    char stopped[200]; /* why the thread stopped watching, under mu */
-} w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    sample s;
+    char stopped[200]; /* why it stopped watching during the pass */
+} w;
 
-static void *watch_loop(void *arg)
+void hm_server_watch_sample(void *unused)
 {
-    (void)arg;
-    int64_t next = hm_now_ns() + w.o.interval_ns;
-    pthread_mutex_lock(&w.mu);
-    while (!w.stopping) {
-        int64_t now = hm_now_ns();
-        if (now < next) {
-            struct timespec ts = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
-            pthread_cond_timedwait(&w.wake, &w.mu, &ts);
-            continue;
-        }
-        pthread_mutex_unlock(&w.mu);
-        take_sample(&w.s);
-        if (w.s.rc == 0) publish(w.o.gauges, &w.s.f);
-        next += w.o.interval_ns;
-        if (next <= hm_now_ns()) next = hm_now_ns() + w.o.interval_ns;
-        pthread_mutex_lock(&w.mu);
-        if (w.s.rc < 0 && w.s.garbage) {
-            /* Said once; a server that answers wrongly will not improve. */
-            snprintf(w.stopped, sizeof(w.stopped), "%s", w.s.why);
-            fprintf(stderr, "hammer: server watch stopped: %s\n", w.s.why);
-            break;
-        }
+    (void)unused;
+    if (!w.running || w.stopped[0]) return;
+    take_sample(&w.s);
+    if (w.s.rc == 0) {
+        publish(w.o.gauges, &w.s.f);
+    } else if (w.s.garbage) {
+        /* Said once; a server that answers wrongly will not improve. */
+        snprintf(w.stopped, sizeof(w.stopped), "%s", w.s.why);
+        fprintf(stderr, "hammer: server watch stopped: %s\n", w.s.why);
     }
-    pthread_mutex_unlock(&w.mu);
-    return NULL;
 }
 
 static void copy_fields(hm_server_report *rep, const fields *f)
@@ -227,16 +210,22 @@ static void copy_fields(hm_server_report *rep, const fields *f)
     }
 }
 
+/* A health check answers in milliseconds; a server that does not should
+ * not hold the run's start (or an interval's line) for a whole --timeout. */
+static int64_t sample_timeout(int64_t timeout_ns, int64_t cap_ns)
+{
+    if (cap_ns > 2000000000LL) cap_ns = 2000000000LL;
+    return timeout_ns < cap_ns ? timeout_ns : cap_ns;
+}
+
 int hm_server_watch_begin(const hm_server_watch_options *o, hm_server_report *rep)
 {
     memset(rep, 0, sizeof(*rep));
-    memset(&w.s, 0, sizeof(w.s));
+    memset(&w, 0, sizeof(w));
     w.o = *o;
     w.s.target = *o->target;
     w.s.target.accept_encoding = NULL;
-    /* A health check answers in milliseconds; a server that does not should
-     * not hold the run's start for a whole --timeout. */
-    w.s.timeout_ns = o->timeout_ns < 2000000000LL ? o->timeout_ns : 2000000000LL;
+    w.s.timeout_ns = sample_timeout(o->timeout_ns, 2000000000LL);
     take_sample(&w.s);
     if (w.s.rc < 0) {
         snprintf(rep->stopped, sizeof(rep->stopped), "%s", w.s.why);
@@ -247,19 +236,8 @@ int hm_server_watch_begin(const hm_server_watch_options *o, hm_server_report *re
     rep->sampled = true;
     copy_fields(rep, &w.s.f);
     publish(o->gauges, &w.s.f);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w.wake, &ca);
-    pthread_condattr_destroy(&ca);
-    w.stopping = false;
-    w.stopped[0] = 0;
-    int e = pthread_create(&w.thread, NULL, watch_loop, NULL);
-    if (e) {
-        pthread_cond_destroy(&w.wake);
-        snprintf(rep->stopped, sizeof(rep->stopped), "cannot start a thread: %s", strerror(e));
-        return -e;
-    }
+    /* An interval's line waits for its sample: at most one interval. */
+    w.s.timeout_ns = sample_timeout(o->timeout_ns, o->interval_ns);
     w.running = true;
     return 0;
 }
@@ -268,23 +246,66 @@ int hm_server_watch_begin(const hm_server_watch_options *o, hm_server_report *re
 
 typedef struct grace {
     hm_server_report *rep;
+    const hm_server_watch_end_options *e;
     sample *s;
     int64_t deadline, ended;
+    char said[200]; /* the wait message on the terminal, "" when none */
 } grace;
 
-static bool back(const hm_server_report *rep, const fields *f)
+/* What the last sample after the run says (hm_server_verdict). */
+static hm_server_verdict classify(const hm_server_report *rep)
 {
+    double ctx = hm_server_report_left(rep, "contexts"), sse = hm_server_report_left(rep, "sse");
+    if (ctx <= 0 && sse <= 0) return HM_SERVER_CAME_BACK;
+    if (ctx > (double)rep->own_contexts || sse > (double)rep->own_streams) return HM_SERVER_GREW;
+    /* Each stream holds its context; only a write would end either. */
+    return ctx <= sse ? HM_SERVER_OPEN_STREAMS : HM_SERVER_KEPT;
+}
+
+static void note_after(hm_server_report *rep, const fields *f, double at_s)
+{
+    int k = rep->n_after < HM_SERVER_AFTER_MAX ? rep->n_after++ : HM_SERVER_AFTER_MAX - 1;
+    rep->after_t[k] = at_s;
     for (int i = 0; i < rep->n; i++) {
-        if (!rep->held[i]) continue;
-        for (int k = 0; k < f->n; k++)
-            if (!strcmp(f->names[k], rep->names[i]) && f->v[k] > rep->before[i]) return false;
+        rep->after_v[k][i] = NAN;
+        for (int j = 0; j < f->n; j++)
+            if (!strcmp(f->names[j], rep->names[i])) rep->after[i] = rep->after_v[k][i] = f->v[j];
     }
-    return true;
+}
+
+/* "waiting up to 10 s for the server to release 20 contexts and 20 SSE
+ * streams; Ctrl-C skips": on a terminal refreshed while it changes, in
+ * line mode once. */
+static void say_wait(grace *g)
+{
+    const hm_server_watch_end_options *e = g->e;
+    if (!e->live_line && !e->lines) return;
+    if (!e->live_line && g->said[0]) return;
+    double ctx = hm_server_report_left(g->rep, "contexts");
+    double sse = hm_server_report_left(g->rep, "sse");
+    char what[120];
+    int n = 0;
+    what[0] = 0;
+    if (ctx > 0) n = snprintf(what, sizeof(what), "%.0f context%s", ctx, ctx == 1 ? "" : "s");
+    if (sse > 0 && n >= 0 && (size_t)n < sizeof(what))
+        snprintf(what + n, sizeof(what) - (size_t)n, "%s%.0f SSE stream%s", n ? " and " : "", sse,
+                 sse == 1 ? "" : "s");
+    char msg[200];
+    snprintf(msg, sizeof(msg), "waiting up to %.0f s for the server to release %s; Ctrl-C skips",
+             g->rep->grace_s, what);
+    if (!strcmp(msg, g->said)) return;
+    snprintf(g->said, sizeof(g->said), "%s", msg);
+    if (e->live_line)
+        printf("\r%s\033[K", msg);
+    else
+        printf("%s\n", msg);
+    fflush(stdout);
 }
 
 static void grace_coro(void *arg)
 {
     grace *g = arg;
+    hm_server_report *rep = g->rep;
     hm_http_conn c;
     hm_http_limits lim = {.max_body_bytes = HEALTH_MAX_BODY};
     hm_http_conn_init(&c, &g->s->target, &lim);
@@ -293,47 +314,54 @@ static void grace_coro(void *arg)
         sample_coro(g->s);
         int64_t now = hm_now_ns();
         if (g->s->rc == 0) {
-            hm_server_report *rep = g->rep;
-            for (int i = 0; i < rep->n; i++)
-                for (int k = 0; k < g->s->f.n; k++)
-                    if (!strcmp(g->s->f.names[k], rep->names[i])) rep->after[i] = g->s->f.v[k];
             rep->waited_s = (double)(now - g->ended) / 1e9;
-            if (back(rep, &g->s->f)) {
-                rep->came_back = true;
+            note_after(rep, &g->s->f, rep->waited_s);
+            rep->verdict = classify(rep);
+            /* Back, or held by streams the server will not notice closing
+             * however long it is given: nothing to wait for. */
+            if (rep->verdict == HM_SERVER_CAME_BACK || rep->verdict == HM_SERVER_OPEN_STREAMS)
                 break;
-            }
+            rep->waited = true;
+            say_wait(g);
         } else if (g->s->garbage) {
-            snprintf(g->rep->stopped, sizeof(g->rep->stopped), "%s", g->s->why);
+            snprintf(rep->stopped, sizeof(rep->stopped), "%s", g->s->why);
             break;
         }
         if (now >= g->deadline) break;
         int64_t step = g->deadline - now < GRACE_STEP_NS ? g->deadline - now : GRACE_STEP_NS;
-        if (hm_coro_sleep(step) < 0) break; /* Ctrl-C */
+        if (hm_coro_sleep(step) < 0) { /* Ctrl-C */
+            rep->skipped = true;
+            break;
+        }
+    }
+    if (g->said[0] && g->e->live_line) {
+        printf("\r\033[K");
+        fflush(stdout);
     }
     hm_http_conn_free(&c);
     g->s->conn = NULL;
 }
 
-void hm_server_watch_end(hm_server_report *rep, bool check, int64_t grace_ns)
+void hm_server_watch_end(hm_server_report *rep, const hm_server_watch_end_options *e)
 {
     if (!w.running) return;
     int64_t ended = hm_now_ns();
-    pthread_mutex_lock(&w.mu);
-    w.stopping = true;
-    pthread_cond_signal(&w.wake);
-    pthread_mutex_unlock(&w.mu);
-    pthread_join(w.thread, NULL);
-    pthread_cond_destroy(&w.wake);
     w.running = false;
     if (w.stopped[0]) snprintf(rep->stopped, sizeof(rep->stopped), "%s", w.stopped);
-    if (!check || w.stopped[0] || atomic_load(&hm_stop_requested)) return;
+    if (!e->check || w.stopped[0] || atomic_load(&hm_stop_requested)) return;
     rep->checked = true;
-    rep->grace_s = (double)grace_ns / 1e9;
-    grace g = {.rep = rep, .s = &w.s, .deadline = ended + grace_ns, .ended = ended};
+    rep->grace_s = (double)e->grace_ns / 1e9;
+    rep->own_contexts = e->own_contexts;
+    rep->own_streams = e->own_streams;
+    w.s.timeout_ns = sample_timeout(w.o.timeout_ns, 2000000000LL);
+    grace g = {.rep = rep, .e = e, .s = &w.s, .deadline = ended + e->grace_ns, .ended = ended};
     int rc = hm_run_on_temp_loop(HM_BACKEND_EPOLL, grace_coro, &g);
-    if (rc < 0)
+    if (rc < 0 && !rep->skipped)
         snprintf(rep->stopped, sizeof(rep->stopped), "cannot create an event loop: %s",
                  hm_strerror(rc));
-    if (!rep->came_back && rep->stopped[0] == 0 && atomic_load(&hm_stop_requested))
-        snprintf(rep->stopped, sizeof(rep->stopped), "interrupted during the grace period");
+    rep->came_back = rep->verdict == HM_SERVER_CAME_BACK;
+    if (rep->n_after == 0 && rep->stopped[0] == 0)
+        snprintf(rep->stopped, sizeof(rep->stopped), "%s",
+                 rep->skipped ? "Ctrl-C ended the wait before a sample answered"
+                              : "no GET /_health after the run answered");
 }

@@ -274,7 +274,9 @@ static inline void hm_thread_stats_take_bytes(hm_thread_stats *st, hm_http_conn 
 /* Moves the run's live-line gauges (nothing when the run keeps none). */
 static inline void hm_gauge_sse_open(const hm_options *o, int delta)
 {
-    if (o->gauges) atomic_fetch_add(&o->gauges->sse_open, delta);
+    if (!o->gauges) return;
+    atomic_fetch_add(&o->gauges->sse_open, delta);
+    if (delta > 0) atomic_fetch_add(&o->gauges->sse_opened, delta);
 }
 static inline void hm_gauge_reconnect(const hm_options *o)
 {

@@ -4,6 +4,9 @@
  * one JSON line and one HdrHistogram log line, and adds a point to the
  * pass's time series. When the pass ends it does the same once more for
  * the last, partial interval, so every output adds up to the summary.
+ * At each interval's end it lets the server watch sample (before_tick)
+ * before it writes the line; from the first Ctrl-C (it looks every
+ * STOP_POLL_NS) the lines say what the run waits for.
  * It never touches what the engine threads own except through the atomics
  * and the per-thread interval lock. */
 #include "stats/hdr_log.h"
@@ -13,6 +16,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
+
+#define STOP_POLL_NS 100000000LL /* how soon the lines notice the first Ctrl-C */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char *att_base;
@@ -149,6 +154,9 @@ typedef struct reporter_state {
     int pt_ticks, step_ticks;  /* ticks in it, ticks per point */
     double pt_from;            /* its start, seconds */
     hm_interval_series series; /* what the pass hands over */
+    int64_t done_at;           /* the last tick whose interval completed a request */
+    bool stop_said;            /* the first Ctrl-C was said */
+    char line[640];            /* the last line, without its end (done/ETA, stopping) */
 } reporter_state;
 
 /* "1m05s", "42s", "1h02m". */
@@ -190,6 +198,41 @@ static void done_text(char *buf, size_t len, uint64_t sent, double at)
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, "  ETA %s", eb);
     }
+}
+
+/* "  stopping: waiting for 4 in flight (up to 9 s)" once the first Ctrl-C
+ * came: each request in flight then has at most --timeout left. */
+static bool stopping_text(char *buf, size_t len, int64_t now, long long in_flight)
+{
+    int64_t at = opts.stop_ns ? atomic_load(opts.stop_ns) : 0;
+    buf[0] = 0;
+    if (!at) return false;
+    if (in_flight <= 0) {
+        snprintf(buf, len, "  stopping");
+        return true;
+    }
+    double left = (double)(at + opts.timeout_ns - now) / 1e9;
+    snprintf(buf, len, "  stopping: waiting for %lld in flight (up to %.0f s)", in_flight,
+             left > 0 ? ceil(left) : 0);
+    return true;
+}
+
+/* Says the first Ctrl-C at once, between ticks: on a terminal the last
+ * line gets the stopping text, in line mode a line of its own. */
+static void say_stop(reporter_state *st, int64_t now)
+{
+    hm_live_totals t;
+    hm_progress_live_totals(&t);
+    char stop[96];
+    if (!stopping_text(stop, sizeof(stop), now, (long long)t.in_flight)) return;
+    st->stop_said = true;
+    double at = (double)(now - st->start) / 1e9;
+    if (opts.quiet) return;
+    if (opts.live_line && st->line[0])
+        printf("\r%s%s\033[K", st->line, stop);
+    else if (opts.live_line || opts.lines)
+        printf("%s[%7.1fs] %s\n", opts.live_line ? "\r" : "", at, stop + 2);
+    fflush(stdout);
 }
 
 /* The server watch's fields into pt, by the series' field names. */
@@ -244,6 +287,9 @@ static void tick(reporter_state *st, int64_t now, bool last)
 {
     hm_hdr_reset(&st->interval);
     collect(&st->cur, &st->interval);
+    /* Right after the counters: the server as the interval ends, so what it
+     * counted covers every request the interval completed. */
+    if (opts.before_tick) opts.before_tick(opts.before_tick_arg);
     const hm_live_totals *cur = &st->cur, *prev = &st->prev;
     uint64_t d_sent = cur->sent - prev->sent, d_ok = cur->ok - prev->ok;
     uint64_t d_fail[HM_FAIL__COUNT], d_failures = 0;
@@ -257,7 +303,8 @@ static void tick(reporter_state *st, int64_t now, bool last)
     /* A run that ended right on a tick leaves nothing to say. */
     if (last && !d_sent && !count && !d_failures && dt < 0.05) return;
     double rate = dt > 0 ? (double)d_sent / dt : 0;
-    double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : 100.0;
+    double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : NAN; /* none: no percentage */
+    if (d_sent) st->done_at = now;
     double p50 = count ? (double)hm_hdr_value_at_percentile(&st->interval, 50) : 0.0;
     double p99 = count ? (double)hm_hdr_value_at_percentile(&st->interval, 99) : 0.0;
     long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
@@ -274,8 +321,24 @@ static void tick(reporter_state *st, int64_t now, bool last)
             n = snprintf(disrupt, sizeof(disrupt), "  failed %llu", (unsigned long long)d_failed);
         if (reloads) snprintf(disrupt + n, sizeof(disrupt) - (size_t)n, "  reloads %lld", reloads);
     }
-    hm_format_us(p99s, sizeof(p99s), p99, 8);
-    if (!last) done_text(done, sizeof(done), cur->sent, at);
+    if (count)
+        hm_format_us(p99s, sizeof(p99s), p99, 8);
+    else
+        snprintf(p99s, sizeof(p99s), "%8s", "-");
+    char oks[16], idle[64] = "";
+    if (isnan(okp))
+        snprintf(oks, sizeof(oks), "%7s", "-");
+    else
+        snprintf(oks, sizeof(oks), "%6.2f%%", okp);
+    /* A server that accepts and never answers: nothing completes. */
+    double idle_s = floor((double)(now - st->done_at) / 1e9); /* at least this long */
+    if (!d_sent && idle_s >= 1) {
+        char ago[32];
+        eta_text(ago, sizeof(ago), idle_s);
+        snprintf(idle, sizeof(idle), "  nothing completed for %s", ago);
+    }
+    if (!stopping_text(done, sizeof(done), now, (long long)cur->in_flight) && !last)
+        done_text(done, sizeof(done), cur->sent, at);
     /* The server watch's latest sample: what the server holds for clients. */
     char sn[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
     double sv[HM_SERVER_FIELDS];
@@ -288,28 +351,32 @@ static void tick(reporter_state *st, int64_t now, bool last)
         if (!isnan(s_sse) && k < sizeof(srv))
             snprintf(srv + k, sizeof(srv) - k, " sse %.0f", s_sse);
     }
+    snprintf(st->line, sizeof(st->line),
+             "[%7.1fs] %9.0f %s/s  OK %s  p99 %s  in flight %lld%s  SSE open %lld  reconnects "
+             "%lld%s%s",
+             at, rate, opts.unit, oks, p99s, (long long)cur->in_flight, idle, sse, rec, disrupt,
+             srv);
     if (opts.quiet) {
         /* lines off (-q); the JSON lines and the log still go out */
     } else if (opts.live_line) {
-        printf("\r[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s%s"
-               "\033[K",
-               at, rate, opts.unit, okp, p99s, sse, rec, disrupt, srv, done);
+        printf("\r%s%s\033[K", st->line, done);
         if (last) printf("\n");
     } else if (opts.lines) {
-        printf("[%7.1fs] %9.0f %s/s  OK %6.2f%%  p99 %s  SSE open %lld  reconnects %lld%s%s%s\n",
-               at, rate, opts.unit, okp, p99s, sse, rec, disrupt, srv, done);
+        printf("%s%s\n", st->line, done);
     }
     if (!opts.quiet) fflush(stdout);
     if (opts.hlog && (count || !last))
         hm_hlog_write(opts.hlog, opts.hlog_tag, st->from, now, &st->interval);
     if (opts.json) {
+        char okj[16] = "null";
+        if (!isnan(okp)) snprintf(okj, sizeof(okj), "%.3f", okp);
         fprintf(opts.json,
                 "{\"t\":%.3f,\"dt\":%.3f,\"%s\":%llu,\"ok\":%llu,\"failed\":%llu,\"rate\":%.1f,"
-                "\"ok_pct\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"sse_open\":%lld,"
+                "\"ok_pct\":%s,\"p50_us\":%.0f,\"p99_us\":%.0f,\"sse_open\":%lld,"
                 "\"reconnects\":%lld,\"in_flight\":%lld,\"vus\":%lld,\"bytes_read\":%llu,"
                 "\"total\":%llu,\"reloads\":%lld",
                 at, dt, opts.unit, (unsigned long long)d_sent, (unsigned long long)d_ok,
-                (unsigned long long)(d_sent - d_ok), rate, okp, p50, p99, sse, rec,
+                (unsigned long long)(d_sent - d_ok), rate, okj, p50, p99, sse, rec,
                 (long long)cur->in_flight, vus, (unsigned long long)d_read,
                 (unsigned long long)cur->sent, reloads);
         if (ns > 0) {
@@ -350,8 +417,19 @@ static void *report_loop(void *arg)
     pthread_mutex_lock(&mu);
     while (!stopping) {
         int64_t now = hm_now_ns();
+        if (!st->stop_said && opts.stop_ns && atomic_load(opts.stop_ns)) {
+            pthread_mutex_unlock(&mu);
+            say_stop(st, now);
+            pthread_mutex_lock(&mu);
+            continue;
+        }
         if (now < next) {
-            struct timespec ts = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
+            /* A signal handler cannot wake a condition: look for a Ctrl-C
+             * every STOP_POLL_NS while waiting. */
+            int64_t until = opts.stop_ns && !st->stop_said && next - now > STOP_POLL_NS
+                                ? now + STOP_POLL_NS
+                                : next;
+            struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
             pthread_cond_timedwait(&wake, &mu, &ts);
             continue;
         }
@@ -389,7 +467,7 @@ int hm_progress_start(const hm_progress_options *o)
     memset(&gone_pass, 0, sizeof(gone_pass));
     stopping = false;
     pthread_mutex_unlock(&mu);
-    st->start = st->from = hm_now_ns();
+    st->start = st->from = st->done_at = hm_now_ns();
     int e = pthread_create(&reporter, NULL, report_loop, st);
     if (e) {
         rc = -e;

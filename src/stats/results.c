@@ -325,10 +325,14 @@ static void print_server_watch(FILE *f, const hm_server_report *w)
         return;
     }
     if (!w->checked) return; /* sampled every interval only: see the JSON */
+    if (w->n_after == 0) {
+        fprintf(f, "Server watch      no sample after the run: %s\n", w->stopped);
+        return;
+    }
     const char *leaves[HM_SERVER_FIELDS];
     int nl = held_leaves(w, leaves);
-    char list[400] = "", more[400] = "";
-    size_t used = 0, mused = 0;
+    char list[400] = "";
+    size_t used = 0;
     for (int k = 0; k < nl; k++) {
         double b = hm_server_leaf_max(w->n, w->names, w->before, leaves[k]);
         double a = hm_server_leaf_max(w->n, w->names, w->after, leaves[k]);
@@ -339,25 +343,20 @@ static void print_server_watch(FILE *f, const hm_server_report *w)
             used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s %.0f -> %.0f",
                                      k ? ", " : "", leaves[k], b, a);
         if (used >= sizeof(list)) used = sizeof(list) - 1;
-        if (!isnan(a) && a > b) {
-            mused += (size_t)snprintf(more + mused, sizeof(more) - mused, "%s%.0f %s",
-                                      mused ? " and " : "", a - b, leaves[k]);
-            if (mused >= sizeof(more)) mused = sizeof(more) - 1;
-        }
     }
-    if (w->came_back) {
-        fprintf(f, "Server watch      /_health back to its baseline %.1f s after the run: %s\n",
-                w->waited_s, list);
+    char text[600];
+    hm_server_verdict_text(w, text, sizeof(text));
+    if (w->verdict == HM_SERVER_CAME_BACK) {
+        fprintf(f, "Server watch      %s: %s\n", text, list);
         return;
     }
-    fprintf(f, "Server watch      /_health after a %.1f s grace: %s%s%s\n", w->grace_s, list,
-            w->stopped[0] ? "; " : "", w->stopped);
-    if (more[0])
-        fprintf(f,
-                "WARNING           the server still holds %s more than before the run, %.1f s "
-                "after it ended (php-via notices a vanished SSE client only at its next write; "
-                "docs/php-via.md)\n",
-                more, w->waited_s);
+    if (w->waited && !w->skipped && w->verdict != HM_SERVER_OPEN_STREAMS)
+        fprintf(f, "Server watch      /_health after a %.1f s grace: %s", w->grace_s, list);
+    else
+        fprintf(f, "Server watch      /_health %.1f s after the run: %s", w->waited_s, list);
+    fprintf(f, "%s%s\n", w->stopped[0] ? "; " : "", w->stopped);
+    const char *level = hm_server_verdict_level(w->verdict);
+    if (level) fprintf(f, "%-18s%s\n", !strcmp(level, "warning") ? "WARNING" : "Note", text);
 }
 void hm_interval_series_free(hm_interval_series *s)
 {

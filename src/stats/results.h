@@ -232,6 +232,21 @@ typedef struct hm_interval_series {
 
 void hm_interval_series_free(hm_interval_series *s);
 
+/* What the server watch concluded after the run (docs/output.md, "Server
+ * watch"): what a user must act on, and what not. */
+typedef enum hm_server_verdict {
+    HM_SERVER_UNCHECKED,    /* no end check, or no sample after the run */
+    HM_SERVER_CAME_BACK,    /* every held field back at its baseline */
+    HM_SERVER_OPEN_STREAMS, /* what is left is SSE streams hammer closed that the
+                             * server still counts (php-via notices a vanished
+                             * client at its next write), and their contexts: a note */
+    HM_SERVER_KEPT,         /* contexts left after the grace, no more than hammer
+                             * opened: the server keeps them after the clients left: a note */
+    HM_SERVER_GREW,         /* more left than hammer's own clients explain: a warning */
+} hm_server_verdict;
+
+#define HM_SERVER_AFTER_MAX 64 /* samples kept after the run (the last always) */
+
 /* What the server watch (src/cli/server_watch.h) found over one pass:
  * /_health's numeric fields before the run and after it. */
 typedef struct hm_server_report {
@@ -247,7 +262,29 @@ typedef struct hm_server_report {
     double grace_s;                  /* how long it could wait */
     double waited_s;                 /* from the run's end to the last sample */
     bool came_back;                  /* every held field at or below its baseline */
+    bool waited;                     /* it said it waits, and waited (not at once) */
+    bool skipped;                    /* Ctrl-C ended the wait */
+    /* What hammer's own clients opened during the pass and closed by its
+     * end: contexts (page loads) and SSE streams; what is left may be these. */
+    uint64_t own_contexts, own_streams;
+    hm_server_verdict verdict;
+    /* The samples after the run: seconds after its end, and the fields by
+     * names[] (NAN: missing). */
+    int n_after;
+    double after_t[HM_SERVER_AFTER_MAX];
+    double after_v[HM_SERVER_AFTER_MAX][HM_SERVER_FIELDS];
 } hm_server_report;
+
+/* What is left after the run of a leaf (contexts, sse): the last sample
+ * minus the baseline, by hm_server_leaf_max; 0 when the server has none. */
+double hm_server_report_left(const hm_server_report *w, const char *leaf);
+/* The verdict in words, one sentence without a label ("" when unchecked):
+ * the summary's Note or WARNING line, the JSON's and the HTML's. */
+void hm_server_verdict_text(const hm_server_report *w, char *buf, size_t len);
+/* "note", "warning" or NULL: how the verdict is said. */
+const char *hm_server_verdict_level(hm_server_verdict v);
+/* "came_back", "open_streams", "kept", "grew", or NULL when unchecked. */
+const char *hm_server_verdict_name(hm_server_verdict v);
 
 /* The largest value among fields whose last name part is `leaf`
  * ("contexts": connections_contexts, workers_contexts), or NAN. */
@@ -424,6 +461,8 @@ typedef struct hm_live_gauges {
     _Atomic int64_t reconnects; /* SSE streams reopened so far */
     _Atomic int64_t vus;        /* virtual users (senders) running now */
     _Atomic int64_t reloads;    /* pages reloaded after a context was lost, so far */
+    _Atomic int64_t sse_opened; /* SSE streams opened so far: what the server watch
+                                 * weighs the streams left after a pass against */
     hm_server_watch server;
 } hm_live_gauges;
 
@@ -463,6 +502,17 @@ typedef struct hm_progress_options {
     hm_live_gauges *gauges; /* read every interval; NULL shows zeros */
     int64_t total;          /* -n, for "done/total" and the ETA; 0 when none */
     int64_t duration_ns;    /* -d, likewise; 0 when none */
+    /* Called on the reporter's thread at each interval's end (and the
+     * last one's), right after its counters are read and before its line
+     * is written: the server watch takes its sample there, so the line
+     * shows the server as the interval ends. NULL: none. */
+    void (*before_tick)(void *arg);
+    void *before_tick_arg;
+    /* When the first Ctrl-C came (hm_now_ns), 0 until then; NULL: never
+     * asked. From then on the lines say what the run waits for: requests
+     * in flight, each for at most timeout_ns (--timeout). */
+    const _Atomic int64_t *stop_ns;
+    int64_t timeout_ns;
 } hm_progress_options;
 
 /* Starts the reporter thread for one pass. Returns 0 or a negative errno. */

@@ -48,6 +48,25 @@ static json_t *server_watch_json(const hm_results *r)
     json_object_set_new(o, "grace_s", json_real(w->grace_s));
     json_object_set_new(o, "waited_s", json_real(w->waited_s));
     json_object_set_new(o, "came_back", w->checked ? json_boolean(w->came_back) : json_null());
+    json_object_set_new(o, "waited", json_boolean(w->waited));
+    json_object_set_new(o, "skipped", json_boolean(w->skipped));
+    json_object_set_new(o, "own",
+                        json_pack("{s:I,s:I}", "contexts", (json_int_t)w->own_contexts, "streams",
+                                  (json_int_t)w->own_streams));
+    const char *verdict = hm_server_verdict_name(w->verdict);
+    const char *level = hm_server_verdict_level(w->verdict);
+    char text[600];
+    hm_server_verdict_text(w, text, sizeof(text));
+    json_object_set_new(o, "verdict", verdict ? json_string(verdict) : json_null());
+    json_object_set_new(o, "verdict_level", level ? json_string(level) : json_null());
+    json_object_set_new(o, "verdict_text", text[0] ? json_string(text) : json_null());
+    json_t *after = json_array();
+    for (int k = 0; k < w->n_after; k++) {
+        json_t *pt = server_values(w, w->after_v[k]);
+        json_object_set_new(pt, "after_s", json_real(w->after_t[k]));
+        json_array_append_new(after, pt);
+    }
+    json_object_set_new(o, "after_run", after);
     json_object_set_new(o, "stopped", w->stopped[0] ? json_string(w->stopped) : json_null());
     return o;
 }

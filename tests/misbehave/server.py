@@ -6,7 +6,9 @@ SSE and action bytes are bench_app's) that hammer gets to the point where a
 misbehaviour matters: a page with the <meta data-signals> tag and
 @post('/_action/increment'), the via_session_id cookie, a chunked
 text/event-stream on /_sse with datastar-patch-signals events, empty 200
-answers to actions, and /_health. Cookie ownership is enforced as php-via
+answers to actions, and /_health (which counts every context it ever made, as
+a server that keeps contexts after their clients left; --health-grow adds
+contexts no client made). Cookie ownership is enforced as php-via
 does (an action or stream without the context's session gets 403), so a
 client that loses its cookie is noticed.
 
@@ -130,6 +132,7 @@ class Server:
         self.lock = threading.Lock()
         self.held = []  # never-read sockets, kept open
         self.stopping = threading.Event()
+        self.started = time.monotonic()
 
     # ---- helpers -------------------------------------------------------
 
@@ -320,6 +323,8 @@ class Server:
     def health(self, sock):
         with self.lock:
             n = len(self.contexts)
+        # --health-grow: contexts that no client made, more every second (a leak).
+        n += int(self.args.health_grow * (time.monotonic() - self.started))
         body = json.dumps({"status": "ok", "version": "misbehave",
                            "broker": {"driver": "InMemoryBroker", "connected": True},
                            "connections": {"contexts": n, "sse": 0}})
@@ -646,6 +651,9 @@ def main():
                     help="answer the first N matching requests normally")
     ap.add_argument("--good-conns", type=int, default=0,
                     help="connection-level modes: serve the first N connections normally")
+    ap.add_argument("--health-grow", type=float, default=0.0,
+                    help="/_health counts this many more contexts every second, "
+                         "none of them a client's (a leak)")
     args = ap.parse_args()
 
     srv = Server(args)
