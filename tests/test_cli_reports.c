@@ -40,6 +40,79 @@ static int report(const char *json, const char *html)
     return rc;
 }
 
+/* The SVG of the chart of that kind (up to its </svg>), copied; NULL when
+ * the page has none. */
+static char *chart(const char *page, const char *kind)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "data-chart=\"%s\"", kind);
+    const char *start = strstr(page, key);
+    if (!start) return NULL;
+    const char *end = strstr(start, "</svg>");
+    ASSERT(end);
+    return strndup(start, (size_t)(end - start));
+}
+
+/* Whether the chart of that kind has a series of that name. */
+static bool chart_has(const char *page, const char *kind, const char *series)
+{
+    char *svg = chart(page, kind), key[256];
+    snprintf(key, sizeof(key), "data-series=\"%s\"", series);
+    bool has = svg && strstr(svg, key);
+    free(svg);
+    return has;
+}
+
+/* What the report says of a clean run: status codes, the histogram, each
+ * request kind, the bands, in flight apart from the VUs, the partial last
+ * interval marked, no empty errors chart, server fields in words. */
+static void check_clean_run(const char *page, json_t *doc)
+{
+    const char *want[] = {
+        "<h2>Status codes</h2>",      "<tr data-status=\"200\">",  "data-chart=\"histogram\"",
+        "<h2>By request kind</h2>",   "<tr data-kind=\"action\">", "<tr data-kind=\"page\">",
+        "<tr data-kind=\"connect\">", "<tr data-kind=\"sse\">",    "class=\"band\"",
+        "<h2>Latency histogram</h2>",
+    };
+    for (size_t i = 0; i < HM_ARRAY_LEN(want); i++)
+        if (!strstr(page, want[i])) HM_FAIL_("the report lacks %s", want[i]);
+    /* the histogram's bars count every action */
+    char *hist = chart(page, "histogram");
+    ASSERT(hist && strstr(hist, "data-series=\"action\""));
+    free(hist);
+    ASSERT(chart_has(page, "in-flight", "requests in flight"));
+    ASSERT(!chart_has(page, "gauges", "requests in flight"));
+    ASSERT(chart_has(page, "gauges", "virtual users (senders)"));
+    /* a clean run: a line, not an empty errors chart */
+    ASSERT(!strstr(page, "data-chart=\"errors\""));
+    ASSERT(!strstr(page, "<figcaption>Errors per second"));
+    ASSERT(strstr(page, "No errors during the run."));
+    /* -d 2500ms at 1 s intervals: the last interval is partial, and so drawn */
+    json_t *iv = json_object_get(doc, "intervals");
+    size_t n = json_array_size(iv);
+    ASSERT(n >= 2);
+    double last = json_number_value(json_object_get(json_array_get(iv, n - 1), "dt"));
+    double prev = json_number_value(json_object_get(json_array_get(iv, n - 2), "dt"));
+    ASSERT(last < 0.9 * prev);
+    char *tp = chart(page, "throughput"), pts[64];
+    ASSERT(tp && strstr(tp, "data-partial-last=\"1\""));
+    ASSERT(strstr(tp, "class=\"partial\" data-partial=\"1\" data-series=\"sent per second\""));
+    snprintf(pts, sizeof(pts), "data-points=\"%zu\"", n - 1); /* the full-length points */
+    ASSERT(strstr(tp, pts));
+    free(tp);
+    ASSERT(strstr(page, "final, partial interval"));
+    /* bench_app's /_health fields in words, counters per second, the
+     * broker's state in a line; no raw field name drawn */
+    ASSERT(chart_has(page, "server-rate", "requests served (workers' sum)"));
+    ASSERT(strstr(page, "data-series=\"contexts (connections"));
+    ASSERT(!strstr(page, "data-series=\"connections_contexts\""));
+    ASSERT(!strstr(page, "data-series=\"workers_requests\""));
+    ASSERT(strstr(page, "Server watch: broker connected: 1 in each of the "));
+    printf("--html: status codes, a latency histogram, each request kind, p50/p90/p99 bands, "
+           "in flight apart from the VUs, the partial last interval dotted, no empty errors "
+           "chart, the server's fields in words and one chart per unit\n");
+}
+
 static void check_hgrm(const char *path, json_t *doc)
 {
     FILE *f = fopen(path, "r");
@@ -91,6 +164,7 @@ int main(int argc, char **argv)
         "data-chart=\"throughput\"",  "data-chart=\"latency\"",   "data-series=\"p99\"",
         "data-chart=\"gauges\"",      "No errors during the run", "<h2>Latency distribution</h2>",
     };
+    check_clean_run(page, doc);
     for (size_t i = 0; i < HM_ARRAY_LEN(want); i++)
         if (!strstr(page, want[i])) HM_FAIL_("the report lacks %s", want[i]);
     ASSERT(!strstr(page, "http://") || strstr(page, "http://127.0.0.1")); /* nothing fetched */
@@ -115,6 +189,12 @@ int main(int argc, char **argv)
     json_array_foreach(json_object_get(doc, "intervals"), i, pt) json_object_set_new(
         pt, "server", json_pack("{s:f,s:f}", "contexts", 10.0 + (double)i, "sse_streams", 3.0));
     json_object_set_new(json_object_get(doc, "errors"), "timeout", json_integer(3));
+    /* ... and failures: 50 responses 503 and 3 timeouts in the second interval */
+    json_t *second = json_array_get(json_object_get(doc, "intervals"), 1);
+    json_object_set_new(second, "failed", json_integer(53));
+    json_object_set_new(second, "errors", json_pack("{s:i}", "timeout", 3));
+    json_object_set_new(json_object_get(json_object_get(doc, "actions"), "by_status"), "503",
+                        json_integer(50));
     json_object_set_new(
         doc, "error_reasons",
         json_pack("{s:{s:s,s:s}}", "timeout", "example", "no response in 5s", "where", "action"));
@@ -134,8 +214,28 @@ int main(int argc, char **argv)
     ASSERT(strstr(page2, "data-series=\"sse_streams\""));
     ASSERT(strstr(page2, "<code>no response in 5s</code>"));
     ASSERT(strstr(page2, "where: <code>action</code>"));
+    /* a failing run: its errors chart, each status and failure kind */
+    ASSERT(chart_has(page2, "errors", "HTTP status not 2xx"));
+    ASSERT(chart_has(page2, "errors", "timeout"));
+    ASSERT(!strstr(page2, "No errors during the run"));
+    ASSERT(strstr(page2, "<tr data-status=\"503\"><td class=\"fail\">HTTP 503</td>"));
+    ASSERT(strstr(page2, "<tr data-status=\"no response: timeout\">"));
     free(page2);
-    printf("a document with a server watch and error examples: both drawn\n");
+    printf("a document with a server watch, failures and error examples: all drawn\n");
+
+    /* get's actions are requests, as the text summary names them */
+    json_object_set_new(doc, "scenario", json_string("get"));
+    json_dump_file(doc, json, 0);
+    ASSERT_EQ(report(json, again), 0);
+    page2 = slurp(again);
+    ASSERT(strstr(page2, "<tr data-kind=\"request\"><td>request</td>"));
+    ASSERT(!strstr(page2, "<tr data-kind=\"action\">"));
+    ASSERT(chart_has(page2, "percentiles", "request"));
+    ASSERT(chart_has(page2, "histogram", "request"));
+    ASSERT(!chart_has(page2, "percentiles", "action"));
+    free(page2);
+    json_object_set_new(doc, "scenario", json_string("counter"));
+    printf("scenario get: its phase is \"request\", as in the text summary\n");
 
     /* --passes: one page with the comparison and each pass. */
     char *passes[] = {(char *)hammer, "-q", "--passes", "cold,warm", "-n",     "500",

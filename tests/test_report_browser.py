@@ -5,7 +5,9 @@ matrix report (hammer matrix --html), rendered by headless Chromium, at
 
 Asserted in the rendered DOM, after layout:
   - every chart the page promises is there with the expected series, and
-    each series was drawn (a non-empty box inside its chart);
+    each series was drawn (a non-empty box inside its chart); the
+    histogram's bars, the response-time bands and the partial last
+    interval's dotted steps too; a clean run has no errors chart;
   - nothing makes the page wider than the window (wide tables and charts
     scroll inside their own boxes), at 1280 px and on the phone;
   - in the matrix tables, every "median (min-max)" figure sits on one line.
@@ -40,6 +42,15 @@ CHARTS_JS = r"""
     })
   };
 })
+"""
+
+# The time charts that mark their last point as partial, and whether each
+# drew its dotted steps.
+PARTIAL_JS = r"""
+[...document.querySelectorAll('svg.chart')].filter(svg => svg.querySelector('[data-partial-last]'))
+  .map(svg => ({kind: svg.dataset.chart,
+                drawn: [...svg.querySelectorAll('polyline.partial')]
+                         .some(p => p.getBoundingClientRect().width > 0)}))
 """
 
 # How many lines each figure cell of the tables takes.
@@ -92,7 +103,7 @@ def check_drawn(chart, names, where):
 def check_run_report(b, url):
     b.open(url, 1280)
     kinds = charts_by_kind(b.eval(CHARTS_JS))
-    for kind in ("percentiles", "throughput", "latency", "gauges"):
+    for kind in ("percentiles", "throughput", "latency", "gauges", "in-flight", "histogram"):
         check(kind in kinds, "run report: no %s chart (has %s)" % (kind, sorted(kinds)))
     if "percentiles" in kinds:
         pct = kinds["percentiles"][0]
@@ -108,8 +119,30 @@ def check_run_report(b, url):
     if "latency" in kinds:
         check_drawn(kinds["latency"][0], ["p50", "p90", "p99"], "run report")
     if "gauges" in kinds:
-        check_drawn(kinds["gauges"][0], ["requests in flight", "virtual users (senders)",
-                                         "SSE streams open"], "run report")
+        check_drawn(kinds["gauges"][0], ["virtual users (senders)", "SSE streams open"],
+                    "run report")
+    if "in-flight" in kinds:
+        check_drawn(kinds["in-flight"][0], ["requests in flight"], "run report")
+    if "histogram" in kinds:
+        check_drawn(kinds["histogram"][0], ["action"], "run report")
+        bars = b.eval("[...document.querySelectorAll('svg[data-chart=histogram] rect')]"
+                      ".filter(r => r.getBoundingClientRect().height > 0).length")
+        check(bars >= 2, "run report: the histogram has %d visible bars" % bars)
+    check("errors" not in kinds, "run report: a clean run draws an errors chart")
+    check(not b.eval("[...document.querySelectorAll('figcaption')]"
+                     ".some(c => c.textContent.startsWith('Errors per second'))"),
+          "run report: a clean run has an (empty) errors-per-second panel")
+    check(b.eval("!!document.querySelector('.no-errors')"), "run report: no 'no errors' line")
+    # the last, partial interval: a dotted step to a hollow point in each time chart
+    partial = b.eval(PARTIAL_JS)
+    check(partial and all(p["drawn"] for p in partial),
+          "run report: the partial last interval is not drawn as partial: %s" % partial)
+    bands = b.eval("[...document.querySelectorAll('svg[data-chart=latency] polygon.band')]"
+                   ".filter(p => p.getBoundingClientRect().height > 0).length")
+    check(bands >= 3, "run report: %d response-time bands drawn" % bands)
+    for h2 in ("Status codes", "By request kind", "Latency histogram"):
+        check(b.eval("[...document.querySelectorAll('h2')].some(h => h.textContent == %s)"
+                     % json.dumps(h2)), "run report: no section %s" % h2)
     width = b.eval("document.documentElement.scrollWidth")
     check(width <= 1280, "run report: the page is %d px wide at 1280" % width)
     print("run report at 1280 px: %s" % ", ".join(

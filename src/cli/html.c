@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,8 @@ static const char style[] =
     ".legend span{display:inline-flex;align-items:center;gap:.45em}"
     ".legend i{display:inline-block;width:24px;border-top:3px solid}"
     ".legend i.d{border-top-style:dashed}\n"
+    ".bar{display:inline-block;height:.75em;min-width:1px;border-radius:2px}"
+    "table.status td.w{width:45%}\n"
     "details{margin:.5em 0}summary{cursor:pointer;color:var(--muted)}\n"
     "@media (max-width:640px){body{padding:10px 12px;font-size:14px}table.kv th{width:auto}}\n";
 
@@ -350,10 +353,45 @@ void hm_html_percentile_chart(FILE *f, const hm_html_curve *curves, int n)
 
 /* ---- lines over time ---------------------------------------------------------- */
 
+/* A band's outline over the points where both edges exist: forward along
+ * upper, back along lower (NULL: the x axis). One <polygon> per stretch
+ * without a gap. */
+static void band(FILE *f, const double *x, int n, const double *upper, const double *lower,
+                 int color, double right, double top, double ml, double mt, double pw, double ph)
+{
+    for (int i = 0; i < n;) {
+        bool ok = !isnan(upper[i]) && !(lower && isnan(lower[i]));
+        if (!ok) {
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j < n && !isnan(upper[j]) && !(lower && isnan(lower[j])))
+            j++;
+        fprintf(f, "<polygon class=\"band\" fill=\"%s\" fill-opacity=\"0.13\" points=\"",
+                hm_html_color(color));
+        for (int k = i; k < j; k++)
+            fprintf(f, "%.1f,%.1f ", ml + x[k] / right * pw, mt + ph - upper[k] / top * ph);
+        for (int k = j - 1; k >= i; k--)
+            fprintf(f, "%.1f,%.1f ", ml + x[k] / right * pw,
+                    mt + ph - (lower ? lower[k] : 0) / top * ph);
+        fputs("\"/>\n", f);
+        i = j;
+    }
+}
+
 void hm_html_time_chart(FILE *f, const char *kind, const char *y_label, hm_html_unit unit,
                         const double *x, int n, const hm_html_line *lines, int n_lines)
 {
+    hm_html_time_chart_styled(f, kind, y_label, unit, x, n, lines, n_lines, NULL);
+}
+
+void hm_html_time_chart_styled(FILE *f, const char *kind, const char *y_label, hm_html_unit unit,
+                               const double *x, int n, const hm_html_line *lines, int n_lines,
+                               const hm_html_time_style *how)
+{
     const double W = 620, H = 270, ml = 66, mr = 14, mt = 12, mb = 40;
+    bool partial = how && how->last_partial && n >= 2;
     double xmax = 0, ymax = 0;
     for (int i = 0; i < n; i++)
         if (x[i] > xmax) xmax = x[i];
@@ -366,6 +404,7 @@ void hm_html_time_chart(FILE *f, const char *kind, const char *y_label, hm_html_
     double xstep = time_step(xmax, 6), right = xmax; /* the axis ends with the run */
     double pw = W - ml - mr, ph = H - mt - mb;
     open_svg(f, kind, W, H);
+    if (partial) fputs("<g data-partial-last=\"1\"/>\n", f);
     for (double t = 0; t <= right + 1e-9; t += xstep) {
         double px = ml + t / right * pw;
         char label[32];
@@ -383,25 +422,45 @@ void hm_html_time_chart(FILE *f, const char *kind, const char *y_label, hm_html_
             ml, mt + ph, ml + pw, mt + ph, ml + pw / 2, H - 6, mt + ph / 2);
     hm_html_text(f, y_label);
     fputs("</text>\n", f);
+    if (how && how->bands)
+        for (int l = 0; l < n_lines; l++)
+            band(f, x, n, lines[l].y, l ? lines[l - 1].y : NULL, lines[l].color, right, top, ml, mt,
+                 pw, ph);
+    int whole = partial ? n - 1 : n; /* the points of full length */
     for (int l = 0; l < n_lines; l++) {
         const hm_html_line *ln = &lines[l];
+        const char *c = hm_html_color(ln->color);
         int points = 0;
         fprintf(f, "<polyline class=\"series\" data-series=\"");
         hm_html_text(f, ln->name);
-        fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
-                hm_html_color(ln->color), ln->dashed ? " stroke-dasharray=\"6 4\"" : "");
-        for (int i = 0; i < n; i++) {
+        fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", c,
+                ln->dashed ? " stroke-dasharray=\"6 4\"" : "");
+        for (int i = 0; i < whole; i++) {
             if (isnan(ln->y[i])) continue;
             fprintf(f, "%.1f,%.1f ", ml + x[i] / right * pw, mt + ph - ln->y[i] / top * ph);
             points++;
         }
         fprintf(f, "\" data-points=\"%d\"/>\n", points);
         if (n <= 40) /* few points: mark them, so one point is seen */
-            for (int i = 0; i < n; i++)
+            for (int i = 0; i < whole; i++)
                 if (!isnan(ln->y[i]))
                     fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.8\" fill=\"%s\"/>\n",
-                            ml + x[i] / right * pw, mt + ph - ln->y[i] / top * ph,
-                            hm_html_color(ln->color));
+                            ml + x[i] / right * pw, mt + ph - ln->y[i] / top * ph, c);
+        double last = ln->y[n - 1];
+        if (!partial || isnan(last)) continue;
+        double lx = ml + x[n - 1] / right * pw, ly = mt + ph - last / top * ph;
+        fputs("<polyline class=\"partial\" data-partial=\"1\" data-series=\"", f);
+        hm_html_text(f, ln->name);
+        fprintf(f,
+                "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.3\" stroke-dasharray=\"2 3\" "
+                "points=\"",
+                c);
+        if (!isnan(ln->y[n - 2]))
+            fprintf(f, "%.1f,%.1f ", ml + x[n - 2] / right * pw, mt + ph - ln->y[n - 2] / top * ph);
+        fprintf(f,
+                "%.1f,%.1f\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#fff\" "
+                "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+                lx, ly, lx, ly, c);
     }
     close_svg(f);
     const char *names[16];
@@ -414,6 +473,62 @@ void hm_html_time_chart(FILE *f, const char *kind, const char *y_label, hm_html_
         dashed[m++] = lines[l].dashed;
     }
     hm_html_legend(f, names, colors, dashed, m);
+}
+
+/* ---- bars ------------------------------------------------------------------------ */
+
+void hm_html_bar_chart(FILE *f, const char *kind, const char *series, const char *x_label,
+                       hm_html_unit unit, const double *upper, const double *values, int n,
+                       int color)
+{
+    const double W = 900, H = 300, ml = 66, mr = 14, mt = 22, mb = 58;
+    double ymax = 0, total = 0;
+    for (int i = 0; i < n; i++) {
+        total += values[i];
+        if (values[i] > ymax) ymax = values[i];
+    }
+    if (ymax <= 0) ymax = 1;
+    double step = nice_step(ymax, 5), top = ceil(ymax / step) * step;
+    double pw = W - ml - mr, ph = H - mt - mb, slot = n ? pw / n : pw;
+    open_svg(f, kind, W, H);
+    y_grid(f, top, step, HM_HTML_COUNT, ml, mt, pw, ph);
+    fprintf(f,
+            "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+            ml, mt + ph, ml + pw, mt + ph, ml + pw / 2, H - 6);
+    hm_html_text(f, x_label);
+    fputs("</text>\n<g class=\"series\" data-series=\"", f);
+    hm_html_text(f, series);
+    fprintf(f, "\" data-points=\"%d\">\n", n);
+    for (int i = 0; i < n; i++) {
+        double h = values[i] / top * ph, x = ml + slot * i + slot * 0.12;
+        char cnt[32], edge[32], label[40];
+        grouped(cnt, sizeof(cnt), values[i]);
+        fmt_value(edge, sizeof(edge), upper[i], unit);
+        snprintf(label, sizeof(label), "≤%s", edge);
+        fprintf(f,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+                "<title>",
+                x, mt + ph - h, slot * 0.76, h, hm_html_color(color));
+        hm_html_text(f, label);
+        fprintf(f, ": %s</title></rect>\n", cnt);
+        /* the share, so a tail bar too short to see is still read */
+        double share = total > 0 ? 100 * values[i] / total : 0;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", ml + slot * (i + 0.5),
+                mt + ph - h - 5);
+        if (values[i] > 0 && share >= 1)
+            fprintf(f, "%.0f%%", share);
+        else if (values[i] > 0 && share >= 0.01)
+            fprintf(f, "%.2f%%", share);
+        else if (values[i] > 0)
+            fprintf(f, "%.1g%%", share);
+        fprintf(f, "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+                ml + slot * (i + 0.5), mt + ph + 16);
+        hm_html_text(f, label);
+        fputs("</text>\n", f);
+    }
+    fputs("</g>\n", f);
+    close_svg(f);
 }
 
 /* ---- dots and whiskers -------------------------------------------------------- */

@@ -5,7 +5,9 @@
  *   - the latency percentile distribution on HdrHistogram's 1/(1−p) axis
  *     (a decade per "nine": 0%, 90%, 99%, 99.9%, ...), as its plotter draws
  *     it, ending where the data do (1 − 1/count) with the maximum;
- *   - lines over time (the intervals of a run);
+ *   - lines over time (the intervals of a run), optionally as filled
+ *     bands and with a partial last point marked;
+ *   - bars (a histogram by bucket);
  *   - dots with whiskers (a median and its min–max range per row).
  *
  * Every chart is an <svg class="chart" data-chart="KIND"> and every series a
@@ -67,6 +69,34 @@ typedef enum hm_html_unit {
  * data-chart="kind">; y_label names the axis. */
 void hm_html_time_chart(FILE *f, const char *kind, const char *y_label, hm_html_unit unit,
                         const double *x, int n, const hm_html_line *lines, int n_lines);
+
+/* How a time chart marks what its lines alone would misstate. */
+typedef struct hm_html_time_style {
+    /* The last point spans less than the others (a run's final interval,
+     * with its stop): each line's polyline ends at the point before it,
+     * and the last step is drawn thin and dotted to a hollow point
+     * (<polyline class="partial" data-partial="1" data-series="NAME">;
+     * the svg holds a <g data-partial-last="1"/>), so it reads as
+     * partial, not as a drop. */
+    bool last_partial;
+    /* The lines are bands' upper edges in ascending order (p50, p90,
+     * p99): the area under the first and between each pair is filled
+     * (<polygon class="band">). */
+    bool bands;
+} hm_html_time_style;
+
+/* hm_html_time_chart with a style (NULL: none). */
+void hm_html_time_chart_styled(FILE *f, const char *kind, const char *y_label, hm_html_unit unit,
+                               const double *x, int n, const hm_html_line *lines, int n_lines,
+                               const hm_html_time_style *how);
+
+/* Bars of values[0..n), the i-th labelled "≤upper[i]" under it (in unit),
+ * each with its share of the total above it, in an <svg data-chart="kind">
+ * whose bars are one <g class="series" data-series="series"
+ * data-points="n">. */
+void hm_html_bar_chart(FILE *f, const char *kind, const char *series, const char *x_label,
+                       hm_html_unit unit, const double *upper, const double *values, int n,
+                       int color);
 
 /* One row of a dot-and-whisker chart. */
 typedef struct hm_html_dot {

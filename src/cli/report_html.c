@@ -20,6 +20,8 @@
 #include "base/hm_file.h"
 #include "cli/html.h"
 #include "cli/shell_words.h"
+#include "stats/hdr.h"
+#include "stats/hdr_json.h"
 #include "stats/results.h"
 
 /* ---- reading the document ------------------------------------------------ */
@@ -120,6 +122,13 @@ static bool is_get(json_t *run)
 {
     const char *u = str(run, "scenario");
     return u && !strcmp(u, "get");
+}
+
+/* A phase's name on the page: get's actions are requests, as the text
+ * summary calls them. */
+static const char *phase_label(json_t *run, size_t p)
+{
+    return is_get(run) && !strcmp(phases[p].key, "action") ? "request" : phases[p].label;
 }
 
 static void header(FILE *f, json_t *run, const char *pass)
@@ -326,30 +335,127 @@ static void summary_table(FILE *f, json_t *run)
     fputs("</table></div>\n", f);
 }
 
-static void latency_table(FILE *f, json_t *run)
+/* One row of the table by request kind: its count, rate over the run, the
+ * share that succeeded when the document says (ok < 0: it does not), and
+ * its latency (l NULL: none recorded). */
+static void kind_row(FILE *f, json_t *run, const char *kind, const char *label, double count,
+                     double ok, json_t *l)
 {
-    fputs("<h2>Latency</h2>\n<div class=\"tbl\"><table><tr><th>phase</th>"
-          "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
-          "<th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">mean</th>"
-          "<th class=\"n\">count</th></tr>\n",
-          f);
-    for (size_t p = 0; p < HM_ARRAY_LEN(phases); p++) {
-        json_t *l = at(json_object_get(run, "latency_us"), phases[p].key);
-        if (!l || num(l, "count") <= 0) continue;
-        fputs("<tr><td>", f);
-        hm_html_text(f, phases[p].label);
-        fputs("</td>", f);
-        const char *keys[] = {"p50", "p90", "p99", "p999", "max", "mean"};
-        for (size_t k = 0; k < HM_ARRAY_LEN(keys); k++) {
-            char v[32];
-            lat(v, sizeof(v), num(l, keys[k]));
-            fprintf(f, "<td class=\"n\">%s</td>", v);
-        }
-        char cnt[32];
-        grouped(cnt, sizeof(cnt), num(l, "count"));
-        fprintf(f, "<td class=\"n\">%s</td></tr>\n", cnt);
+    double wall = num(run, "wall_seconds");
+    char cnt[32], rate[32], pct[32];
+    grouped(cnt, sizeof(cnt), count);
+    snprintf(rate, sizeof(rate), "%.1f/s", wall > 0 ? count / wall : 0);
+    if (ok >= 0 && count > 0)
+        snprintf(pct, sizeof(pct), "%.2f%%", 100 * ok / count);
+    else
+        snprintf(pct, sizeof(pct), "—");
+    fputs("<tr data-kind=\"", f);
+    hm_html_text(f, kind);
+    fputs("\"><td>", f);
+    hm_html_text(f, label);
+    fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n%s\">%s</td>", cnt,
+            rate, ok >= 0 && ok < count ? " fail" : "", pct);
+    const char *keys[] = {"p50", "p90", "p99", "p999", "max", "mean"};
+    for (size_t k = 0; k < HM_ARRAY_LEN(keys); k++) {
+        char v[32] = "—";
+        if (l && num(l, "count") > 0) lat(v, sizeof(v), num(l, keys[k]));
+        fprintf(f, "<td class=\"n\">%s</td>", v);
     }
-    fputs("</table></div>\n", f);
+    fputs("</tr>\n", f);
+}
+
+/* Every kind of request the run made (and the phases timed within them),
+ * each flow step included: how many, how fast, how many succeeded, how
+ * long they took. OK % is left out (—) where the document has no count
+ * of failures for the kind. */
+static void kinds_table(FILE *f, json_t *run)
+{
+    fputs("<h2>By request kind</h2>\n<div class=\"tbl\"><table class=\"kinds\"><tr><th>kind</th>"
+          "<th class=\"n\">count</th><th class=\"n\">rate</th><th class=\"n\">OK</th>"
+          "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
+          "<th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">mean</th></tr>\n",
+          f);
+    json_t *lats = json_object_get(run, "latency_us");
+    for (size_t p = 0; p < HM_ARRAY_LEN(phases); p++) {
+        const char *key = phases[p].key;
+        json_t *l = json_object_get(lats, key);
+        bool action = !strcmp(key, "action");
+        double count = action ? num(run, "actions.sent") : num(l, "count");
+        if (count <= 0) continue;
+        double ok = -1;
+        if (action) ok = num(run, "actions.ok");
+        /* a connect timed is one established; the failed ones got no time */
+        if (!strcmp(key, "connect") && json_is_number(at(run, "connections.failed"))) {
+            ok = count;
+            count += num(run, "connections.failed");
+        }
+        kind_row(f, run, action && is_get(run) ? "request" : key, phase_label(run, p), count, ok,
+                 l);
+    }
+    json_t *sse = json_object_get(run, "sse");
+    if (num(sse, "opened") > 0 || json_object_size(json_object_get(sse, "failures"))) {
+        double failed = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(sse, "failures"), k, v) failed += json_number_value(v);
+        if (num(sse, "opened") + failed > 0)
+            kind_row(f, run, "sse", "SSE stream", num(sse, "opened") + failed, num(sse, "opened"),
+                     NULL);
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(run, "steps"), i, o)
+    {
+        char label[256];
+        snprintf(label, sizeof(label), "step %s: %s", str(o, "flow") ? str(o, "flow") : "?",
+                 str(o, "name") ? str(o, "name") : "?");
+        kind_row(f, run, "step", label, num(o, "count"), num(o, "count") - num(o, "failed"),
+                 json_object_get(o, "latency_us"));
+    }
+    fputs("</table></div>\n<p class=\"muted\">Rate: count over the wall time. OK: the share "
+          "that succeeded (a 2xx; a connection established; an SSE stream opened; a step "
+          "without failure); — where the document counts no failures of that kind.</p>\n",
+          f);
+}
+
+/* Responses by status code and the requests that got none, by kind of
+ * failure: what every request ended as, with its share of those sent. */
+static void status_section(FILE *f, json_t *run)
+{
+    json_t *by_status = at(run, "actions.by_status"), *errors = json_object_get(run, "errors");
+    const char *keys[MAX_KEYS];
+    double sent = num(run, "actions.sent");
+    if (sent <= 0) return;
+    fputs("<h2>Status codes</h2>\n<div class=\"tbl\"><table class=\"status\"><tr><th>outcome"
+          "</th><th class=\"n\">count</th><th class=\"n\">share</th><th></th></tr>\n",
+          f);
+    for (int pass = 0; pass < 2; pass++) {
+        json_t *o = pass ? errors : by_status;
+        size_t nk = sorted_keys(o, keys, MAX_KEYS);
+        for (size_t i = 0; i < nk; i++) {
+            double c = (double)json_integer_value(json_object_get(o, keys[i]));
+            if (c <= 0) continue;
+            int s = atoi(keys[i]);
+            bool good = !pass && s >= 200 && s < 300;
+            char cnt[32];
+            grouped(cnt, sizeof(cnt), c);
+            fprintf(f, "<tr data-status=\"%s", pass ? "no response: " : "");
+            hm_html_text(f, keys[i]);
+            fprintf(f, "\"><td%s>%s", good ? "" : " class=\"fail\"",
+                    pass ? "no response: " : "HTTP ");
+            hm_html_text(f, keys[i]);
+            fprintf(f,
+                    "</td><td class=\"n\">%s</td><td class=\"n\">%.2f%%</td><td class=\"w\">"
+                    "<span class=\"bar\" style=\"width:%.1f%%;background:%s\"></span></td></tr>\n",
+                    cnt, 100 * c / sent, 100 * c / sent, good ? "#009e73" : "#b3261e");
+        }
+    }
+    char all[32];
+    grouped(all, sizeof(all), sent);
+    fprintf(f,
+            "</table></div>\n<p class=\"muted\">Shares are of the %s %s sent; "
+            "\"no response\" is a request that got no status (docs/output.md, errors).</p>\n",
+            all, is_get(run) ? "requests" : "actions");
 }
 
 static void distribution(FILE *f, json_t *run)
@@ -359,7 +465,7 @@ static void distribution(FILE *f, json_t *run)
     for (size_t p = 0; p < HM_ARRAY_LEN(phases); p++) {
         json_t *l = at(json_object_get(run, "latency_us"), phases[p].key);
         if (!l || num(l, "count") <= 0) continue;
-        curves[n] = (hm_html_curve){.name = phases[p].label,
+        curves[n] = (hm_html_curve){.name = phase_label(run, p),
                                     .percentiles = json_object_get(l, "percentiles"),
                                     .count = (long long)num(l, "count"),
                                     .color = (int)p};
@@ -371,6 +477,52 @@ static void distribution(FILE *f, json_t *run)
           "1 − 1/count every percentile is the maximum, marked with a dot).</p>\n",
           f);
     hm_html_percentile_chart(f, curves, n);
+}
+
+/* Bucket edges of the latency histogram in µs: 1, 2, 5 times each power of
+ * ten, so each bar covers a similar share of a log axis. */
+static double bucket_edge(int i)
+{
+    static const double mant[] = {1, 2, 5};
+    return mant[i % 3] * pow(10, i / 3);
+}
+
+#define HIST_BUCKETS 31 /* 1 µs .. 1000 s */
+
+/* The action (request) latency as bars by bucket, counted from the
+ * document's own histogram (latency_us.action.hdr): each sample in the
+ * bucket whose upper edge is the first at or above its slot's middle. */
+static void histogram(FILE *f, json_t *run)
+{
+    hm_hdr h;
+    if (hm_hdr_json_decode(at(run, "latency_us.action"), &h) < 0) return;
+    double counts[HIST_BUCKETS] = {0};
+    for (int32_t i = 0; i < h.counts_len; i++) {
+        if (!h.counts[i]) continue;
+        double v = (double)hm_hdr_median_equivalent(&h, hm_hdr_value_at_index(&h, i));
+        int b = 0;
+        while (b < HIST_BUCKETS - 1 && bucket_edge(b) < v)
+            b++;
+        counts[b] += (double)h.counts[i];
+    }
+    hm_hdr_destroy(&h);
+    int lo = 0, hi = HIST_BUCKETS - 1;
+    while (lo < hi && counts[lo] == 0)
+        lo++;
+    while (hi > lo && counts[hi] == 0)
+        hi--;
+    if (counts[lo] == 0) return;
+    double upper[HIST_BUCKETS];
+    for (int b = lo; b <= hi; b++)
+        upper[b - lo] = bucket_edge(b);
+    const char *what = is_get(run) ? "request" : "action";
+    fprintf(f,
+            "<h2>Latency histogram</h2>\n<p class=\"muted\">Every %s by its latency, in "
+            "buckets of 1, 2 and 5 times a power of ten (each bar counts those above the "
+            "bar to its left and at most its label), with its share of all of them.</p>\n",
+            what);
+    hm_html_bar_chart(f, "histogram", what, "latency bucket (at most)", HM_HTML_LATENCY, upper,
+                      counts + lo, hi - lo + 1, 0);
 }
 
 /* The intervals' x (seconds) and one series per key; NAN where missing. */
@@ -387,12 +539,90 @@ static double *series(json_t *iv, const char *key, bool per_second)
     return v;
 }
 
-/* The server watch: two charts, what the server holds for clients
- * (contexts, SSE streams), and its other fields, which may be cumulative
- * counters in the tens of thousands that would flatten the first kind to
- * zero; each goes on past the run with the samples taken after it, and
- * the first is followed by the verdict. */
-static void server_watch_charts(FILE *f, json_t *run, json_t *iv, const double *x, int n)
+/* What php-via's and bench_app's /_health fields mean, in words, and how
+ * they are drawn: what the server holds for clients (counts that should
+ * come back down), cumulative counters (drawn per second), and states
+ * (0/1, said in a line). A field not listed keeps its name and is drawn
+ * as a count, held or not by hm_server_watch_is_held; a name ending in
+ * _bytes is drawn in bytes. */
+typedef enum { FIELD_HELD, FIELD_COUNT, FIELD_COUNTER, FIELD_BYTES, FIELD_STATE } field_unit;
+
+static const struct {
+    const char *name, *words;
+    field_unit unit;
+} known_fields[] = {
+    {"broker_connected", "broker connected", FIELD_STATE},
+    {"connections_contexts", "contexts (connections)", FIELD_HELD},
+    {"connections_sse", "SSE streams (connections)", FIELD_HELD},
+    {"workers_contexts", "contexts (workers' sum)", FIELD_HELD},
+    {"workers_sse", "SSE streams (workers' sum)", FIELD_HELD},
+    {"workers_requests", "requests served (workers' sum)", FIELD_COUNTER},
+    {"contexts", "contexts", FIELD_HELD},
+    {"sse", "SSE streams", FIELD_HELD},
+    {"requests", "requests served", FIELD_COUNTER},
+};
+
+static field_unit field_kind(const char *name, const char **words)
+{
+    *words = name;
+    for (size_t i = 0; i < HM_ARRAY_LEN(known_fields); i++)
+        if (!strcmp(known_fields[i].name, name)) {
+            *words = known_fields[i].words;
+            return known_fields[i].unit;
+        }
+    size_t len = strlen(name);
+    if (len > 6 && !strcmp(name + len - 6, "_bytes")) return FIELD_BYTES;
+    return hm_server_watch_is_held(name) ? FIELD_HELD : FIELD_COUNT;
+}
+
+static bool same_series(const double *a, const double *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!(a[i] == b[i] || (isnan(a[i]) && isnan(b[i])))) return false;
+    return true;
+}
+
+/* "contexts (connections)" and "contexts (workers' sum)", drawn as one
+ * line: "contexts (connections = workers' sum)". False (name unchanged)
+ * unless both name the same thing. */
+static bool merge_name(char *name, size_t len, const char *other)
+{
+    const char *open = strstr(name, " ("), *o_open = strstr(other, " (");
+    size_t n = strlen(name);
+    if (!open || !o_open || open - name != o_open - other ||
+        strncmp(name, other, (size_t)(open - name)) || name[n - 1] != ')')
+        return false;
+    snprintf(name + n - 1, len - (n - 1), " = %s", o_open + 2);
+    return true;
+}
+
+/* A state field in one line: at 1 throughout, or where it was not. */
+static void state_line(FILE *f, const char *words, const double *v, const double *xs, int nx)
+{
+    int off = 0, seen = 0;
+    double first_off = 0;
+    for (int k = 0; k < nx; k++) {
+        if (isnan(v[k])) continue;
+        seen++;
+        if (v[k] == 0 && off++ == 0) first_off = xs[k];
+    }
+    if (!seen) return;
+    fputs(off ? "<p class=\"warn\">Server watch: " : "<p class=\"muted\">Server watch: ", f);
+    hm_html_text(f, words);
+    if (off)
+        fprintf(f, ": 0 in %d of %d samples, first at %.1f s.</p>\n", off, seen, first_off);
+    else
+        fprintf(f, ": 1 in each of the %d samples.</p>\n", seen);
+}
+
+/* The server watch: one chart per unit — what the server holds for
+ * clients (contexts, SSE streams), its cumulative counters per second,
+ * its other counts, bytes — with the fields named in words and a field
+ * equal to another at every sample drawn once, under both names. Each
+ * goes on past the run with the samples taken after it; the first is
+ * followed by the verdict. With states, the state fields' lines instead. */
+static void server_watch_charts(FILE *f, json_t *run, json_t *iv, const double *x, int n,
+                                bool states)
 {
     json_t *fields = at(run, "server_watch.fields");
     json_t *after = at(run, "server_watch.after_run");
@@ -406,40 +636,82 @@ static void server_watch_charts(FILE *f, json_t *run, json_t *iv, const double *
         xs[n + k] = end + num(json_array_get(after, (size_t)k), "after_s");
     const char *verdict = str(at(run, "server_watch"), "verdict_text");
     const char *level = str(at(run, "server_watch"), "verdict_level");
-    for (int held = 1; held >= 0; held--) {
+    static const struct {
+        field_unit unit;
+        const char *kind, *caption, *y_label;
+    } charts[] = {
+        {FIELD_HELD, "server", "contexts and SSE streams it holds", "held for clients"},
+        {FIELD_COUNTER, "server-rate", "its counters, per second", "per second"},
+        {FIELD_COUNT, "server-other", "its other fields", "as the server reports"},
+        {FIELD_BYTES, "server-bytes", "bytes", "bytes"},
+    };
+    for (size_t c = 0; c < (states ? 1 : HM_ARRAY_LEN(charts)); c++) {
         hm_html_line sl[8];
         double *sv[8];
+        char names[8][200];
         int ns = 0;
         size_t i;
         json_t *name;
         json_array_foreach(fields, i, name)
         {
-            const char *nm = json_string_value(name);
-            if (ns == 8 || !nm || hm_server_watch_is_held(nm) != (held == 1)) continue;
+            const char *nm = json_string_value(name), *words;
+            if (ns == 8 || !nm) continue;
+            field_unit u = field_kind(nm, &words);
+            if (states ? u != FIELD_STATE : u != charts[c].unit) continue;
             char key[128];
             snprintf(key, sizeof(key), "server.%s", nm);
             double *during = series(iv, key, false);
-            sv[ns] = hm_calloc((size_t)nx, sizeof(double));
-            for (int k = 0; sv[ns] && k < nx; k++) {
-                json_t *v =
+            double *v = hm_calloc((size_t)nx, sizeof(double));
+            for (int k = 0; v && k < nx; k++) {
+                json_t *a =
                     k < n ? NULL : json_object_get(json_array_get(after, (size_t)(k - n)), nm);
-                sv[ns][k] = k < n ? during[k] : json_is_number(v) ? json_number_value(v) : NAN;
+                v[k] = k < n ? during[k] : json_is_number(a) ? json_number_value(a) : NAN;
             }
             hm_free(during);
-            if (!sv[ns]) continue;
-            sl[ns] = (hm_html_line){nm, sv[ns], ns, false};
+            if (!v) continue;
+            if (states) {
+                state_line(f, words, v, xs, nx);
+                hm_free(v);
+                continue;
+            }
+            if (u == FIELD_COUNTER) {
+                /* The growth per second since the last sample (the
+                 * baseline at 0 s for the first); a sample much closer
+                 * than an interval to the last (one right after the run)
+                 * is left out, its growth counted with the next. */
+                json_t *b = json_object_get(at(run, "server_watch.baseline"), nm);
+                double prev = json_is_number(b) ? json_number_value(b) : NAN, prev_t = 0;
+                double min_span = 0.25 * num(run, "interval_s");
+                for (int k = 0; k < nx; k++) {
+                    double cur = v[k];
+                    bool far = xs[k] - prev_t >= min_span && xs[k] > prev_t;
+                    v[k] = !isnan(cur) && !isnan(prev) && far && cur >= prev
+                               ? (cur - prev) / (xs[k] - prev_t)
+                               : NAN;
+                    if (!isnan(cur) && (far || isnan(prev))) prev = cur, prev_t = xs[k];
+                }
+            }
+            bool merged = false; /* one line under both names, not two on top of each other */
+            for (int k = 0; k < ns && !merged; k++)
+                merged = same_series(sv[k], v, nx) && merge_name(names[k], sizeof(names[k]), words);
+            if (merged) {
+                hm_free(v);
+                continue;
+            }
+            snprintf(names[ns], sizeof(names[ns]), "%s", words);
+            sv[ns] = v;
+            sl[ns] = (hm_html_line){names[ns], v, ns,
+                                    ns % 2 == 1}; /* dashed: equal lines stay visible */
             ns++;
         }
         if (!ns) continue;
-        fprintf(f, "<figure><figcaption>Server watch: %s",
-                held ? "contexts and SSE streams it holds" : "its other fields");
+        fprintf(f, "<figure><figcaption>Server watch: %s", charts[c].caption);
         if (na)
             fprintf(f, " (the run ended at %.1f s; %d sample%s after it)", end, na,
                     na == 1 ? "" : "s");
         fputs("</figcaption>\n", f);
-        hm_html_time_chart(f, held ? "server" : "server-other", "as the server reports",
-                           HM_HTML_COUNT, xs, nx, sl, ns);
-        if (held && verdict) {
+        hm_html_time_chart(f, charts[c].kind, charts[c].y_label, HM_HTML_COUNT, xs, nx, sl, ns);
+        if (charts[c].unit == FIELD_HELD && verdict) {
             fprintf(f, "<p%s>After the run: ",
                     level && !strcmp(level, "warning") ? " class=\"warn\"" : "");
             hm_html_text(f, verdict);
@@ -452,74 +724,105 @@ static void server_watch_charts(FILE *f, json_t *run, json_t *iv, const double *
     hm_free(xs);
 }
 
+/* Whether the last interval is partial: shorter than the one before it
+ * (the run's end cut it; the intervals record their length as dt). */
+static bool last_partial(json_t *iv)
+{
+    size_t n = json_array_size(iv);
+    if (n < 2) return false;
+    double last = num(json_array_get(iv, n - 1), "dt"), prev = num(json_array_get(iv, n - 2), "dt");
+    return last > 0 && prev > 0 && last < 0.9 * prev;
+}
+
 static void over_time(FILE *f, json_t *run)
 {
     json_t *iv = json_object_get(run, "intervals");
     int n = (int)json_array_size(iv);
     if (n == 0) return;
     fputs("<h2>Over time</h2>\n", f);
+    hm_html_time_style how = {.last_partial = last_partial(iv)};
+    if (how.last_partial)
+        fprintf(f,
+                "<p class=\"muted partial-note\">The last point (dotted, hollow) is the run's "
+                "final, partial interval: %.2f s of the %.2f s the others span, and it holds "
+                "the stop, so its rates are per second of its own length and its gauges are "
+                "read after the load ended.</p>\n",
+                num(json_array_get(iv, (size_t)n - 1), "dt"),
+                num(json_array_get(iv, (size_t)n - 2), "dt"));
     double *x = series(iv, "t", false);
     const char *unit = is_get(run) ? "requests" : "actions";
     char label[64];
+    /* not 2xx = error statuses + requests without a response, by kind */
+    double *failed = series(iv, "failed", true), any = 0;
+    for (int i = 0; i < n; i++)
+        any += failed[i] > 0;
+    if (!any) fputs("<p class=\"muted no-errors\">No errors during the run.</p>\n", f);
     fputs("<div class=\"charts\">\n<figure><figcaption>Throughput</figcaption>\n", f);
     double *sent = series(iv, "sent", true), *ok = series(iv, "ok", true);
     snprintf(label, sizeof(label), "%s per second", unit);
     hm_html_line tl[] = {{"sent per second", sent, 0, false}, {"OK per second", ok, 2, true}};
-    hm_html_time_chart(f, "throughput", label, HM_HTML_COUNT, x, n, tl, 2);
-    fputs("</figure>\n<figure><figcaption>Latency (each interval's own)</figcaption>\n", f);
+    hm_html_time_chart_styled(f, "throughput", label, HM_HTML_COUNT, x, n, tl, 2, &how);
+    fputs("</figure>\n<figure><figcaption>Response time bands (each interval's own p50, p90, "
+          "p99)</figcaption>\n",
+          f);
     double *p50 = series(iv, "latency_us.p50", false), *p99 = series(iv, "latency_us.p99", false);
     double *p90 = series(iv, "latency_us.p90", false);
     for (int i = 0; i < n; i++) /* an interval without samples has no latency */
         if (num(json_array_get(iv, (size_t)i), "latency_us.count") <= 0)
             p50[i] = p90[i] = p99[i] = NAN;
     hm_html_line ll[] = {{"p50", p50, 0, false}, {"p90", p90, 4, true}, {"p99", p99, 1, false}};
-    hm_html_time_chart(f, "latency", "latency", HM_HTML_LATENCY, x, n, ll, 3);
-    fputs("</figure>\n<figure><figcaption>Errors per second</figcaption>\n", f);
-    /* not 2xx = error statuses + requests without a response, by kind */
+    hm_html_time_style bands = how;
+    bands.bands = true;
+    hm_html_time_chart_styled(f, "latency", "latency", HM_HTML_LATENCY, x, n, ll, 3, &bands);
+    fputs("</figure>\n", f);
     hm_html_line el[HM_FAIL__COUNT + 1];
     double *ev[HM_FAIL__COUNT + 1] = {0};
     int ne = 0;
-    double *failed = series(iv, "failed", true), any = 0;
-    double *status_errs = hm_calloc((size_t)n, sizeof(double));
-    for (int i = 0; i < n; i++) {
-        status_errs[i] = failed[i];
-        any += failed[i] > 0;
-    }
-    for (int k = 1; k < HM_FAIL__COUNT; k++) {
-        const char *name = hm_fail_kind_name((hm_fail_kind)k);
-        char key[64];
-        snprintf(key, sizeof(key), "errors.%s", name);
-        bool seen = false;
+    if (any) {
+        fputs("<figure><figcaption>Errors per second</figcaption>\n", f);
+        double *status_errs = hm_calloc((size_t)n, sizeof(double));
         for (int i = 0; i < n; i++)
-            seen = seen || json_is_number(at(json_array_get(iv, (size_t)i), key));
-        if (!seen) continue;
-        double *v = hm_calloc((size_t)n, sizeof(double));
-        for (int i = 0; i < n; i++) {
-            json_t *pt = json_array_get(iv, (size_t)i);
-            double dt = num(pt, "dt");
-            v[i] = dt > 0 ? num(pt, key) / dt : 0;
-            status_errs[i] -= v[i];
+            status_errs[i] = failed[i];
+        for (int k = 1; k < HM_FAIL__COUNT; k++) {
+            const char *name = hm_fail_kind_name((hm_fail_kind)k);
+            char key[64];
+            snprintf(key, sizeof(key), "errors.%s", name);
+            bool seen = false;
+            for (int i = 0; i < n; i++)
+                seen = seen || json_is_number(at(json_array_get(iv, (size_t)i), key));
+            if (!seen) continue;
+            double *v = hm_calloc((size_t)n, sizeof(double));
+            for (int i = 0; i < n; i++) {
+                json_t *pt = json_array_get(iv, (size_t)i);
+                double dt = num(pt, "dt");
+                v[i] = dt > 0 ? num(pt, key) / dt : 0;
+                status_errs[i] -= v[i];
+            }
+            ev[ne] = v;
+            el[ne] = (hm_html_line){name, v, k, false};
+            ne++;
         }
-        ev[ne] = v;
-        el[ne] = (hm_html_line){name, v, k, false};
-        ne++;
+        el[ne] = (hm_html_line){"HTTP status not 2xx", status_errs, 3, false};
+        ev[ne++] = status_errs;
+        hm_html_time_chart_styled(f, "errors", "per second", HM_HTML_COUNT, x, n, el, ne, &how);
+        fputs("</figure>\n", f);
     }
-    el[ne] = (hm_html_line){"HTTP status not 2xx", status_errs, 3, false};
-    ev[ne++] = status_errs;
-    if (any)
-        hm_html_time_chart(f, "errors", "per second", HM_HTML_COUNT, x, n, el, ne);
-    else
-        fputs("<p class=\"muted\">No errors during the run.</p>\n", f);
-    fputs("</figure>\n<figure><figcaption>In flight, virtual users, SSE streams</figcaption>\n", f);
+    /* apart from the VUs: with -c 200 and 20 in flight, one line would
+     * flatten the other */
+    fputs("<figure><figcaption>Requests in flight</figcaption>\n", f);
     double *inf = series(iv, "in_flight", false), *vus = series(iv, "vus", false);
     double *sse = series(iv, "sse_open", false);
-    hm_html_line gl[] = {{"requests in flight", inf, 0, false},
-                         {"virtual users (senders)", vus, 4, true},
+    hm_html_line il[] = {{"requests in flight", inf, 0, false}};
+    hm_html_time_chart_styled(f, "in-flight", "sent, not yet answered", HM_HTML_COUNT, x, n, il, 1,
+                              &how);
+    fputs("</figure>\n<figure><figcaption>Virtual users and SSE streams</figcaption>\n", f);
+    hm_html_line gl[] = {{"virtual users (senders)", vus, 4, true},
                          {"SSE streams open", sse, 2, false}};
-    hm_html_time_chart(f, "gauges", "count", HM_HTML_COUNT, x, n, gl, 3);
+    hm_html_time_chart_styled(f, "gauges", "count", HM_HTML_COUNT, x, n, gl, 2, &how);
     fputs("</figure>\n", f);
-    server_watch_charts(f, run, iv, x, n);
+    server_watch_charts(f, run, iv, x, n, false);
     fputs("</div>\n", f);
+    server_watch_charts(f, run, iv, x, n, true);
     for (int k = 0; k < ne; k++)
         hm_free(ev[k]);
     double *all[] = {x, sent, ok, p50, p90, p99, failed, inf, vus, sse};
@@ -704,8 +1007,10 @@ static void run_sections(FILE *f, json_t *run, const char *pass)
     header(f, run, pass);
     cards(f, run);
     summary_table(f, run);
-    latency_table(f, run);
+    status_section(f, run);
+    kinds_table(f, run);
     distribution(f, run);
+    histogram(f, run);
     over_time(f, run);
     steps_section(f, run);
     errors_section(f, run);
