@@ -3,7 +3,7 @@
 # run.py; it exits 77 when tmux is missing).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
-  foreach(c screen stalled pipe)
+  foreach(c screen stalled failures pipe)
     add_test(NAME liveview_${c}
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/liveview/run.py
                      --hammer $<TARGET_FILE:hammer> ${c})

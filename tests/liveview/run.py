@@ -3,7 +3,7 @@
 of a fixed size, the test reads the screen with `tmux capture-pane -p` and
 types with `tmux send-keys`.
 
-  run.py --hammer PATH CASE      CASE: screen, stalled, pipe
+  run.py --hammer PATH CASE      CASE: screen, stalled, failures, pipe
 
 screen:  the embedded bench_app under `scenario counter`: the screen holds
          its labels and a rate above 0; q ends the run as Ctrl-C does
@@ -12,6 +12,8 @@ stalled: tests/misbehave/server.py never reads the senders' connections:
          in flight > 0, "since last completion" grows; after q the screen
          says "stopping: waiting for N in flight" and the run ends once
          --timeout expired.
+failures: every action answers 500: the status count, failed = sent, OK
+         0.00% and the latest failure's reason are on the screen.
 pipe:    with stdout piped, hammer writes no escape sequence; --no-tui on
          the terminal keeps the live line.
 
@@ -178,6 +180,40 @@ def case_stalled(hammer):
             srv.kill()
 
 
+def case_failures(hammer):
+    srv = subprocess.Popen([sys.executable, SERVER, "--port", "0", "--mode", "all-500"],
+                           stdout=subprocess.PIPE, text=True)
+    port = srv.stdout.readline().strip()
+    if not port.isdigit():
+        srv.kill()
+        fail("server.py did not start: %r" % port)
+    d = 20
+    cmd = "%s --url http://127.0.0.1:%s -t 1 -c 4 -d %ds --timeout 2s --no-server-watch " \
+          "scenario counter" % (shlex.quote(hammer), port, d)
+    term = Term(cmd)
+    try:
+        m, text = term.wait(r"^Status codes +500 ([1-9]\d*)", d, "the 500s counted")
+        term.wait(r"^Latest +answered HTTP 500: Internal Server Error \(\d+s ago\)", d,
+                  "the latest failure's reason")
+        m, text = term.wait(r"^So far +sent (\d+) +ok 0 +failed (\d+)", d, "failed counted")
+        if m.group(1) != m.group(2) or m.group(1) == "0":
+            fail("sent %s, failed %s: every action answered 500:\n%s" %
+                 (m.group(1), m.group(2), text))
+        term.wait(r"^Rate +\d+ actions/s +OK 0\.00%", d, "OK 0.00% after a tick")
+        term.keys("q")
+        rc, text = exit_status(term, d + 2 * 2 + 10)
+        if rc != 1:
+            fail("exit %d, not 1:\n%s" % (rc, text))
+        print("ok: 500s counted, latest reason shown, exit 1")
+    finally:
+        term.close()
+        srv.send_signal(signal.SIGTERM)
+        try:
+            srv.wait(5)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+
+
 def case_pipe(hammer):
     tmp = tempfile.mkdtemp(prefix="hammer-liveview-")
     out = os.path.join(tmp, "out")
@@ -215,12 +251,13 @@ def case_pipe(hammer):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hammer", required=True)
-    ap.add_argument("case", choices=["screen", "stalled", "pipe"])
+    ap.add_argument("case", choices=["screen", "stalled", "failures", "pipe"])
     a = ap.parse_args()
     if not shutil.which("tmux"):
         print("SKIP: tmux not found (apt-get install tmux): the live view needs a terminal")
         sys.exit(77)
-    {"screen": case_screen, "stalled": case_stalled, "pipe": case_pipe}[a.case](a.hammer)
+    {"screen": case_screen, "stalled": case_stalled, "failures": case_failures,
+     "pipe": case_pipe}[a.case](a.hammer)
 
 
 if __name__ == "__main__":
