@@ -14,6 +14,8 @@ pkg_check_modules(BROTLIDEC REQUIRED IMPORTED_TARGET libbrotlidec)
 # Flow files (hammer flow FILE.yaml) are YAML, read and written with libyaml
 # (libyaml-dev).
 pkg_check_modules(YAML REQUIRED IMPORTED_TARGET yaml-0.1)
+# The live view (src/cli/live_view.c): the wide-character ncurses.
+pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
 # HTTP/2 (libnghttp2-dev): hammer's --http2 client and bench_app's h2 and h2c.
 pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
 find_package(Threads REQUIRED)

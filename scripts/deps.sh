@@ -5,7 +5,7 @@ set -eu
 
 REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev openssl \
 libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev libinih-dev libbrotli-dev \
-libyaml-dev libnghttp2-dev python3 python3-yaml clang-format"
+libyaml-dev libnghttp2-dev libncurses-dev python3 python3-yaml clang-format"
 # Required too, for the fuzz harnesses (make fuzz, make fuzz-smoke in CI):
 # clang and its libFuzzer / sanitizer runtimes. Kept apart from REQUIRED
 # because nothing built from them is linked into hammer (the image's
@@ -19,6 +19,8 @@ OPTIONAL="caddy haproxy prometheus chromium"
 # HTTP/2 reference peers of the --http2 tests (nghttpd serves `get`, nghttp and
 # h2load are clients of bench_app): their tests skip, saying why, without them.
 OPTIONAL="$OPTIONAL nghttp2-server nghttp2-client"
+# The live view's tests run hammer on a terminal tmux provides (capture-pane).
+OPTIONAL="$OPTIONAL tmux"
 # Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
     OPTIONAL="$OPTIONAL wrk apache2-utils nginx-light valgrind time"

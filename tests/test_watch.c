@@ -255,7 +255,7 @@ static void check_never_answers_lines(void)
     printf("never answered (lines): in flight, nothing completed, stopping said at once\n");
 }
 
-/* The same on a terminal: the live line. */
+/* The same on a terminal: the live line (--no-tui: not the live view). */
 static void check_never_answers_live(void)
 {
     proc s;
@@ -275,6 +275,7 @@ static void check_never_answers_live(void)
                     "--timeout",
                     "8s",
                     "--no-server-watch",
+                    "--no-tui",
                     "scenario",
                     "get",
                     NULL};

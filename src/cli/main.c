@@ -12,6 +12,7 @@
 #include "base/hm_file.h"
 #include "cli/embedded.h"
 #include "cli/import_har.h"
+#include "cli/live_view.h"
 #include "cli/matrix.h"
 #include "cli/merge.h"
 #include "cli/metrics.h"
@@ -330,13 +331,22 @@ static bool live_line(const hm_cli *cli)
     return !cli->interval_ns && !cli->o.quiet && isatty(STDOUT_FILENO);
 }
 
+/* The full-screen live view instead of the line: on a terminal (stdin too,
+ * for its keys), unless --no-tui or --interval asked for lines. */
+static bool live_view(const hm_cli *cli)
+{
+    return live_line(cli) && !cli->no_tui && isatty(STDIN_FILENO);
+}
+
 static void start_progress(run_state *rs, const hm_results *rp)
 {
     const hm_cli *cli = &rs->cli;
-    bool live = live_line(cli);
+    bool live = live_line(cli), view = live_view(cli);
     hm_progress_options po = {
         .interval_ns = cli->interval_ns ? cli->interval_ns : 1000000000LL,
-        .live_line = live,
+        .live_line = live && !view,
+        .view = view ? hm_live_view_show : NULL,
+        .view_arg = (void *)cli->sc->name,
         .lines = cli->interval_ns > 0,
         .quiet = cli->o.quiet,
         .json = rs->ijson,

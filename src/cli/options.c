@@ -74,7 +74,8 @@ static void usage(FILE *f)
             "      --plugin FILE.so  load scenarios from a plugin (include/hammer/scenario.h)\n"
             "      --opt KEY=VALUE   an option for a plugin scenario (repeatable)\n"
             "      --interval T      print one progress line per T (default on a terminal:\n"
-            "                        a live line, refreshed every second)\n"
+            "                        the live view, full-screen; q stops as Ctrl-C)\n"
+            "      --no-tui          on a terminal, a live line instead of the live view\n"
             "      --interval-json F write one JSON line per interval to F\n"
             "      --hdr-log FILE    write an HdrHistogram interval log (compressed V2,\n"
             "                        microseconds; one histogram per interval)\n"
@@ -175,6 +176,7 @@ enum {
     OPT_NO_COMPRESSED,
     OPT_WATCH_GRACE,
     OPT_NO_SERVER_WATCH,
+    OPT_NO_TUI,
     OPT_HTTP2,
     OPT_STREAMS,
 };
@@ -223,6 +225,7 @@ static const struct option longopts[] = {
     {"no-compressed", no_argument, 0, OPT_NO_COMPRESSED},
     {"watch-grace", required_argument, 0, OPT_WATCH_GRACE},
     {"no-server-watch", no_argument, 0, OPT_NO_SERVER_WATCH},
+    {"no-tui", no_argument, 0, OPT_NO_TUI},
     {"http2", no_argument, 0, OPT_HTTP2},
     {"streams", required_argument, 0, OPT_STREAMS},
     {"quiet", no_argument, 0, 'q'},
@@ -553,6 +556,9 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return parse_duration_opt(ch, arg, &cli->watch_grace_ns, true);
     case OPT_NO_SERVER_WATCH:
         cli->no_server_watch = true;
+        return HM_CLI_GO;
+    case OPT_NO_TUI:
+        cli->no_tui = true;
         return HM_CLI_GO;
     case OPT_METRICS_LISTEN:
         cli->metrics_listen = arg;

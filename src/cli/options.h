@@ -44,6 +44,7 @@ typedef struct hm_cli {
     int64_t metrics_linger_ns;  /* --metrics-linger, 0 when not given */
     int compressed;             /* --compressed 1, --no-compressed 0, else -1 */
     bool no_server_watch;       /* --no-server-watch */
+    bool no_tui;                /* --no-tui: the live line, not the live view */
     int64_t watch_grace_ns;     /* --watch-grace (10 s) */
     bool watch_grace_given;     /* --watch-grace: check after -n runs too */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */

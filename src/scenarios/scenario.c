@@ -226,11 +226,12 @@ void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, in
     if (rc == 0) {
         int status = c->resp.status;
         if (status >= 200 && status < 300) return;
+        bool latest = hm_thread_stats_latest_due(st);
         int i = 0;
         while (i < HM_STATUS_EXAMPLES && st->status_first_code[i] &&
                st->status_first_code[i] != status)
             i++;
-        if (i == HM_STATUS_EXAMPLES || st->status_first_code[i] == status)
+        if (!latest && (i == HM_STATUS_EXAMPLES || st->status_first_code[i] == status))
             return; /* kept, or full */
         const char *eol = memchr(c->head, '\r', c->head_len);
         hm_escape_bytes(c->head, eol ? (size_t)(eol - c->head) : c->head_len, bytes, sizeof(bytes));
@@ -238,13 +239,21 @@ void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, in
         char reason[160], body[100] = "";
         if (c->resp.body_len) hm_escape_bytes(c->resp.body, c->resp.body_len, body, 64);
         snprintf(reason, sizeof(reason), "answered HTTP %d%s%s", status, body[0] ? ": " : "", body);
+        if (latest) hm_thread_stats_latest(st, reason);
         hm_thread_stats_status_example(st, status, reason, where, bytes);
         return;
     }
     hm_fail_kind k = c->fail ? c->fail : HM_FAIL_OTHER;
-    if (st->fail_first[k].reason[0]) return;
+    bool latest = hm_thread_stats_latest_due(st);
+    if (st->fail_first[k].reason[0] && !latest) return;
+    const char *reason = hm_http_conn_fail_reason(c, rc);
+    if (latest) {
+        char line[160];
+        snprintf(line, sizeof(line), "%s: %s", hm_fail_kind_name(k), reason ? reason : "");
+        hm_thread_stats_latest(st, line);
+    }
     hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
-    hm_thread_stats_fail_example(st, k, hm_http_conn_fail_reason(c, rc), where, bytes);
+    hm_thread_stats_fail_example(st, k, reason, where, bytes);
 }
 
 hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, const hm_watch *w,

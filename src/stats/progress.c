@@ -6,7 +6,9 @@
  * the last, partial interval, so every output adds up to the summary.
  * At each interval's end it lets the server watch sample (before_tick)
  * before it writes the line; from the first Ctrl-C (it looks every
- * STOP_POLL_NS) the lines say what the run waits for.
+ * STOP_POLL_NS) the lines say what the run waits for. One function
+ * (live_figures) computes what the line and the full-screen view show; the
+ * view (opts.view) is also called between ticks, every view_ns.
  * It never touches what the engine threads own except through the atomics
  * and the per-thread interval lock. */
 #include "stats/hdr_log.h"
@@ -128,6 +130,37 @@ void hm_progress_live_totals(hm_live_totals *out)
     pthread_mutex_unlock(&mu);
 }
 
+/* The pass's totals so far, leaving the interval histograms alone. */
+static void peek(hm_live_totals *cur)
+{
+    memset(cur, 0, sizeof(*cur));
+    pthread_mutex_lock(&mu);
+    add_totals(cur, &gone_pass);
+    for (int i = 0; i < att_n; i++)
+        add_thread(cur, attached(i));
+    pthread_mutex_unlock(&mu);
+}
+
+/* The newest failure reason any attached thread kept, and how long ago. */
+static void latest_failure(char *buf, size_t len, double *ago_s, int64_t now)
+{
+    int64_t best = 0;
+    buf[0] = 0;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < att_n; i++) {
+        hm_thread_stats *t = attached(i);
+        while (atomic_flag_test_and_set_explicit(&t->latest_lock, memory_order_acquire)) {
+        }
+        if (t->latest_ns > best) {
+            best = t->latest_ns;
+            snprintf(buf, len, "%s", t->latest);
+        }
+        atomic_flag_clear_explicit(&t->latest_lock, memory_order_release);
+    }
+    pthread_mutex_unlock(&mu);
+    *ago_s = best ? (double)(now - best) / 1e9 : 0;
+}
+
 /* The pass's totals so far; moves the attached threads' interval
  * histograms (and the carry) into `interval`. */
 static void collect(hm_live_totals *cur, hm_hdr *interval)
@@ -148,6 +181,11 @@ static void collect(hm_live_totals *cur, hm_hdr *interval)
 typedef struct reporter_state {
     hm_hdr interval;           /* this tick's samples */
     hm_hdr acc;                /* the series point being built */
+    hm_hdr run;                /* the pass's samples so far (the view's run figures) */
+    hm_live_figures fig;       /* what the line and the view show */
+    uint64_t seen_sent;        /* sent when done_at last moved */
+    bool view_on, live_line;   /* the view draws; else the line refreshes (terminal) */
+    int64_t next_view;         /* the view's next refresh */
     hm_live_totals prev, cur;  /* pass totals at the last tick, and now */
     int64_t start, from;       /* the pass's start, the last tick */
     hm_interval_point pt;      /* the series point being built */
@@ -228,11 +266,106 @@ static void say_stop(reporter_state *st, int64_t now)
     st->stop_said = true;
     double at = (double)(now - st->start) / 1e9;
     if (opts.quiet) return;
-    if (opts.live_line && st->line[0])
+    if (st->live_line && st->line[0])
         printf("\r%s%s\033[K", st->line, stop);
-    else if (opts.live_line || opts.lines)
-        printf("%s[%7.1fs] %s\n", opts.live_line ? "\r" : "", at, stop + 2);
+    else if (st->live_line || (opts.lines && !st->view_on))
+        printf("%s[%7.1fs] %s\n", st->live_line ? "\r" : "", at, stop + 2);
     fflush(stdout);
+}
+
+/* Fills f's live part (everything but the last interval's figures,
+ * which tick sets) from the pass totals cur at now. */
+static void live_figures(reporter_state *st, int64_t now, const hm_live_totals *cur, bool last)
+{
+    hm_live_figures *f = &st->fig;
+    if (cur->sent != st->seen_sent) {
+        st->seen_sent = cur->sent;
+        st->done_at = now;
+    }
+    f->unit = opts.unit;
+    f->at = (double)(now - st->start) / 1e9;
+    f->last = last;
+    f->totals = *cur;
+    hm_live_gauges *g = opts.gauges;
+    f->sse_open = g ? (int64_t)atomic_load(&g->sse_open) : 0;
+    f->reconnects = g ? (int64_t)atomic_load(&g->reconnects) : 0;
+    f->vus = g ? (int64_t)atomic_load(&g->vus) : 0;
+    f->reloads = g ? (int64_t)atomic_load(&g->reloads) : 0;
+    f->idle_s = floor((double)(now - st->done_at) / 1e9); /* at least this long */
+    stopping_text(f->stopping, sizeof(f->stopping), now, (long long)cur->in_flight);
+    done_text(f->progress, sizeof(f->progress), cur->sent, f->at);
+    f->done_frac = -1;
+    if (opts.total > 0) f->done_frac = (double)cur->sent / (double)opts.total;
+    if (opts.duration_ns > 0) {
+        double d = f->at / ((double)opts.duration_ns / 1e9);
+        if (d > f->done_frac) f->done_frac = d;
+    }
+    if (f->done_frac > 1) f->done_frac = 1;
+    f->n_server = g ? hm_server_watch_read(g, f->server_names, f->server) : 0;
+    latest_failure(f->latest, sizeof(f->latest), &f->latest_ago_s, now);
+}
+
+/* The live line, without its end (progress or stopping). */
+static void line_text(const hm_live_figures *f, char *buf, size_t len)
+{
+    char p99s[24], srv[96] = "", disrupt[80] = "", oks[16], idle[64] = "";
+    /* Failures and reloads only when there are some: where an outage
+     * began and ended shows as the lines that carry them. */
+    uint64_t d_failed = f->d_sent - f->d_ok;
+    if (d_failed || f->reloads) {
+        int n = 0;
+        if (d_failed)
+            n = snprintf(disrupt, sizeof(disrupt), "  failed %llu", (unsigned long long)d_failed);
+        if (f->reloads)
+            snprintf(disrupt + n, sizeof(disrupt) - (size_t)n, "  reloads %lld",
+                     (long long)f->reloads);
+    }
+    if (f->count)
+        hm_format_us(p99s, sizeof(p99s), (double)f->p99, 8);
+    else
+        snprintf(p99s, sizeof(p99s), "%8s", "-");
+    if (isnan(f->ok_pct))
+        snprintf(oks, sizeof(oks), "%7s", "-");
+    else
+        snprintf(oks, sizeof(oks), "%6.2f%%", f->ok_pct);
+    /* A server that accepts and never answers: nothing completes. */
+    if (!f->d_sent && f->idle_s >= 1) {
+        char ago[32];
+        eta_text(ago, sizeof(ago), f->idle_s);
+        snprintf(idle, sizeof(idle), "  nothing completed for %s", ago);
+    }
+    /* The server watch's latest sample: what the server holds for clients. */
+    double s_ctx = hm_server_leaf_max(f->n_server, f->server_names, f->server, "contexts");
+    double s_sse = hm_server_leaf_max(f->n_server, f->server_names, f->server, "sse");
+    if (!isnan(s_ctx) || !isnan(s_sse)) {
+        size_t k = (size_t)snprintf(srv, sizeof(srv), "  /_health");
+        if (!isnan(s_ctx)) k += (size_t)snprintf(srv + k, sizeof(srv) - k, " contexts %.0f", s_ctx);
+        if (!isnan(s_sse) && k < sizeof(srv))
+            snprintf(srv + k, sizeof(srv) - k, " sse %.0f", s_sse);
+    }
+    snprintf(buf, len,
+             "[%7.1fs] %9.0f %s/s  OK %s  p99 %s  in flight %lld%s  SSE open %lld  reconnects "
+             "%lld%s%s",
+             f->at, f->rate, f->unit, oks, p99s, (long long)f->totals.in_flight, idle,
+             (long long)f->sse_open, (long long)f->reconnects, disrupt, srv);
+}
+
+/* Hands the figures to the view; when it cannot open, the line takes over. */
+static void show_view(reporter_state *st)
+{
+    if (st->view_on && !opts.view(&st->fig, opts.view_arg)) {
+        st->view_on = false;
+        st->live_line = !opts.quiet;
+    }
+}
+
+/* Between ticks: the view with the live figures of now. */
+static void refresh_view(reporter_state *st, int64_t now)
+{
+    hm_live_totals cur;
+    peek(&cur);
+    live_figures(st, now, &cur, false);
+    show_view(st);
 }
 
 /* The server watch's fields into pt, by the series' field names. */
@@ -301,70 +434,53 @@ static void tick(reporter_state *st, int64_t now, bool last)
     int64_t count = hm_hdr_count(&st->interval);
     double dt = (double)(now - st->from) / 1e9, at = (double)(now - st->start) / 1e9;
     /* A run that ended right on a tick leaves nothing to say. */
-    if (last && !d_sent && !count && !d_failures && dt < 0.05) return;
-    double rate = dt > 0 ? (double)d_sent / dt : 0;
-    double okp = d_sent ? 100.0 * (double)d_ok / (double)d_sent : NAN; /* none: no percentage */
-    if (d_sent) st->done_at = now;
-    double p50 = count ? (double)hm_hdr_value_at_percentile(&st->interval, 50) : 0.0;
-    double p99 = count ? (double)hm_hdr_value_at_percentile(&st->interval, 99) : 0.0;
-    long long sse = opts.gauges ? (long long)atomic_load(&opts.gauges->sse_open) : 0;
-    long long rec = opts.gauges ? (long long)atomic_load(&opts.gauges->reconnects) : 0;
-    long long vus = opts.gauges ? (long long)atomic_load(&opts.gauges->vus) : 0;
-    long long reloads = opts.gauges ? (long long)atomic_load(&opts.gauges->reloads) : 0;
-    char p99s[24], done[96] = "", srv[96] = "", disrupt[80] = "";
-    /* Failures and reloads only when there are some: where an outage
-     * began and ended shows as the lines that carry them. */
-    uint64_t d_failed = d_sent - d_ok;
-    if (d_failed || reloads) {
-        int n = 0;
-        if (d_failed)
-            n = snprintf(disrupt, sizeof(disrupt), "  failed %llu", (unsigned long long)d_failed);
-        if (reloads) snprintf(disrupt + n, sizeof(disrupt) - (size_t)n, "  reloads %lld", reloads);
+    if (last && !d_sent && !count && !d_failures && dt < 0.05) {
+        if (st->view_on) { /* the view closes on the last figures */
+            live_figures(st, now, cur, true);
+            show_view(st);
+            if (st->line[0] && !opts.quiet) printf("%s\n", st->line);
+            fflush(stdout);
+        }
+        return;
     }
-    if (count)
-        hm_format_us(p99s, sizeof(p99s), p99, 8);
-    else
-        snprintf(p99s, sizeof(p99s), "%8s", "-");
-    char oks[16], idle[64] = "";
-    if (isnan(okp))
-        snprintf(oks, sizeof(oks), "%7s", "-");
-    else
-        snprintf(oks, sizeof(oks), "%6.2f%%", okp);
-    /* A server that accepts and never answers: nothing completes. */
-    double idle_s = floor((double)(now - st->done_at) / 1e9); /* at least this long */
-    if (!d_sent && idle_s >= 1) {
-        char ago[32];
-        eta_text(ago, sizeof(ago), idle_s);
-        snprintf(idle, sizeof(idle), "  nothing completed for %s", ago);
-    }
-    if (!stopping_text(done, sizeof(done), now, (long long)cur->in_flight) && !last)
-        done_text(done, sizeof(done), cur->sent, at);
-    /* The server watch's latest sample: what the server holds for clients. */
-    char sn[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
-    double sv[HM_SERVER_FIELDS];
-    int ns = opts.gauges ? hm_server_watch_read(opts.gauges, sn, sv) : 0;
-    double s_ctx = hm_server_leaf_max(ns, sn, sv, "contexts");
-    double s_sse = hm_server_leaf_max(ns, sn, sv, "sse");
-    if (!isnan(s_ctx) || !isnan(s_sse)) {
-        size_t k = (size_t)snprintf(srv, sizeof(srv), "  /_health");
-        if (!isnan(s_ctx)) k += (size_t)snprintf(srv + k, sizeof(srv) - k, " contexts %.0f", s_ctx);
-        if (!isnan(s_sse) && k < sizeof(srv))
-            snprintf(srv + k, sizeof(srv) - k, " sse %.0f", s_sse);
-    }
-    snprintf(st->line, sizeof(st->line),
-             "[%7.1fs] %9.0f %s/s  OK %s  p99 %s  in flight %lld%s  SSE open %lld  reconnects "
-             "%lld%s%s",
-             at, rate, opts.unit, oks, p99s, (long long)cur->in_flight, idle, sse, rec, disrupt,
-             srv);
-    if (opts.quiet) {
+    hm_live_figures *f = &st->fig;
+    f->dt = dt;
+    f->d_sent = d_sent;
+    f->d_ok = d_ok;
+    f->rate = dt > 0 ? (double)d_sent / dt : 0;
+    f->ok_pct = d_sent ? 100.0 * (double)d_ok / (double)d_sent : NAN; /* none: no percentage */
+    f->count = count;
+    f->p50 = count ? hm_hdr_value_at_percentile(&st->interval, 50) : 0;
+    f->p90 = count ? hm_hdr_value_at_percentile(&st->interval, 90) : 0;
+    f->p99 = count ? hm_hdr_value_at_percentile(&st->interval, 99) : 0;
+    f->max = count ? hm_hdr_max(&st->interval) : 0;
+    hm_hdr_add(&st->run, &st->interval);
+    int64_t rc = f->run_count = hm_hdr_count(&st->run);
+    f->run_p50 = rc ? hm_hdr_value_at_percentile(&st->run, 50) : 0;
+    f->run_p90 = rc ? hm_hdr_value_at_percentile(&st->run, 90) : 0;
+    f->run_p99 = rc ? hm_hdr_value_at_percentile(&st->run, 99) : 0;
+    f->run_max = rc ? hm_hdr_max(&st->run) : 0;
+    live_figures(st, now, cur, last);
+    double rate = f->rate, okp = f->ok_pct, p50 = (double)f->p50, p99 = (double)f->p99;
+    long long sse = f->sse_open, rec = f->reconnects, vus = f->vus, reloads = f->reloads;
+    const char *done = f->stopping[0] ? f->stopping : last ? "" : f->progress;
+    line_text(f, st->line, sizeof(st->line));
+    if (st->view_on) {
+        show_view(st);
+        /* The view closed at the last call: the line stays on the terminal. */
+        if (last && !opts.quiet) printf("%s%s\n", st->line, done);
+    } else if (opts.quiet) {
         /* lines off (-q); the JSON lines and the log still go out */
-    } else if (opts.live_line) {
+    } else if (st->live_line) {
         printf("\r%s%s\033[K", st->line, done);
         if (last) printf("\n");
     } else if (opts.lines) {
         printf("%s%s\n", st->line, done);
     }
     if (!opts.quiet) fflush(stdout);
+    int ns = f->n_server;
+    char(*sn)[HM_SERVER_NAME_MAX] = f->server_names;
+    double *sv = f->server;
     if (opts.hlog && (count || !last))
         hm_hlog_write(opts.hlog, opts.hlog_tag, st->from, now, &st->interval);
     if (opts.json) {
@@ -423,12 +539,20 @@ static void *report_loop(void *arg)
             pthread_mutex_lock(&mu);
             continue;
         }
+        if (now < next && st->view_on && now >= st->next_view) {
+            pthread_mutex_unlock(&mu);
+            refresh_view(st, now);
+            st->next_view = now + opts.view_ns;
+            pthread_mutex_lock(&mu);
+            continue;
+        }
         if (now < next) {
             /* A signal handler cannot wake a condition: look for a Ctrl-C
              * every STOP_POLL_NS while waiting. */
             int64_t until = opts.stop_ns && !st->stop_said && next - now > STOP_POLL_NS
                                 ? now + STOP_POLL_NS
                                 : next;
+            if (st->view_on && st->next_view < until) until = st->next_view;
             struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
             pthread_cond_timedwait(&wake, &mu, &ts);
             continue;
@@ -455,8 +579,13 @@ int hm_progress_start(const hm_progress_options *o)
     int rc = hm_hdr_init(&carry, 1, HM_HDR_HIGHEST_US, 3);
     if (rc == 0) rc = hm_hdr_init(&st->interval, 1, HM_HDR_HIGHEST_US, 3);
     if (rc == 0) rc = hm_hdr_init(&st->acc, 1, HM_HDR_HIGHEST_US, 3);
+    if (rc == 0) rc = hm_hdr_init(&st->run, 1, HM_HDR_HIGHEST_US, 3);
     if (rc < 0) goto fail;
     st->step_ticks = 1;
+    st->fig.ok_pct = NAN; /* no interval yet */
+    st->view_on = opts.view != NULL;
+    st->live_line = opts.live_line && !st->view_on;
+    if (opts.view_ns <= 0) opts.view_ns = 250000000LL;
     st->series.interval_s = (double)opts.interval_ns / 1e9;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -467,7 +596,7 @@ int hm_progress_start(const hm_progress_options *o)
     memset(&gone_pass, 0, sizeof(gone_pass));
     stopping = false;
     pthread_mutex_unlock(&mu);
-    st->start = st->from = st->done_at = hm_now_ns();
+    st->start = st->from = st->done_at = st->next_view = hm_now_ns();
     int e = pthread_create(&reporter, NULL, report_loop, st);
     if (e) {
         rc = -e;
@@ -481,6 +610,7 @@ fail:
     hm_hdr_destroy(&carry);
     hm_hdr_destroy(&st->interval);
     hm_hdr_destroy(&st->acc);
+    hm_hdr_destroy(&st->run);
     hm_free(st);
     return rc;
 }
@@ -507,5 +637,6 @@ void hm_progress_stop(hm_interval_series *series)
         hm_interval_series_free(&st->series);
     hm_hdr_destroy(&st->interval);
     hm_hdr_destroy(&st->acc);
+    hm_hdr_destroy(&st->run);
     hm_free(st);
 }

@@ -206,6 +206,20 @@ void hm_thread_stats_fail_example(hm_thread_stats *s, hm_fail_kind kind, const c
     hm_fail_example_keep(&s->fail_first[kind], reason, where, bytes);
 }
 
+bool hm_thread_stats_latest_due(const hm_thread_stats *s)
+{
+    return !s->latest_ns || hm_now_ns() - s->latest_ns >= HM_LATEST_EVERY_NS;
+}
+
+void hm_thread_stats_latest(hm_thread_stats *s, const char *reason)
+{
+    while (atomic_flag_test_and_set_explicit(&s->latest_lock, memory_order_acquire)) {
+    }
+    s->latest_ns = hm_now_ns();
+    snprintf(s->latest, sizeof(s->latest), "%s", reason ? reason : "");
+    atomic_flag_clear_explicit(&s->latest_lock, memory_order_release);
+}
+
 void hm_thread_stats_status_example(hm_thread_stats *s, int status, const char *reason,
                                     const char *where, const char *bytes)
 {

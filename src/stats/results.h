@@ -97,7 +97,19 @@ typedef struct hm_thread_stats {
     int64_t fail_first_ns, fail_last_ns;
     uint64_t ctx_lost, reloads, reload_failed, swallowed;
     hm_hdr recovery_us;
+    /* The latest failure's reason for the live view, kept at most every
+     * HM_LATEST_EVERY_NS (hm_thread_stats_latest_due) so a failure storm
+     * formats few; written by the owning thread under latest_lock. */
+    atomic_flag latest_lock;
+    int64_t latest_ns; /* hm_now_ns() when kept; 0: none */
+    char latest[160];
 } hm_thread_stats;
+
+#define HM_LATEST_EVERY_NS 200000000LL
+/* Whether a failure now should replace the latest example (cheap). */
+bool hm_thread_stats_latest_due(const hm_thread_stats *s);
+/* Keeps reason as the latest failure's, with the time. */
+void hm_thread_stats_latest(hm_thread_stats *s, const char *reason);
 
 /* Allocates the histograms (1 µs .. 1 h, 3 significant digits). */
 int hm_thread_stats_init(hm_thread_stats *s);
@@ -489,6 +501,33 @@ typedef struct hm_live_totals {
 /* Since the process began, over every pass (counters never go down). */
 void hm_progress_live_totals(hm_live_totals *out);
 
+/* What the live line and the live view show at one moment: the reporter
+ * (progress.c) computes it, both only format it. Latencies in µs. */
+typedef struct hm_live_figures {
+    const char *unit; /* "actions" or "requests" */
+    double at;        /* seconds since the pass began */
+    bool last;        /* the pass's last, partial interval */
+    /* The last interval (ended at a tick, not at `at`). */
+    double dt, rate;            /* its length (s), sent per second */
+    uint64_t d_sent, d_ok;      /* in it */
+    double ok_pct;              /* of d_sent; NAN when none */
+    int64_t count;              /* its latency samples */
+    int64_t p50, p90, p99, max; /* of them; 0 when none */
+    /* The pass so far. */
+    int64_t run_count, run_p50, run_p90, run_p99, run_max;
+    hm_live_totals totals;
+    int64_t vus, sse_open, reconnects, reloads;
+    double idle_s;     /* whole seconds since a request last completed */
+    char progress[96]; /* "  4000/5000  ETA 3s", "  12s/30s  ETA 18s" or "" */
+    double done_frac;  /* how much of -n or -d is done, 0..1; -1: no end */
+    char stopping[96]; /* "  stopping: waiting for 4 in flight (up to 9 s)" or "" */
+    int n_server;      /* the server watch's latest sample */
+    char server_names[HM_SERVER_FIELDS][HM_SERVER_NAME_MAX];
+    double server[HM_SERVER_FIELDS];
+    char latest[160];    /* the latest failure's reason, "" when none */
+    double latest_ago_s; /* how long ago */
+} hm_live_figures;
+
 typedef struct hm_progress_options {
     int64_t interval_ns;    /* how often to report */
     bool live_line;         /* a refreshing line on a terminal, not one per interval */
@@ -513,6 +552,13 @@ typedef struct hm_progress_options {
      * in flight, each for at most timeout_ns (--timeout). */
     const _Atomic int64_t *stop_ns;
     int64_t timeout_ns;
+    /* A full-screen view (src/cli/live_view.c), or NULL: called on the
+     * reporter's thread every view_ns and at each tick with the figures;
+     * the last call (f->last) closes it. false: it could not open, the
+     * live line takes over. Instead of live_line and lines. */
+    bool (*view)(const hm_live_figures *f, void *arg);
+    void *view_arg;
+    int64_t view_ns;
 } hm_progress_options;
 
 /* Starts the reporter thread for one pass. Returns 0 or a negative errno. */
