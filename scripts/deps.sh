@@ -19,6 +19,8 @@ OPTIONAL="caddy haproxy prometheus chromium"
 # HTTP/2 reference peers of the --http2 tests (nghttpd serves `get`, nghttp and
 # h2load are clients of bench_app): their tests skip, saying why, without them.
 OPTIONAL="$OPTIONAL nghttp2-server nghttp2-client"
+# process-exporter: a real endpoint for --server-metrics to scrape.
+OPTIONAL="$OPTIONAL prometheus-process-exporter"
 # Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
     OPTIONAL="$OPTIONAL wrk apache2-utils nginx-light valgrind time"

@@ -1,5 +1,6 @@
 /* metrics.c — the --metrics-listen endpoint; see metrics.h. */
 #include "cli/metrics.h"
+#include "cli/server_resources.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -175,6 +176,19 @@ int hm_metrics_write(FILE *f, bool om)
             family(f, om, name, "gauge", help);
             fprintf(f, "%s %.17g\n", name, values[i]);
         }
+    }
+    hm_leak rss, fds; /* the leak verdict on the samples so far (server_resources.h) */
+    hm_server_resources_live(&rss, &fds);
+    if (rss.known) {
+        family(f, om, "hammer_server_resident_slope_bytes_per_hour", "gauge",
+               "The server's RSS trend after the warm-up (least squares).");
+        fprintf(f, "hammer_server_resident_slope_bytes_per_hour %.17g\n", rss.slope_h);
+        family(f, om, "hammer_server_resident_slope_ci95_bytes_per_hour", "gauge",
+               "Half the width of that slope's 95% confidence interval.");
+        fprintf(f, "hammer_server_resident_slope_ci95_bytes_per_hour %.17g\n", rss.half_h);
+        family(f, om, "hammer_server_leak_warning", "gauge",
+               "1 while RSS or open fds grow clearly and materially (the leak WARNING).");
+        fprintf(f, "hammer_server_leak_warning %d\n", rss.warning || (fds.known && fds.warning));
     }
     if (om) fputs("# EOF\n", f);
     hm_free(t);
