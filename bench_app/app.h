@@ -132,6 +132,9 @@ typedef struct hm_bench_app_options {
     /* HTTP/2 (see "HTTP/2" above): h2 through ALPN on a TLS run, h2c with
      * prior knowledge on a cleartext one; workers must be 1. */
     bool http2;
+    /* A test aid (docs/php-via.md): worker 0 allocates and writes this many
+     * bytes per second and never frees them. 0, the default: none. */
+    int64_t leak_rate;
 } hm_bench_app_options;
 
 #define HM_BENCH_APP_DEFAULT_PORT 3099

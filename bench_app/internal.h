@@ -402,6 +402,8 @@ void ba_via_free(ba_app *app);
 int ba_via_handle(ba_conn *c);
 /* Runs due context cleanups; called by the ticker (contexts.c). */
 void ba_via_tick(ba_app *app, int64_t now);
+/* --leak-rate (leak.c): worker 0 leaks what the rate owes since its last call. */
+void ba_leak_tick(const ba_app *app, int64_t now);
 
 /* ---- HTTP/2 (h2.c) -------------------------------------------------------- */
 

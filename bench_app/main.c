@@ -93,6 +93,9 @@ static void usage(FILE *f)
             "  --db PATH              the spreadsheets' SQLite file, seeded when empty and kept\n"
             "                         (default: a fresh directory under $TMPDIR or /tmp,\n"
             "                         removed at exit; one per process, shared by its workers)\n"
+            "  --leak-rate N          a test aid: leak N bytes per second (allocated, written,\n"
+            "                         never freed, in worker 0), so RSS grows by N/s for\n"
+            "                         hammer's leak verdict to find (default 0: none)\n"
             "  --quiet                no start-up line\n"
             "  --help                 this text\n"
             "  --version              print the version\n",
@@ -246,6 +249,7 @@ enum {
     OPT_HEADER_TIMEOUT,
     OPT_MAXSIGNAL,
     OPT_HTTP2,
+    OPT_LEAK,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -275,6 +279,7 @@ int main(int argc, char **argv)
         {"header-timeout-ms", required_argument, NULL, OPT_HEADER_TIMEOUT},
         {"max-signal-bytes", required_argument, NULL, OPT_MAXSIGNAL},
         {"http2", no_argument, NULL, OPT_HTTP2},
+        {"leak-rate", required_argument, NULL, OPT_LEAK},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -320,6 +325,11 @@ int main(int argc, char **argv)
             break;
         case OPT_HTTP2:
             o.http2 = true;
+            break;
+        case OPT_LEAK:
+            if (!parse_num(optarg, 0, (long long)1 << 30, &v))
+                return bad("bad --leak-rate '%s' (bytes per second, 0..2^30)", optarg);
+            o.leak_rate = v;
             break;
         case OPT_HEADER_TIMEOUT:
             if (!parse_num(optarg, 1, max_ms, &v))

@@ -549,6 +549,7 @@ static void ticker_main(void *arg)
         if (!app->stopping && stop_requested(app)) app->stopping = true;
         if (!app->stopping) {
             if (app->worker >= 0) ba_via_tick(app, hm_now_ns());
+            ba_leak_tick(app, hm_now_ns());
             continue;
         }
         /* -ESRCH (not suspended in an operation) is fine: that coroutine is

@@ -21,6 +21,8 @@ OPTIONAL="caddy haproxy prometheus chromium"
 OPTIONAL="$OPTIONAL nghttp2-server nghttp2-client"
 # The live view's tests run hammer on a terminal tmux provides (capture-pane).
 OPTIONAL="$OPTIONAL tmux"
+# process-exporter: a real endpoint for --server-metrics to scrape.
+OPTIONAL="$OPTIONAL prometheus-process-exporter"
 # Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
     OPTIONAL="$OPTIONAL wrk apache2-utils nginx-light valgrind time"

@@ -193,6 +193,10 @@ int main(int argc, char **argv)
     char *browser[] = {hammer,          "-q", "--mode", "browser", "-n",       "60",      "-c", "4",
                        "--watch-grace", "1s", "--json", json,      "scenario", "counter", NULL};
     run_doc(browser, json, 0);
+    /* A short soak: enough samples after the warm-up for server_resources.trends */
+    char *soak[] = {hammer, "-q",     "-d", "3s",       "--interval", "250ms", "-c",
+                    "2",    "--json", json, "scenario", "counter",    NULL};
+    run_doc(soak, json, 0);
     char *sticky[] = {hammer,   "-q", "-n",       "60",     "-c", "4",
                       "--json", json, "scenario", "sticky", NULL};
     run_doc(sticky, json, -1); /* legacy variants fail by design */

@@ -77,6 +77,11 @@ int hm_embedded_start(hm_backend_kind backend, int workers, bool http2, char *wh
     return port;
 }
 
+pid_t hm_embedded_pid(void)
+{
+    return app_pid;
+}
+
 void hm_embedded_stop(void)
 {
     if (app_pid <= 0) return;

@@ -14,12 +14,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Starts bench_app with `workers` workers (0 or 1: one; more: dispatched by
  * session, as php-via's dispatch_func does) on the backend, serving h2c
  * too when http2. Returns its port, or a negative errno with the reason in
  * why. */
 int hm_embedded_start(hm_backend_kind backend, int workers, bool http2, char *why, size_t whylen);
+
+/* Its pid (the server resources sample it), or -1 when none runs. */
+pid_t hm_embedded_pid(void);
 
 /* Stops it: SIGTERM, then SIGKILL after 2 s. Nothing when none runs. */
 void hm_embedded_stop(void);

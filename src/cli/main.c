@@ -18,6 +18,7 @@
 #include "cli/metrics.h"
 #include "cli/options.h"
 #include "cli/report.h"
+#include "cli/server_resources.h"
 #include "cli/server_watch.h"
 #include "stats/hdr_log.h"
 #include "stats/steps.h"
@@ -291,6 +292,19 @@ static int open_outputs(run_state *rs)
         /* the port bound (":0" picks one), where a scraper finds it */
         fprintf(stderr, "hammer: metrics on port %d, path /metrics\n", port);
     }
+    if (cli->server_metrics) {
+        hm_http_target t;
+        char *path = NULL;
+        int urc = hm_http_target_from_url(cli->server_metrics, &t, &path);
+        hm_free(path);
+        if (urc < 0 || t.tls) {
+            char why[600];
+            snprintf(why, sizeof(why), "--server-metrics %s: %s", cli->server_metrics,
+                     urc == -HM_EPARSE || (urc == 0 && t.tls) ? "not an http:// URL"
+                                                              : hm_strerror(urc));
+            return usage_error(why);
+        }
+    }
     return HM_CLI_GO;
 }
 
@@ -338,6 +352,34 @@ static bool live_view(const hm_cli *cli)
     return live_line(cli) && !cli->no_tui && isatty(STDIN_FILENO);
 }
 
+/* At each interval's end: /_health (when watched) and the server's resources. */
+static void sample_server(void *arg)
+{
+    const hm_results *rp = arg;
+    if (rp->server.sampled) hm_server_watch_sample(NULL);
+    hm_server_resources_sample();
+}
+
+/* The server's processes: --server-pid, the embedded bench_app, and
+ * --server-metrics (its URL checked at start-up: check_server_metrics). */
+static void start_resources(run_state *rs)
+{
+    const hm_cli *cli = &rs->cli;
+    hm_server_resources_options ro = {
+        .metrics_url = cli->server_metrics,
+        .timeout_ns = cli->o.timeout_ns,
+        .duration_ns = cli->o.duration_ns,
+        .gauges = &rs->gauges,
+    };
+    for (int i = 0; i < cli->n_server_pids; i++)
+        ro.pids[ro.n_pids++] = cli->server_pids[i];
+    if (hm_embedded_pid() > 0 && ro.n_pids < HM_SERVER_PIDS_MAX)
+        ro.pids[ro.n_pids++] = hm_embedded_pid();
+    char why[400];
+    if (hm_server_resources_begin(&ro, why, sizeof(why)) < 0)
+        fprintf(stderr, "hammer: not sampling the server's resources: %s\n", why);
+}
+
 static void start_progress(run_state *rs, const hm_results *rp)
 {
     const hm_cli *cli = &rs->cli;
@@ -356,7 +398,8 @@ static void start_progress(run_state *rs, const hm_results *rp)
         .gauges = &rs->gauges,
         .total = cli->o.actions,
         .duration_ns = cli->o.duration_ns,
-        .before_tick = rp->server.sampled ? hm_server_watch_sample : NULL,
+        .before_tick = sample_server,
+        .before_tick_arg = (void *)rp,
         .stop_ns = &first_signal_ns,
         .timeout_ns = cli->o.timeout_ns,
     };
@@ -389,6 +432,7 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
         watching = hm_server_watch_begin(&wo, &rp->server) == 0;
         rs->watch_off = !watching;
     }
+    start_resources(rs);
     rp->t0_ns = hm_now_ns(); /* the interval lines' zero, for the outage window */
     start_progress(rs, rp);
     struct rusage ru0, ru1;
@@ -397,6 +441,7 @@ static bool run_pass(run_state *rs, hm_results *rp, const char *pass)
     int64_t streams_before = atomic_load(&rs->gauges.sse_opened);
     rs->rc = hm_scenario_run(cli->sc, &cli->o, rp);
     hm_progress_stop(&rp->intervals);
+    hm_server_resources_end();
     getrusage(RUSAGE_SELF, &ru1);
     if (rp->wall_seconds > 0)
         rp->client_cpu_pct = 100.0 * cpu_seconds(&ru0, &ru1) / (rp->wall_seconds * cli->o.threads);

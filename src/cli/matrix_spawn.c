@@ -522,11 +522,22 @@ static char *hammer_command(const hm_matrix_config *c, const hm_matrix_workload 
     const char *duration = w->duration ? w->duration : c->duration;
     const char *conc = w->concurrency ? w->concurrency : c->concurrency;
     put_quoted(out, c->self);
+    /* The server's processes (its group leader and what it forked) are
+     * sampled for the run's server resources. */
+    char pid[24] = "";
+    if (s->pid > 0) snprintf(pid, sizeof(pid), "%d", (int)s->pid);
     struct {
         const char *flag, *value;
-    } opts[] = {{"-n", duration ? NULL : actions}, {"-d", duration},        {"-c", conc},
-                {"--timeout", c->timeout},         {"--engine", c->engine}, {"-t", c->threads},
-                {"--passes", c->passes},           {"--json", json_path},   {"--url", s->url}};
+    } opts[] = {{"-n", duration ? NULL : actions},
+                {"-d", duration},
+                {"-c", conc},
+                {"--timeout", c->timeout},
+                {"--engine", c->engine},
+                {"-t", c->threads},
+                {"--passes", c->passes},
+                {"--json", json_path},
+                {"--url", s->url},
+                {"--server-pid", pid[0] ? pid : NULL}};
     for (size_t i = 0; i < HM_ARRAY_LEN(opts); i++) {
         if (!opts[i].value) continue;
         fprintf(out, " %s ", opts[i].flag);

@@ -1,5 +1,6 @@
 /* metrics.c — the --metrics-listen endpoint; see metrics.h. */
 #include "cli/metrics.h"
+#include "cli/server_resources.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,11 +210,25 @@ int hm_metrics_write(FILE *f, bool om)
             char name[HM_SERVER_NAME_MAX + 16];
             snprintf(name, sizeof(name), "hammer_server_%s", field);
             char help[HM_SERVER_NAME_MAX * 8 + 96];
-            snprintf(help, sizeof(help), "The server's own %s, as the server watch last read it%s.",
-                     names[i], counter ? " (it only grows)" : "");
+            snprintf(help, sizeof(help),
+                     "The server's own %.*s, as the server watch last read it%s.",
+                     HM_SERVER_NAME_MAX - 1, names[i], counter ? " (it only grows)" : "");
             family(f, om, name, counter ? "counter" : "gauge", help);
             fprintf(f, "%s%s %.17g\n", name, counter ? "_total" : "", values[i]);
         }
+    }
+    hm_leak rss, fds; /* the leak verdict on the samples so far (server_resources.h) */
+    hm_server_resources_live(&rss, &fds);
+    if (rss.known) {
+        family(f, om, "hammer_server_resident_slope_bytes_per_hour", "gauge",
+               "The server's RSS trend after the warm-up (least squares).");
+        fprintf(f, "hammer_server_resident_slope_bytes_per_hour %.17g\n", rss.slope_h);
+        family(f, om, "hammer_server_resident_slope_ci95_bytes_per_hour", "gauge",
+               "Half the width of that slope's 95% confidence interval.");
+        fprintf(f, "hammer_server_resident_slope_ci95_bytes_per_hour %.17g\n", rss.half_h);
+        family(f, om, "hammer_server_leak_warning", "gauge",
+               "1 while RSS or open fds grow clearly and materially (the leak WARNING).");
+        fprintf(f, "hammer_server_leak_warning %d\n", rss.warning || (fds.known && fds.warning));
     }
     if (om) fputs("# EOF\n", f);
     hm_free(t);

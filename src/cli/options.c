@@ -86,6 +86,11 @@ static void usage(FILE *f)
             "      --watch-grace T   after the run, wait up to T (10s) for the server's\n"
             "                        /_health counts to come back to where they were\n"
             "      --no-server-watch do not sample the target's /_health\n"
+            "      --server-pid PID  sample this process's RSS, CPU, fds and threads (with\n"
+            "                        its descendants) each interval; repeatable; the\n"
+            "                        embedded bench_app is sampled without it\n"
+            "      --server-metrics URL  the same from a Prometheus endpoint (process-\n"
+            "                        exporter, or a client library's process_* metrics)\n"
             "      --hgrm FILE       write the latency distribution in HdrHistogram's .hgrm\n"
             "                        layout (milliseconds), for its plotters\n"
             "      --passes A,B      run the scenario once per name, back to back against\n"
@@ -177,6 +182,8 @@ enum {
     OPT_WATCH_GRACE,
     OPT_NO_SERVER_WATCH,
     OPT_NO_TUI,
+    OPT_SERVER_PID,
+    OPT_SERVER_METRICS,
     OPT_HTTP2,
     OPT_STREAMS,
 };
@@ -226,6 +233,8 @@ static const struct option longopts[] = {
     {"watch-grace", required_argument, 0, OPT_WATCH_GRACE},
     {"no-server-watch", no_argument, 0, OPT_NO_SERVER_WATCH},
     {"no-tui", no_argument, 0, OPT_NO_TUI},
+    {"server-pid", required_argument, 0, OPT_SERVER_PID},
+    {"server-metrics", required_argument, 0, OPT_SERVER_METRICS},
     {"http2", no_argument, 0, OPT_HTTP2},
     {"streams", required_argument, 0, OPT_STREAMS},
     {"quiet", no_argument, 0, 'q'},
@@ -559,6 +568,14 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_NO_TUI:
         cli->no_tui = true;
+        return HM_CLI_GO;
+    case OPT_SERVER_PID:
+        if (cli->n_server_pids == HM_SERVER_PIDS_MAX || hm_parse_int(arg, 1, INT32_MAX, &v) < 0)
+            return BAD_VALUE;
+        cli->server_pids[cli->n_server_pids++] = (pid_t)v;
+        return HM_CLI_GO;
+    case OPT_SERVER_METRICS:
+        cli->server_metrics = arg;
         return HM_CLI_GO;
     case OPT_METRICS_LISTEN:
         cli->metrics_listen = arg;

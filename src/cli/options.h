@@ -12,6 +12,7 @@
 #ifndef HM_CLI_OPTIONS_H
 #define HM_CLI_OPTIONS_H
 
+#include "cli/server_resources.h"
 #include "cli/shard.h"
 #include "scenarios/scenario.h"
 
@@ -47,6 +48,9 @@ typedef struct hm_cli {
     bool no_tui;                /* --no-tui: the live line, not the live view */
     int64_t watch_grace_ns;     /* --watch-grace (10 s) */
     bool watch_grace_given;     /* --watch-grace: check after -n runs too */
+    pid_t server_pids[HM_SERVER_PIDS_MAX]; /* --server-pid, repeatable */
+    int n_server_pids;
+    const char *server_metrics;                /* --server-metrics URL */
     const char *pass_names[HM_CLI_MAX_PASSES]; /* --passes, or {"run"} */
     int n_passes;
     char passes_buf[256]; /* storage pass_names point into */

@@ -6,6 +6,7 @@
 #include "cli/json_file.h"
 #include "cli/merge.h"
 #include "cli/server_watch.h"
+#include "stats/resources.h"
 
 #include <errno.h>
 #include <math.h>
@@ -656,6 +657,7 @@ static void server_watch_charts(FILE *f, json_t *run, json_t *iv, const double *
         {
             const char *nm = json_string_value(name), *words;
             if (ns == 8 || !nm) continue;
+            if (hm_resources_is_field(nm)) continue; /* server_resources_section's */
             field_unit u = field_kind(nm, &words);
             if (states ? u != FIELD_STATE : u != charts[c].unit) continue;
             char key[128];
@@ -826,6 +828,73 @@ static void over_time(FILE *f, json_t *run)
     for (int k = 0; k < ne; k++)
         hm_free(ev[k]);
     double *all[] = {x, sent, ok, p50, p90, p99, failed, inf, vus, sse};
+    for (size_t k = 0; k < HM_ARRAY_LEN(all); k++)
+        hm_free(all[k]);
+}
+
+/* "Server resources": what the server's processes used (RSS with the
+ * fitted trend line, CPU as a share of one core, fds and threads), CPU per
+ * action, memory per context, and the leak verdict of each trend. */
+static void server_resources_section(FILE *f, json_t *run)
+{
+    json_t *res = json_object_get(run, "server_resources");
+    json_t *iv = json_object_get(run, "intervals");
+    int n = (int)json_array_size(iv);
+    if (!res || n == 0) return;
+    fputs("<h2>Server resources</h2>\n<p>", f);
+    double rss = num(res, "resident_bytes"), cpa = num(res, "cpu_seconds_per_action");
+    fprintf(f, "RSS %.1f MiB at the end (peak %.1f MiB)", rss / 1048576,
+            num(res, "resident_bytes_max") / 1048576);
+    if (json_is_number(json_object_get(res, "cpu_seconds_per_action")))
+        fprintf(f, "; server CPU %.1f µs per %s (%.2f s in all)", cpa * 1e6,
+                is_get(run) ? "request" : "action", num(res, "cpu_seconds"));
+    if (json_is_number(json_object_get(res, "resident_bytes_per_context")))
+        fprintf(f, "; RSS growth %.1f KiB per context (at most %.0f, by /_health)",
+                num(res, "resident_bytes_per_context") / 1024, num(res, "contexts_max"));
+    fputs(".</p>\n", f);
+    static const char *const kinds[] = {"resident_bytes", "open_fds", "contexts"};
+    static const char *const labels[] = {"RSS", "Open fds", "Contexts"};
+    for (size_t k = 0; k < HM_ARRAY_LEN(kinds); k++) {
+        json_t *t = at(json_object_get(res, "trends"), kinds[k]);
+        const char *text = str(t, "text");
+        if (!text) continue;
+        bool warn = json_is_true(json_object_get(t, "warning"));
+        fprintf(f, "<p%s>%s%s: ", warn ? " class=\"warn\"" : "", warn ? "WARNING: " : "",
+                labels[k]);
+        hm_html_text(f, text);
+        fputs("</p>\n", f);
+    }
+    double *x = series(iv, "t", false);
+    double *mib = series(iv, "server." HM_RES_RSS, false);
+    double *fit = hm_calloc((size_t)n, sizeof(double));
+    json_t *rt = at(res, "trends.resident_bytes");
+    for (int i = 0; fit && mib && i < n; i++) {
+        mib[i] /= 1048576;
+        fit[i] = rt && x[i] >= num(rt, "warmup_s")
+                     ? (num(rt, "intercept") + num(rt, "slope_per_hour") / 3600 * x[i]) / 1048576
+                     : NAN;
+    }
+    fputs("<div class=\"charts\">\n<figure><figcaption>Server RSS and its trend after the "
+          "warm-up</figcaption>\n",
+          f);
+    hm_html_line ml[] = {{"RSS (MiB)", mib, 0, false}, {"fitted trend", fit, 1, true}};
+    hm_html_time_chart(f, "server-rss", "MiB", HM_HTML_COUNT, x, n, ml, rt ? 2 : 1);
+    /* CPU seconds per interval over its length: the share of one core. */
+    double *cpu = series(iv, "server." HM_RES_CPU, false);
+    for (int i = n - 1; cpu && i >= 0; i--) {
+        double dt = num(json_array_get(iv, (size_t)i), "dt");
+        cpu[i] = i > 0 && dt > 0 ? 100 * (cpu[i] - cpu[i - 1]) / dt : NAN;
+    }
+    fputs("</figure>\n<figure><figcaption>Server CPU (% of one core)</figcaption>\n", f);
+    hm_html_line cl[] = {{"CPU %", cpu, 2, false}};
+    hm_html_time_chart(f, "server-cpu", "% of one core", HM_HTML_COUNT, x, n, cl, 1);
+    double *fds = series(iv, "server." HM_RES_FDS, false);
+    double *thr = series(iv, "server." HM_RES_THREADS, false);
+    fputs("</figure>\n<figure><figcaption>Server open fds and threads</figcaption>\n", f);
+    hm_html_line fl[] = {{"open fds", fds, 3, false}, {"threads", thr, 4, true}};
+    hm_html_time_chart(f, "server-fds", "count", HM_HTML_COUNT, x, n, fl, 2);
+    fputs("</figure>\n</div>\n", f);
+    double *all[] = {x, mib, fit, cpu, fds, thr};
     for (size_t k = 0; k < HM_ARRAY_LEN(all); k++)
         hm_free(all[k]);
 }
@@ -1012,6 +1081,7 @@ static void run_sections(FILE *f, json_t *run, const char *pass)
     distribution(f, run);
     histogram(f, run);
     over_time(f, run);
+    server_resources_section(f, run);
     steps_section(f, run);
     errors_section(f, run);
     command_section(f, run);

@@ -1,6 +1,7 @@
 /* Per-thread counters, their merge, and the text summary (the JSON report
  * is results_json.c). */
 #include "stats/results.h"
+#include "stats/resources.h"
 #include "stats/results_internal.h"
 
 #include "stats/hdr_json.h"
@@ -281,11 +282,15 @@ void hm_server_watch_publish(hm_live_gauges *g, int n, const char *const names[]
     hm_server_watch *w = &g->server;
     while (atomic_flag_test_and_set_explicit(&w->lock, memory_order_acquire)) {
     }
+    /* By name: /_health's sampler and the resource sampler publish apart. */
     for (int i = 0; i < n; i++) {
-        snprintf(w->names[i], sizeof(w->names[i]), "%s", names[i]);
-        w->values[i] = values[i];
+        int k = 0;
+        while (k < w->n && strcmp(w->names[k], names[i]))
+            k++;
+        if (k == HM_SERVER_FIELDS) continue;
+        if (k == w->n) snprintf(w->names[w->n++], sizeof(w->names[k]), "%s", names[i]);
+        w->values[k] = values[i];
     }
-    w->n = n;
     atomic_flag_clear_explicit(&w->lock, memory_order_release);
 }
 
@@ -950,6 +955,7 @@ void hm_report_print(FILE *f, const hm_results *r)
     }
     hm_steps_print(f, r->steps);
     print_server_watch(f, &r->server);
+    hm_resources_print(f, r);
     for (int i = 0; i < r->n_thresholds; i++) {
         const hm_threshold *th = &r->thresholds[i];
         char measured[32];

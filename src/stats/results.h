@@ -211,7 +211,7 @@ int hm_threshold_parse(const char *text, hm_threshold *out, char *why, size_t wh
 
 /* ---- the interval series ------------------------------------------------ */
 
-#define HM_SERVER_FIELDS 8
+#define HM_SERVER_FIELDS 16 /* /_health's and the resource sampler's */
 #define HM_SERVER_NAME_MAX 32
 
 /* One point of the run's time series (the JSON document's "intervals"):
@@ -478,9 +478,10 @@ typedef struct hm_live_gauges {
     hm_server_watch server;
 } hm_live_gauges;
 
-/* Replaces the server watch's fields (names of at most
- * HM_SERVER_NAME_MAX - 1 characters; more than HM_SERVER_FIELDS are
- * dropped). Any thread. */
+/* Sets the server watch's fields by name (names of at most
+ * HM_SERVER_NAME_MAX - 1 characters): a name not seen yet is added, one
+ * past HM_SERVER_FIELDS dropped; fields not named keep their values (two
+ * samplers publish apart). Any thread. */
 void hm_server_watch_publish(hm_live_gauges *g, int n, const char *const names[],
                              const double values[]);
 /* Copies the watch out; returns how many fields it has (0: none). */

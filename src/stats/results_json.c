@@ -2,6 +2,7 @@
  * histograms (with their lossless HdrHistogram form), intervals, the server
  * watch, disruption, and the comparison of passes. */
 #include "stats/results.h"
+#include "stats/resources.h"
 #include "stats/results_internal.h"
 
 #include "base/hm_file.h"
@@ -383,6 +384,8 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "intervals", iv);
     json_t *watch = server_watch_json(r);
     if (watch) json_object_set_new(root, "server_watch", watch);
+    json_t *res = hm_resources_json(r);
+    if (res) json_object_set_new(root, "server_resources", res);
     return root;
 }
 

@@ -1,0 +1,87 @@
+/* resources.h — what the server's processes used over a run (the figures
+ * src/cli/server_resources.h samples into the server watch's fields each
+ * interval) and the leak verdict on them.
+ *
+ * The leak rule (docs/output.md, "Server resources"): after a warm-up of
+ * the first 20% of the run or 30 s, whichever is less, a least-squares
+ * line (stats/trend.h) is fitted to the samples against time; the slope
+ * per hour is said with its 95% confidence interval (Student's t). A
+ * WARNING only when the interval's lower bound is above zero and the
+ * growth is material: more than a floor per hour (1 MiB for RSS, 1 for
+ * fds and contexts) and, over the fitted span, more than 1% of the mean.
+ * Everything here reads caller-owned data and keeps nothing. */
+#ifndef HM_STATS_RESOURCES_H
+#define HM_STATS_RESOURCES_H
+
+#include "stats/results.h"
+#include "stats/trend.h"
+
+/* The server watch's field names the resource sampler publishes. */
+#define HM_RES_RSS "process_resident_bytes"
+#define HM_RES_CPU "process_cpu_seconds"
+#define HM_RES_FDS "process_open_fds"
+#define HM_RES_THREADS "process_threads"
+
+#define HM_LEAK_WARMUP_SHARE 0.2
+#define HM_LEAK_WARMUP_MAX_S 30.0
+#define HM_LEAK_MATERIAL_SHARE 0.01 /* of the mean, over the fitted span */
+
+/* What is fitted: the floor per hour below which growth is not material. */
+typedef enum hm_leak_kind {
+    HM_LEAK_RSS,
+    HM_LEAK_FDS,
+    HM_LEAK_CONTEXTS,
+    HM_LEAK__COUNT
+} hm_leak_kind;
+
+typedef struct hm_leak {
+    bool known;      /* enough samples after the warm-up to fit */
+    hm_trend fit;    /* slope per second */
+    double warmup_s; /* samples before this (seconds since the run began) were left out */
+    double slope_h;  /* per hour */
+    double half_h;   /* the 95% interval's half width, per hour */
+    double growth;   /* slope * fitted span: what the line says the run added */
+    bool warning;    /* the rule above holds */
+} hm_leak;
+
+/* The warm-up of a run of run_s seconds. */
+double hm_leak_warmup_s(double run_s);
+/* Fits y against t (seconds since the run began, n samples, NAN: none)
+ * after the warm-up of a run of run_s seconds and judges it. */
+void hm_leak_judge(hm_leak_kind kind, const double *t, const double *y, int n, double run_s,
+                   hm_leak *out);
+/* "RSS", "open fds", "contexts". */
+const char *hm_leak_kind_name(hm_leak_kind kind);
+/* "resident_bytes", "open_fds", "contexts": the JSON's keys. */
+const char *hm_leak_kind_key(hm_leak_kind kind);
+/* "+3.61 MiB/h ± 0.04 MiB/h" (bytes for RSS, counts otherwise). */
+void hm_leak_slope_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len);
+
+/* The verdict in words, without a label: "server RSS grows +3.52 GiB/h ±
+ * 42 KiB/h (95% CI, 568 samples after a 30 s warm-up): a leak?" or "trend
+ * ...: no leak seen" (the summary's, the JSON's "text", the HTML's). */
+void hm_leak_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len);
+/* Whether a server watch field is one of the resource sampler's. */
+bool hm_resources_is_field(const char *name);
+
+/* The run's server resources, from its interval series. */
+typedef struct hm_resources {
+    bool known;               /* the series has the resource fields */
+    double rss_last, rss_max; /* bytes */
+    double fds_last, threads_last;
+    double cpu_s;                 /* CPU seconds from the first sample to the last */
+    uint64_t actions;             /* sent in the same span */
+    double cpu_per_action_s;      /* NAN when no action */
+    double contexts_max;          /* /_health's contexts, NAN when unknown */
+    double rss_per_context;       /* RSS growth / contexts_max, NAN when unknown */
+    hm_leak leak[HM_LEAK__COUNT]; /* known: false when the field is missing */
+} hm_resources;
+
+void hm_resources_of(const hm_results *r, hm_resources *out);
+/* The summary's lines ("Server resources", the leak verdict); none when
+ * the run had no resource fields. */
+void hm_resources_print(FILE *f, const hm_results *r);
+/* The JSON document's "server_resources", or NULL when none. */
+struct json_t *hm_resources_json(const hm_results *r);
+
+#endif

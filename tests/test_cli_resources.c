@@ -1,0 +1,231 @@
+/* Server resources in a soak, end to end (docs/output.md, "Server
+ * resources"):
+ *   leak_on    bench_app --leak-rate 2 MiB/s, a 20 s soak: the RSS leak
+ *              WARNING, its slope within a wide band of the set rate
+ *   leak_off   the same soak without the leak: no WARNING
+ *   pid_exits  a --server-pid that exits mid-run is said once, the run
+ *              goes on; the embedded bench_app is sampled by default
+ *   exporter   a real prometheus-process-exporter on a loopback port,
+ *              scraped by --server-metrics: bench_app's RSS, fds, threads
+ *              (skips without it)
+ * argv: HAMMER BENCH_APP BEHAVIOUR */
+#include "run_util.h"
+
+#include <math.h>
+
+static const char *hammer, *bench_app;
+static char json_path[256];
+
+static json_t *at(json_t *j, const char *dotted)
+{
+    char key[256];
+    snprintf(key, sizeof(key), "%s", dotted);
+    json_t *v = j;
+    for (char *save = NULL, *k = strtok_r(key, ".", &save); k; k = strtok_r(NULL, ".", &save))
+        v = json_object_get(v, k);
+    return v;
+}
+
+static double num_at(json_t *j, const char *dotted)
+{
+    json_t *v = at(j, dotted);
+    if (!json_is_number(v)) HM_FAIL_("%s is not a number", dotted);
+    return json_number_value(v);
+}
+
+static bool bool_at(json_t *j, const char *dotted)
+{
+    json_t *v = at(j, dotted);
+    if (!json_is_boolean(v)) HM_FAIL_("%s is not a boolean", dotted);
+    return json_is_true(v);
+}
+
+/* Starts bench_app on a free port; its pid in app->pid. */
+static int start_app(proc *app, const char *leak_rate)
+{
+    int port = free_port();
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    char *argv[] = {(char *)bench_app, "--port",          ps,  "--quiet",
+                    "--leak-rate",     (char *)leak_rate, NULL};
+    proc_start(app, argv);
+    ASSERT(wait_port(port, app->pid));
+    return port;
+}
+
+static void stop(proc *p)
+{
+    kill(p->pid, SIGTERM);
+    proc_wait(p, 30);
+}
+
+/* A 20 s soak sampled every second; the JSON loaded. */
+static json_t *soak(int port, pid_t pid, proc *h)
+{
+    char url[64], ps[16];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    snprintf(ps, sizeof(ps), "%d", (int)pid);
+    char *argv[] = {(char *)hammer, "--url",        url,  "-c",     "2",
+                    "-R",           "100",          "-d", "20s",    "--interval",
+                    "1s",           "--server-pid", ps,   "--json", json_path,
+                    "scenario",     "counter",      NULL};
+    ASSERT_EQ(proc_run(h, argv, 300), 0);
+    return load_json(json_path);
+}
+
+static int leak(bool on)
+{
+    const double rate = 2 * 1024 * 1024;
+    proc app, h;
+    int port = start_app(&app, on ? "2097152" : "0");
+    json_t *j = soak(port, app.pid, &h);
+    stop(&app);
+    double slope = num_at(j, "server_resources.trends.resident_bytes.slope_per_hour");
+    double ci = num_at(j, "server_resources.trends.resident_bytes.ci95_per_hour");
+    bool warned = bool_at(j, "server_resources.trends.resident_bytes.warning");
+    printf("leak %s: RSS slope %.0f ± %.0f B/h (set %.0f B/h), warning %d\n", on ? "on" : "off",
+           slope, ci, on ? rate * 3600 : 0.0, warned);
+    if (on) {
+        ASSERT(warned && bool_at(j, "server_resources.leak_warning"));
+        ASSERT(slope > 0.5 * rate * 3600 && slope < 1.5 * rate * 3600);
+        ASSERT(strstr(h.out, "WARNING           server RSS grows"));
+    } else {
+        ASSERT(!bool_at(j, "server_resources.leak_warning"));
+        ASSERT(!strstr(h.out, "server RSS grows"));
+        ASSERT(strstr(h.out, "no leak seen"));
+    }
+    /* The interval lines carry the samples; CPU per action is said. */
+    ASSERT(strstr(h.out, "Server resources  RSS "));
+    ASSERT(num_at(j, "server_resources.cpu_seconds_per_action") > 0);
+    json_decref(j);
+    return 0;
+}
+
+static int pid_exits(void)
+{
+    pid_t child = fork();
+    ASSERT(child >= 0);
+    if (child == 0) {
+        sleep(3);
+        _exit(0);
+    }
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", (int)child);
+    proc h;
+    char *argv[] = {(char *)hammer, "-c", "2",      "-d",      "6s",       "--interval", "1s",
+                    "--server-pid", ps,   "--json", json_path, "scenario", "counter",    NULL};
+    ASSERT_EQ(proc_run(&h, argv, 300), 0);
+    waitpid(child, NULL, 0);
+    char said[96];
+    snprintf(said, sizeof(said), "server process %d is gone", (int)child);
+    const char *first = strstr(h.out, said);
+    ASSERT(first);
+    ASSERT(!strstr(first + 1, said)); /* once */
+    json_t *j = load_json(json_path);
+    /* What is left is the embedded bench_app, watched without --server-pid. */
+    ASSERT(num_at(j, "server_resources.resident_bytes") > 0);
+    ASSERT(num_at(j, "server_resources.threads") >= 1);
+    ASSERT(num_at(j, "server_resources.open_fds") >= 3);
+    json_decref(j);
+    printf("a --server-pid that exited was said once; the run went on\n");
+    return 0;
+}
+
+/* RSS of pid from /proc/PID/statm, bytes. */
+static double proc_rss(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    ASSERT(f);
+    long long size, res;
+    ASSERT_EQ(fscanf(f, "%lld %lld", &size, &res), 2);
+    fclose(f);
+    return (double)res * (double)sysconf(_SC_PAGESIZE);
+}
+
+static int exporter(void)
+{
+    const char *bin = "/usr/bin/prometheus-process-exporter";
+    if (access(bin, X_OK) != 0) {
+        printf("skip: %s is missing (Debian prometheus-process-exporter; scripts/deps.sh)\n", bin);
+        return HM_TEST_SKIP_CODE;
+    }
+    proc app, ex, h;
+    int port = start_app(&app, "0");
+    int eport = free_port();
+    char listen[64], murl[96], url[64];
+    snprintf(listen, sizeof(listen), "127.0.0.1:%d", eport);
+    snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/metrics", eport);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    /* This test's bench_app only (others may run): its name and its port. */
+    char conf[128];
+    snprintf(conf, sizeof(conf), "/tmp/hammer-resources-%d.yml", (int)getpid());
+    write_file(conf,
+               "process_names:\n"
+               "  - name: bench_app\n"
+               "    comm: [bench_app]\n"
+               "    cmdline: ['--port %d']\n",
+               port);
+    char *eargv[] = {(char *)bin,           "-config.path",   conf, "-web.listen-address", listen,
+                     "-gather-smaps=false", "-threads=false", NULL};
+    proc_start(&ex, eargv);
+    ASSERT(wait_port(eport, ex.pid));
+    char *argv[] = {(char *)hammer,
+                    "--url",
+                    url,
+                    "-c",
+                    "2",
+                    "-d",
+                    "6s",
+                    "--interval",
+                    "1s",
+                    "--server-metrics",
+                    murl,
+                    "--json",
+                    json_path,
+                    "scenario",
+                    "counter",
+                    NULL};
+    int rc = proc_run(&h, argv, 300);
+    double rss_now = proc_rss(app.pid);
+    stop(&ex);
+    stop(&app);
+    unlink(conf);
+    if (rc != 0) HM_FAIL_("hammer exited %d:\n%s", rc, h.out);
+    json_t *j = load_json(json_path);
+    double rss = num_at(j, "server_resources.resident_bytes");
+    printf(
+        "process-exporter says bench_app's RSS is %.0f B, /proc %.0f B; fds %.0f, threads %.0f\n",
+        rss, rss_now, num_at(j, "server_resources.open_fds"),
+        num_at(j, "server_resources.threads"));
+    /* bench_app's, not the exporter's own process_resident_memory_bytes. */
+    ASSERT(rss > 0.75 * rss_now && rss < 1.33 * rss_now);
+    ASSERT(num_at(j, "server_resources.open_fds") >= 3);
+    ASSERT(num_at(j, "server_resources.threads") >= 1);
+    ASSERT(num_at(j, "server_resources.cpu_seconds") >= 0);
+    ASSERT(!strstr(h.out, "server metrics")); /* every scrape answered */
+    json_decref(j);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) HM_FAIL_("usage: %s HAMMER BENCH_APP BEHAVIOUR", argv[0]);
+    hammer = argv[1];
+    bench_app = argv[2];
+    snprintf(json_path, sizeof(json_path), "/tmp/hammer-resources-%d.json", (int)getpid());
+    int rc;
+    if (!strcmp(argv[3], "leak_on"))
+        rc = leak(true);
+    else if (!strcmp(argv[3], "leak_off"))
+        rc = leak(false);
+    else if (!strcmp(argv[3], "pid_exits"))
+        rc = pid_exits();
+    else if (!strcmp(argv[3], "exporter"))
+        rc = exporter();
+    else
+        HM_FAIL_("unknown behaviour %s", argv[3]);
+    unlink(json_path);
+    return rc;
+}
