@@ -71,6 +71,15 @@ static void label_value(FILE *f, const char *v)
 /* The family's HELP and TYPE lines. OpenMetrics names a counter's family
  * without the _total its samples carry; the Prometheus text format names
  * it with. */
+/* A gauge's sample, or NaN (as both text formats spell it) when unknown. */
+static void gauge_or_nan(FILE *f, const char *name, bool known, double v)
+{
+    if (known)
+        fprintf(f, "%s %.17g\n", name, v);
+    else
+        fprintf(f, "%s NaN\n", name);
+}
+
 static void family(FILE *f, bool om, const char *name, const char *type, const char *help)
 {
     bool counter = !strcmp(type, "counter");
@@ -219,17 +228,18 @@ int hm_metrics_write(FILE *f, bool om)
     }
     hm_leak rss, fds; /* the leak verdict on the samples so far (server_resources.h) */
     hm_server_resources_live(&rss, &fds);
-    if (rss.known) {
-        family(f, om, "hammer_server_resident_slope_bytes_per_hour", "gauge",
-               "The server's RSS trend after the warm-up (least squares).");
-        fprintf(f, "hammer_server_resident_slope_bytes_per_hour %.17g\n", rss.slope_h);
-        family(f, om, "hammer_server_resident_slope_ci95_bytes_per_hour", "gauge",
-               "Half the width of that slope's 95% confidence interval.");
-        fprintf(f, "hammer_server_resident_slope_ci95_bytes_per_hour %.17g\n", rss.half_h);
-        family(f, om, "hammer_server_leak_warning", "gauge",
-               "1 while RSS or open fds grow clearly and materially (the leak WARNING).");
-        fprintf(f, "hammer_server_leak_warning %d\n", rss.warning || (fds.known && fds.warning));
-    }
+    /* Always there, NaN until the samples after the warm-up can be fitted:
+     * a family that comes and goes breaks rules and dashboards. */
+    family(f, om, "hammer_server_resident_slope_bytes_per_hour", "gauge",
+           "The server's RSS trend after the warm-up (least squares); NaN until fitted.");
+    gauge_or_nan(f, "hammer_server_resident_slope_bytes_per_hour", rss.known, rss.slope_h);
+    family(f, om, "hammer_server_resident_slope_ci95_bytes_per_hour", "gauge",
+           "Half the width of that slope's 95% confidence interval; NaN until fitted.");
+    gauge_or_nan(f, "hammer_server_resident_slope_ci95_bytes_per_hour", rss.known, rss.half_h);
+    family(f, om, "hammer_server_leak_warning", "gauge",
+           "1 while RSS or open fds grow clearly and materially (the leak WARNING).");
+    fprintf(f, "hammer_server_leak_warning %d\n",
+            (rss.known && rss.warning) || (fds.known && fds.warning));
     if (om) fputs("# EOF\n", f);
     hm_free(t);
     return ferror(f) ? -EIO : 0;

@@ -18,7 +18,7 @@
 
 /* The server watch's field names the resource sampler publishes. */
 #define HM_RES_RSS "process_resident_bytes"
-#define HM_RES_CPU "process_cpu_seconds"
+#define HM_RES_CPU "process_cpu_seconds_total" /* only grows: a counter (docs/metrics.md) */
 #define HM_RES_FDS "process_open_fds"
 #define HM_RES_THREADS "process_threads"
 
