@@ -276,7 +276,13 @@ hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, 
 void hm_sse_note_cut(hm_thread_stats *st, const hm_watch *w, int64_t timeout_ns, const char *where)
 {
     size_t held = hm_sse_pending(&w->sse);
-    if (!held) return;
+    if (!held) {
+        /* Heartbeats only, for longer than --timeout: a note, not a
+         * failure (a tab with nothing to show is quiet too). */
+        if (w->sse.comments > w->comments_at_event && hm_now_ns() - w->last_event_ns > timeout_ns)
+            st->sse_comments_only++;
+        return;
+    }
     st->sse_cut++;
     if (held > st->sse_cut_bytes) st->sse_cut_bytes = held;
     int64_t quiet_ns = hm_now_ns() - w->last_event_ns;

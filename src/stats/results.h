@@ -77,6 +77,9 @@ typedef struct hm_thread_stats {
     /* Streams the run ended itself while they held an unfinished line or
      * event (hm_sse_note_cut), and the most bytes one held. */
     uint64_t sse_cut, sse_cut_bytes;
+    /* Streams the run ended after only comments (heartbeats) for longer
+     * than --timeout. */
+    uint64_t sse_comments_only;
     /* The live view the interval reporter reads from another thread: the
      * counters are written only by the owning thread; interval_us is
      * swapped out by the reporter under interval_lock. */

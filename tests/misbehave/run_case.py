@@ -987,9 +987,12 @@ for _eng in ("io_uring", "epoll"):
                  output_matches(r"^SSE streams .*failures: timeout ×\d+; \d+ ended by the run "
                                 r"inside an unfinished line or event \(up to \d+ bytes\)")])
     case("sse_comments_forever_%s" % _eng, "/_sse: only heartbeats after the state (%s)" % _eng,
-         ["--engine", _eng] + HM, srv("sse-comments-forever"),
+         ["--engine", _eng, "-t", "1", "-c", "4", "-d", "3s", "--timeout", "1s", "scenario",
+          "counter"], srv("sse-comments-forever"),
          checks=[exit_in(1), json_equals("patches.observed", 0),
-                 output_matches(r"^Check +.*FAIL")])
+                 output_matches(r"^Check +.*FAIL"), json_at_least("sse.ended_comments_only", 1),
+                 output_matches(r"^SSE streams .*; 1 sent only comments for longer than "
+                                r"--timeout before the run ended")])
 
 
 # ---- running one case ---------------------------------------------------------
