@@ -328,6 +328,7 @@ static void test_parser(void)
     r = response("zstd", &br, false);
     ASSERT_EQ(feed_all(&p, &r, 777), -HM_EPROTO_HTTP);
     ASSERT(strstr(hm_http_resp_error_reason(&p), "does not decode"));
+    ASSERT(strstr(hm_http_resp_error_reason(&p), "\"zstd\""));
     hm_buf_free(&r);
     /* corrupt: a failure with the decoder's reason */
     hm_buf bad = {0};

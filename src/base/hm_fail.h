@@ -51,7 +51,9 @@ typedef enum hm_sse_fail {
     HM_SSE_FAIL_STATUS,   /* answered with a status other than 200 */
     HM_SSE_FAIL_PROTOCOL, /* malformed HTTP, an event over the limit, an undecodable event */
     HM_SSE_FAIL_CLOSED,   /* the server ended the stream while the run was live */
-    HM_SSE_FAIL_TIMEOUT,  /* no headers, or no first (baseline) event, within --timeout */
+    HM_SSE_FAIL_TIMEOUT,  /* no headers, or no first (baseline) event, within --timeout; or
+                           * the run ended it inside an unfinished line or event, with no
+                           * complete event for longer than --timeout */
     HM_SSE_FAIL_CONNECT,  /* could not connect */
     HM_SSE_FAIL_RESET,    /* connection reset */
     HM_SSE_FAIL_OTHER,

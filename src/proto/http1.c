@@ -7,6 +7,7 @@
 #include "base/hm_base.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -557,9 +558,16 @@ int h1_resp_head_done(hm_http_resp_parser *p)
     }
     if (!no_body && p->decode_ && p->hdr.content_encoding.ptr) {
         hm_coding coding;
-        if (hm_coding_parse(p->hdr.content_encoding.ptr, p->hdr.content_encoding.len, &coding) < 0)
-            return h1_fail(c, -HM_EPROTO_HTTP,
-                           "Content-Encoding names a coding hammer does not decode");
+        if (hm_coding_parse(p->hdr.content_encoding.ptr, p->hdr.content_encoding.len, &coding) <
+            0) {
+            /* The decoder's why outlives the response, as its own errors do. */
+            snprintf(p->dec_.why, sizeof(p->dec_.why),
+                     "Content-Encoding \"%.*s\": a coding hammer does not decode (it decodes "
+                     "one of gzip, deflate, br)",
+                     (int)(p->hdr.content_encoding.len > 40 ? 40 : p->hdr.content_encoding.len),
+                     p->hdr.content_encoding.ptr);
+            return h1_fail(c, -HM_EPROTO_HTTP, p->dec_.why);
+        }
         if (coding && hm_content_decoder_start(&p->dec_, coding) < 0)
             return h1_fail(c, -ENOMEM, "out of memory");
         p->coding = coding;

@@ -45,6 +45,11 @@ void hm_sse_parser_reset(hm_sse_parser *p)
     }
 }
 
+size_t hm_sse_pending(const hm_sse_parser *p)
+{
+    return p->line_.len + p->data_.len;
+}
+
 const char *hm_sse_last_event_id(const hm_sse_parser *p, size_t *len)
 {
     if (len) *len = p->last_id_.data ? p->last_id_.len : 0;

@@ -84,6 +84,11 @@ int hm_sse_feed(hm_sse_parser *p, const char *data, size_t len);
  * retry_ms, the counters and the buffers' capacity. */
 void hm_sse_parser_reset(hm_sse_parser *p);
 
+/* Bytes the parser holds of what has not ended yet: an unfinished line
+ * plus the data lines of an event not yet dispatched (0 between events).
+ * What a stream cut now would lose. */
+size_t hm_sse_pending(const hm_sse_parser *p);
+
 /* The last event ID string (what a reconnect sends as Last-Event-ID); "" when
  * none. NUL-terminated; valid until the next feed, reset or free. */
 const char *hm_sse_last_event_id(const hm_sse_parser *p, size_t *len);

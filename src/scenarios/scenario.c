@@ -282,6 +282,28 @@ hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, 
     return kind;
 }
 
+void hm_sse_note_cut(hm_thread_stats *st, const hm_watch *w, int64_t timeout_ns, const char *where)
+{
+    size_t held = hm_sse_pending(&w->sse);
+    if (!held) {
+        /* Heartbeats only, for longer than --timeout: a note, not a
+         * failure (a tab with nothing to show is quiet too). */
+        if (w->sse.comments > w->comments_at_event && hm_now_ns() - w->last_event_ns > timeout_ns)
+            st->sse_comments_only++;
+        return;
+    }
+    st->sse_cut++;
+    if (held > st->sse_cut_bytes) st->sse_cut_bytes = held;
+    int64_t quiet_ns = hm_now_ns() - w->last_event_ns;
+    if (quiet_ns <= timeout_ns) return; /* an event on its way when the run ended */
+    char reason[200];
+    snprintf(reason, sizeof(reason),
+             "the run ended the stream inside an unfinished line or event of %zu bytes, "
+             "%.1f s after its last complete event (over --timeout %.1f s)",
+             held, (double)quiet_ns / 1e9, (double)timeout_ns / 1e9);
+    hm_thread_stats_sse_fail(st, HM_SSE_FAIL_TIMEOUT, reason, where, "");
+}
+
 void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where)
 {
     if (!w->undecodable) return;

@@ -249,6 +249,14 @@ void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, in
  * wanted it is "closed". Returns the kind counted (NONE when none). */
 hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, const hm_watch *w,
                             const char *where);
+/* The run ended an SSE stream itself (rc -ECANCELED): when its parser
+ * still held an unfinished line or event, counts it (sse_cut, the most
+ * bytes held), and when that stream also sent no complete event for
+ * longer than timeout_ns, counts an SSE "timeout" failure saying so: a
+ * server stuck in an endless line never says failures: none. */
+/* A stream that, without an unfinished line, sent only comments for longer
+ * than timeout_ns is counted apart (sse_comments_only), not a failure. */
+void hm_sse_note_cut(hm_thread_stats *st, const hm_watch *w, int64_t timeout_ns, const char *where);
 /* The watch's undecodable events into st as SSE protocol failures (call
  * once, when the watch is done). */
 void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where);

@@ -185,6 +185,7 @@ static void sse_coro(void *p)
             v->streaming = false;
             hm_gauge_sse_open(o, -1);
         }
+        if (rc == -ECANCELED) hm_sse_note_cut(st, &v->watch, o->timeout_ns, v->where_sse);
         if (v->done || rc == -ECANCELED) break;
         /* php-via's answer for a context it does not have: the reload
          * script, an empty 200 on a repeat, 400 for no context at all. A

@@ -337,7 +337,10 @@ static void observer_coro(void *p)
         }
         /* The finisher ends the stream (-ECANCELED); anything else was the
          * server's doing. */
-        if (rc == -ECANCELED) break;
+        if (rc == -ECANCELED) {
+            hm_sse_note_cut(st, &ob->watch, o->timeout_ns, ob->where);
+            break;
+        }
         if (ob->watch.reload_asked || ob->empty || (rc == -HM_ESTATUS && ob->status == 400)) {
             /* php-via's answer for a context it does not have. */
             if (ob->index == 0) {

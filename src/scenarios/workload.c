@@ -17,11 +17,14 @@ void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal)
     w->signal = signal;
     w->signals = json_object();
     hm_sse_parser_init(&w->sse, on_event, w);
+    w->last_event_ns = hm_now_ns();
 }
 
 void hm_watch_restart(hm_watch *w)
 {
     hm_sse_parser_reset(&w->sse);
+    w->last_event_ns = hm_now_ns();
+    w->comments_at_event = w->sse.comments;
     w->sent_at_open = w->actions_sent ? atomic_load(w->actions_sent) : 0;
 }
 
@@ -117,6 +120,8 @@ static int on_event(const hm_sse_event *ev, void *user)
 {
     hm_watch *w = user;
     w->events++;
+    w->last_event_ns = hm_now_ns();
+    w->comments_at_event = w->sse.comments;
     static const char reload[] = "window.location.reload()";
     if (ev->data_len >= sizeof(reload) - 1 &&
         memmem(ev->data, ev->data_len, reload, sizeof(reload) - 1))

@@ -62,6 +62,10 @@ typedef struct hm_watch {
     uint64_t undecodable; /* Datastar events that could not be decoded */
     char undecodable_why[160];
     int64_t last_patch_ns;
+    /* When the stream's last complete event came, or (before one) when
+     * the watch was set up or restarted: hm_sse_note_cut's quiet time. */
+    int64_t last_event_ns;
+    uint64_t comments_at_event; /* the parser's comment count at that time */
     /* The stream carried php-via's answer for a context the server does not
      * know: an event that runs window.location.reload() (datastar-php's
      * executeScript, as a patch-elements <script> or an execute-script

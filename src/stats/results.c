@@ -168,6 +168,9 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
         hm_thread_stats_status_example(dst, src->status_first_code[i], src->status_first[i].reason,
                                        src->status_first[i].where, src->status_first[i].bytes);
     dst->sse_opened += src->sse_opened;
+    dst->sse_cut += src->sse_cut;
+    dst->sse_comments_only += src->sse_comments_only;
+    if (src->sse_cut_bytes > dst->sse_cut_bytes) dst->sse_cut_bytes = src->sse_cut_bytes;
     for (int k = 0; k < HM_SSE_FAIL__COUNT; k++)
         dst->sse_fail[k] += src->sse_fail[k];
     if (src->sse_first.reason[0] && !dst->sse_first.reason[0]) {
@@ -864,6 +867,13 @@ void hm_report_print(FILE *f, const hm_results *r)
                     (unsigned long long)t->sse_fail[k]);
             sep = " ";
         }
+        if (t->sse_comments_only)
+            fprintf(f, "; %llu sent only comments for longer than --timeout before the run ended",
+                    (unsigned long long)t->sse_comments_only);
+        if (t->sse_cut)
+            fprintf(f,
+                    "; %llu ended by the run inside an unfinished line or event (up to %llu bytes)",
+                    (unsigned long long)t->sse_cut, (unsigned long long)t->sse_cut_bytes);
         fputc('\n', f);
         if (t->sse_first.reason[0])
             print_example(f, hm_sse_fail_name(t->sse_first_kind), &t->sse_first);

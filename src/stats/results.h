@@ -74,6 +74,12 @@ typedef struct hm_thread_stats {
     uint64_t sse_fail[HM_SSE_FAIL__COUNT];
     hm_sse_fail sse_first_kind;
     hm_fail_example sse_first;
+    /* Streams the run ended itself while they held an unfinished line or
+     * event (hm_sse_note_cut), and the most bytes one held. */
+    uint64_t sse_cut, sse_cut_bytes;
+    /* Streams the run ended after only comments (heartbeats) for longer
+     * than --timeout. */
+    uint64_t sse_comments_only;
     /* The live view the interval reporter reads from another thread: the
      * counters are written only by the owning thread; interval_us is
      * swapped out by the reporter under interval_lock. */

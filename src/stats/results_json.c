@@ -238,6 +238,9 @@ json_t *hm_report_json(const hm_results *r)
         json_object_set_new(sse_fail, hm_sse_fail_name((hm_sse_fail)k),
                             json_integer((json_int_t)t->sse_fail[k]));
     json_object_set_new(sse, "failures", sse_fail);
+    json_object_set_new(sse, "ended_mid_event", json_integer((json_int_t)t->sse_cut));
+    json_object_set_new(sse, "ended_comments_only", json_integer((json_int_t)t->sse_comments_only));
+    json_object_set_new(sse, "ended_mid_event_bytes", json_integer((json_int_t)t->sse_cut_bytes));
     json_object_set_new(sse, "first_failure",
                         t->sse_first.reason[0]
                             ? example_json(&t->sse_first, hm_sse_fail_name(t->sse_first_kind))

@@ -935,6 +935,66 @@ case("page_fails_once_br", "the first two page loads answer 500: those tabs are 
              output_matches(r"^Net increment +\d+ .*matches HTTP OK: YES")])
 
 
+# ---- hostile peers: codings and SSE framing (docs/reliability.md) -----------
+
+# A page in a coding hammer does not decode (stacked, unknown) is refused
+# naming the coding, never taken raw for the page; a gzip bomb stops at the
+# 8 MiB body bound with its reason.
+for _stem, _mode, _want in (("stacked", "coding-stacked", r'"gzip, br": a coding hammer does '
+                             r'not decode'),
+                            ("zstd", "coding-zstd", r'"zstd": a coding hammer does not decode'),
+                            ("x_foo", "coding-x-foo", r'"x-foo": a coding hammer does not decode'),
+                            ("gzip_bomb", "gzip-bomb", r"decoded body over the size limit")):
+    for _eng in ("io_uring", "epoll"):
+        case("coding_%s_%s" % (_stem, _eng), "the page comes %s (%s)" % (_mode, _eng),
+             ["--engine", _eng] + HM, srv(_mode),
+             checks=[exit_in(2), fatal_matches(_want), json_equals("actions.sent", 0)])
+
+# An SSE stream whose one gzip chunk decodes past the per-read bound.
+sse_case("sse_gzip_bomb", "sse-gzip-bomb", "protocol", r"expands past the limit of one read")
+
+
+def patches_all_seen(r):
+    ok, seen, timed = r.j("actions.ok"), r.j("patches.observed"), r.j("latency_us.patch.count")
+    good = isinstance(ok, int) and ok > 0 and timed == ok and 0 < (seen or 0) <= ok
+    return good, "actions.ok %r, patches.observed %r, action->patch %r" % (ok, seen, timed)
+patches_all_seen.label = "patches counted"
+
+# CR, CRLF and LF line ends in one stream; a BOM mid-stream (not stripped:
+# the decoy it starts is no patch); retry: 10^30 (saturates, no overflow);
+# an id: with a NUL (ignored): every action's patch is seen, nothing else.
+SSE_OK = [exit_in(0), errors_none, patches_all_seen, json_equals("patches.extra", 0),
+          json_equals("sse.first_failure", None)]
+for _stem, _mode in (("line_ends_mixed", "sse-line-ends-mixed"), ("bom_mid", "sse-bom-mid"),
+                     ("retry_huge", "sse-retry-huge"), ("id_nul", "sse-id-nul")):
+    for _eng in ("io_uring", "epoll"):
+        case("sse_%s_%s" % (_stem, _eng), "/_sse: %s (%s)" % (_mode, _eng),
+             ["--engine", _eng, "-t", "1", "-c", "4", "-n", "60", "--timeout", "5s",
+              "scenario", "counter"], srv(_mode), checks=SSE_OK)
+
+# After the page's state, a stream stuck in a line that never ends (or in
+# heartbeats only): the run must not say "failures: none" over no patch.
+for _eng in ("io_uring", "epoll"):
+    # -d, not -n: the line's quiet time is the run's, well past --timeout.
+    case("sse_endless_line_%s" % _eng, "/_sse: one line that never ends, dripped (%s)" % _eng,
+         ["--engine", _eng, "-t", "1", "-c", "4", "-d", "3s", "--timeout", "1s", "scenario",
+          "counter"], srv("sse-endless-line"),
+         checks=[exit_in(1), sse_failures_at_least(1, "timeout"),
+                 sse_reason(r"inside an unfinished line or event of \d+ bytes, "
+                            r"\d+\.\d s after its last complete event"),
+                 json_at_least("sse.ended_mid_event", 1),
+                 json_at_least("sse.ended_mid_event_bytes", 16),
+                 output_matches(r"^SSE streams .*failures: timeout ×\d+; \d+ ended by the run "
+                                r"inside an unfinished line or event \(up to \d+ bytes\)")])
+    case("sse_comments_forever_%s" % _eng, "/_sse: only heartbeats after the state (%s)" % _eng,
+         ["--engine", _eng, "-t", "1", "-c", "4", "-d", "3s", "--timeout", "1s", "scenario",
+          "counter"], srv("sse-comments-forever"),
+         checks=[exit_in(1), json_equals("patches.observed", 0),
+                 output_matches(r"^Check +.*FAIL"), json_at_least("sse.ended_comments_only", 1),
+                 output_matches(r"^SSE streams .*; 1 sent only comments for longer than "
+                                r"--timeout before the run ended")])
+
+
 # ---- running one case ---------------------------------------------------------
 
 

@@ -69,6 +69,18 @@ HTTP_MODES = {
     # not a fault: the action's patch goes out at once, its answer 200 ms later
     "slow-answer": "action",
     "sse-repeat-value": "sse",
+    # hostile peers (docs/reliability.md): codings and SSE framing
+    "coding-stacked": "page",
+    "coding-zstd": "page",
+    "coding-x-foo": "page",
+    "gzip-bomb": "page",
+    "sse-gzip-bomb": "sse",
+    "sse-line-ends-mixed": "sse",
+    "sse-bom-mid": "sse",
+    "sse-comments-forever": "sse",
+    "sse-retry-huge": "sse",
+    "sse-id-nul": "sse",
+    "sse-endless-line": "sse",
 }
 CONN_MODES = {"rst-accept", "never-read", "full-backlog"}
 WHERE = {"page", "action", "sse", "flood", "health", "all"}
@@ -530,6 +542,20 @@ class Server:
             head = re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % len(packed), head)
             self.send(sock, head + b"\r\nContent-Encoding: gzip\r\n\r\n" + packed)
             return True
+        if m in ("coding-stacked", "coding-zstd", "coding-x-foo", "gzip-bomb"):
+            # A page in a coding hammer must refuse, or a bomb: 16 MiB of
+            # zeros in a few KiB of gzip (past the 8 MiB body bound).
+            import gzip
+            ctx = self.new_context(path, headers)
+            raw = self.page_bytes(ctx)
+            head, _, page = raw.partition(b"\r\n\r\n")
+            coding = {"coding-stacked": b"gzip, br", "coding-zstd": b"zstd",
+                      "coding-x-foo": b"x-foo", "gzip-bomb": b"gzip"}[m]
+            packed = (gzip.compress(b"\0" * (16 << 20)) if m == "gzip-bomb"
+                      else gzip.compress(page))
+            head = re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % len(packed), head)
+            self.send(sock, head + b"\r\nContent-Encoding: " + coding + b"\r\n\r\n" + packed)
+            return True
         if m == "switching-101":
             # A 101 hands the connection to another protocol: nothing after
             # it is HTTP/1.1, so a client must not send its next request here.
@@ -581,10 +607,39 @@ class Server:
             return True
         with ctx.cond:
             seen, value = ctx.version, ctx.count
+        if m == "sse-gzip-bomb":
+            # A gzip stream whose one chunk decodes to 16 MiB of blank lines:
+            # past the bound on what one read may expand to.
+            import gzip
+            self.send(sock, self.SSE_HEAD.replace("Cache-Control",
+                                                  "Content-Encoding: gzip\r\nCache-Control"))
+            self.send(sock, self.chunk(gzip.compress(b"\n" * (16 << 20))))
+            self.wait_closed(sock)
+            return False
         self.send(sock, self.SSE_HEAD)
         if m == "sse-silent":
             self.wait_closed(sock, limit_s=3600)
             return False
+        if m == "sse-comments-forever":
+            # The page's state, then only heartbeats: no patch ever comes.
+            self.send(sock, self.chunk(self.elements_event()) +
+                      self.chunk(self.signals_event(ctx, value)))
+            while not self.stopping.is_set() and not self.client_gone(sock):
+                self.send(sock, self.chunk(": keepalive\n"))
+                time.sleep(0.05)
+            return False
+        if m == "sse-endless-line":
+            # The page's state, then one line that never ends, a few bytes
+            # every 50 ms (far under the 1 MiB line bound in a short run).
+            self.send(sock, self.chunk(self.elements_event()) +
+                      self.chunk(self.signals_event(ctx, value)))
+            self.send(sock, self.chunk("data: signals {\"pad\":\""))
+            while not self.stopping.is_set() and not self.client_gone(sock):
+                self.send(sock, self.chunk("aaaaaaaa"))
+                time.sleep(0.05)
+            return False
+        if m in ("sse-line-ends-mixed", "sse-bom-mid", "sse-retry-huge", "sse-id-nul"):
+            return self.sse_framing(sock, ctx, seen, value)
         self.send(sock, self.chunk(self.elements_event()))
         if m == "sse-deep-json":
             deep = '{"x":' * 1000 + "1" + "}" * 1000
@@ -613,6 +668,53 @@ class Server:
             self.send(sock, self.chunk(ev) + b"0\r\n\r\n")
             return False
         raise AssertionError("mode %s has no SSE misbehaviour" % m)
+
+    @staticmethod
+    def framed(ev, style):
+        """One event written in a framing an EventSource must accept alike."""
+        if style == "cr":
+            return ev.replace("\n", "\r")
+        if style == "crlf":
+            return ev.replace("\n", "\r\n")
+        return ev
+
+    def sse_framing(self, sock, ctx, seen, value):
+        """The page's state and then one patch per change, each event framed
+        as the mode says: line ends CR, CRLF and LF in turn (WHATWG: all
+        three end a line); before each patch, a decoy patch whose first line
+        starts with U+FEFF (only a stream's first BOM is stripped, so
+        "\ufeffevent" is an unknown field and the decoy a "message" event,
+        no patch: a client that strips it sees a count of -1000); a retry: of 10^30 ms and
+        an id: with a NUL (ignored) before each patch."""
+        m = self.mode
+        self.send(sock, self.chunk(self.elements_event()) +
+                  self.chunk(self.signals_event(ctx, value)))
+        n = 0
+        while not self.stopping.is_set():
+            with ctx.cond:
+                if ctx.version == seen:
+                    ctx.cond.wait(0.2)
+                if ctx.version == seen:
+                    value = None
+                else:
+                    seen, value = ctx.version, ctx.count
+            if value is None:
+                if self.client_gone(sock):
+                    return False
+                continue
+            ev = self.signals_event(ctx, value)
+            if m == "sse-line-ends-mixed":
+                ev = self.framed(ev, ("cr", "crlf", "lf")[n % 3])
+            elif m == "sse-bom-mid":
+                ev = ("\ufeffevent: datastar-patch-signals\ndata: signals %s\n\n"
+                      % json.dumps({ctx.signal: -1000}, separators=(",", ":"))) + ev
+            elif m == "sse-retry-huge":
+                ev = "retry: 1" + "0" * 30 + "\n" + ev
+            elif m == "sse-id-nul":
+                ev = "id: a\0b\n" + ev
+            n += 1
+            self.send(sock, self.chunk(ev))
+        return False
 
     # ---- accept loop -------------------------------------------------------
 
