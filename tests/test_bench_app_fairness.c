@@ -15,7 +15,11 @@
 
 #define ROUNDS 5
 #define ACTIONS "2000"
-#define FACTOR 3.0
+/* On a quiet 2-vCPU machine the io_uring server's ratio is 3.4-3.6
+ * against epoll's 1.05-1.35 (11ad10f and after, 8 runs each): a tail that
+ * is its own open question, and 3.0 failed half the runs there. The
+ * accept starvation this test exists for gave 15-30. */
+#define FACTOR 5.0
 
 static int cmp_double(const void *a, const void *b)
 {
