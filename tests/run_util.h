@@ -252,4 +252,38 @@ static inline void untrack(pid_t pid)
         if (tracked_pids[i] == pid) tracked_pids[i] = 0;
 }
 
+/* A throwaway CA and a certificate for 127.0.0.1 and localhost
+ * (scripts/gen-test-cert.sh) in a new directory /tmp/hammer-TAG-XXXXXX;
+ * the test skips (77) when they cannot be made. */
+typedef struct test_certs {
+    char dir[256], ca[300], cert[300], key[300];
+} test_certs;
+
+static inline void test_certs_make(test_certs *c, const char *script, const char *tag)
+{
+    snprintf(c->dir, sizeof(c->dir), "/tmp/hammer-%s-XXXXXX", tag);
+    ASSERT(mkdtemp(c->dir));
+    char *argv[] = {"/bin/sh", (char *)script, c->dir, NULL};
+    proc p;
+    if (proc_run(&p, argv, 60) != 0)
+        HM_SKIP("cannot make test certificates (is openssl installed?): %s", p.out);
+    snprintf(c->ca, sizeof(c->ca), "%s/ca.pem", c->dir);
+    snprintf(c->cert, sizeof(c->cert), "%s/server.pem", c->dir);
+    snprintf(c->key, sizeof(c->key), "%s/server.key", c->dir);
+}
+
+/* A TCP socket listening on 127.0.0.1 at a port the kernel picked. */
+static inline int listen_loopback(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ASSERT(fd >= 0);
+    ASSERT_EQ(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ASSERT_EQ(listen(fd, 16), 0);
+    socklen_t sl = sizeof(sa);
+    ASSERT_EQ(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
 #endif

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char certdir[256], ca[300], cert[300], key[300], expired[300], wrong[300], xkey[300];
+static test_certs certs;
+static char *certdir = certs.dir, *ca = certs.ca, *cert = certs.cert, *key = certs.key;
+static char expired[300], wrong[300], xkey[300];
 
 static void sh(const char *cmd)
 {
@@ -31,14 +33,8 @@ static void sh(const char *cmd)
 
 static void gen_certs(const char *script)
 {
-    snprintf(certdir, sizeof(certdir), "/tmp/hammer-hostile-tls-XXXXXX");
-    ASSERT(mkdtemp(certdir));
+    test_certs_make(&certs, script, "hostile-tls");
     char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "/bin/sh '%s' '%s' >/dev/null", script, certdir);
-    sh(cmd);
-    snprintf(ca, sizeof(ca), "%s/ca.pem", certdir);
-    snprintf(cert, sizeof(cert), "%s/server.pem", certdir);
-    snprintf(key, sizeof(key), "%s/server.key", certdir);
     snprintf(xkey, sizeof(xkey), "%s/x.key", certdir);
     snprintf(expired, sizeof(expired), "%s/expired.pem", certdir);
     snprintf(wrong, sizeof(wrong), "%s/wrong.pem", certdir);
@@ -172,20 +168,15 @@ int main(int argc, char **argv)
             continue;
         }
         for (int how = 0; how < PEER__COUNT; how++) {
-            int lfd = socket(AF_INET, SOCK_STREAM, 0);
-            struct sockaddr_in sa = {.sin_family = AF_INET,
-                                     .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-            ASSERT_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-            ASSERT_EQ(listen(lfd, 16), 0);
-            socklen_t sl = sizeof(sa);
-            ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+            int port;
+            int lfd = listen_loopback(&port);
             pid_t server = fork();
             ASSERT(server >= 0);
             if (server == 0) serve(lfd, (peer)how);
             close(lfd);
 
             char url[64];
-            snprintf(url, sizeof(url), "https://127.0.0.1:%d/", ntohs(sa.sin_port));
+            snprintf(url, sizeof(url), "https://127.0.0.1:%d/", port);
             unlink(json_path);
             /* drip_slow: 39 bytes 100 ms apart take ~4 s, past --timeout 1s. */
             const char *timeout = how == DRIP_SLOW ? "1s" : "2s";

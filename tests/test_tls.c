@@ -7,20 +7,9 @@
 #include "run_util.h"
 
 static const char *hammer, *bench_app;
-static char json_path[256], certdir[256], ca[300], cert[300], key[300];
-
-static void gen_certs(const char *script)
-{
-    snprintf(certdir, sizeof(certdir), "/tmp/hammer-tls-XXXXXX");
-    ASSERT(mkdtemp(certdir));
-    char *argv[] = {"/bin/sh", (char *)script, certdir, NULL};
-    proc p;
-    int rc = proc_run(&p, argv, 60);
-    if (rc != 0) HM_SKIP("cannot make test certificates (is openssl installed?): %s", p.out);
-    snprintf(ca, sizeof(ca), "%s/ca.pem", certdir);
-    snprintf(cert, sizeof(cert), "%s/server.pem", certdir);
-    snprintf(key, sizeof(key), "%s/server.key", certdir);
-}
+static char json_path[256];
+static test_certs certs;
+static char *certdir = certs.dir, *ca = certs.ca, *cert = certs.cert, *key = certs.key;
 
 static json_t *run(int want_exit, char **argv, proc *p)
 {
@@ -37,7 +26,7 @@ int main(int argc, char **argv)
     hammer = argv[1];
     bench_app = argv[2];
     snprintf(json_path, sizeof(json_path), "/tmp/hammer-tls-%d.json", (int)getpid());
-    gen_certs(argv[3]);
+    test_certs_make(&certs, argv[3], "tls");
 
     const char *engines[] = {"io_uring", "epoll"};
     for (int e = 0; e < 2; e++) {

@@ -13,20 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char certdir[256], ca[300], cert[300], key[300];
-
-static void gen_certs(const char *script)
-{
-    snprintf(certdir, sizeof(certdir), "/tmp/hammer-reneg-XXXXXX");
-    ASSERT(mkdtemp(certdir));
-    char *argv[] = {"/bin/sh", (char *)script, certdir, NULL};
-    proc p;
-    int rc = proc_run(&p, argv, 60);
-    if (rc != 0) HM_SKIP("cannot make test certificates (is openssl installed?): %s", p.out);
-    snprintf(ca, sizeof(ca), "%s/ca.pem", certdir);
-    snprintf(cert, sizeof(cert), "%s/server.pem", certdir);
-    snprintf(key, sizeof(key), "%s/server.key", certdir);
-}
+static test_certs certs;
+static char *certdir = certs.dir, *ca = certs.ca, *cert = certs.cert, *key = certs.key;
 
 /* The server, in a child: one connection at a time; after each answer a
  * HelloRequest. Writes the number of requests it answered to count_fd
@@ -74,7 +62,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) HM_FAIL_("usage: %s HAMMER GEN_CERT", argv[0]);
     const char *hammer = argv[1];
-    gen_certs(argv[2]);
+    test_certs_make(&certs, argv[2], "reneg");
     char json_path[300];
     snprintf(json_path, sizeof(json_path), "%s/run.json", certdir);
 
@@ -85,12 +73,8 @@ int main(int argc, char **argv)
             printf("io_uring run skipped: %s\n", why);
             continue;
         }
-        int lfd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        ASSERT_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        ASSERT_EQ(listen(lfd, 16), 0);
-        socklen_t sl = sizeof(sa);
-        ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+        int port;
+        int lfd = listen_loopback(&port);
         int counts[2];
         ASSERT_EQ(pipe(counts), 0);
         pid_t server = fork();
@@ -105,7 +89,7 @@ int main(int argc, char **argv)
         fcntl(counts[0], F_SETFL, O_NONBLOCK);
 
         char url[64];
-        snprintf(url, sizeof(url), "https://127.0.0.1:%d/", ntohs(sa.sin_port));
+        snprintf(url, sizeof(url), "https://127.0.0.1:%d/", port);
         unlink(json_path);
         char *run_argv[] = {(char *)hammer,
                             "-q",
