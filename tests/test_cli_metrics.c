@@ -7,7 +7,7 @@
  *   prometheus  a real Prometheus on 127.0.0.1 scrapes it every second and
  *               has hammer's counters (skips when it cannot start).
  * argv: HAMMER MODE */
-#include "run_util.h"
+#include "metrics_client.h"
 
 #include <stdbool.h>
 #include <sys/prctl.h>
@@ -15,50 +15,15 @@
 static const char *hammer;
 static char dir[] = "/tmp/hm_metrics_XXXXXX";
 
-/* GET path from 127.0.0.1:port; the whole answer (head and body) into buf. */
-static size_t http_get(int port, const char *path, const char *accept, char *buf, size_t cap)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) HM_FAIL_("connect to %d failed", port);
-    char req[512];
-    int n = snprintf(req, sizeof(req),
-                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s%s%s\r\n", path,
-                     accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "");
-    ASSERT_EQ(write(fd, req, (size_t)n), n);
-    size_t len = 0;
-    ssize_t r;
-    while (len + 1 < cap && (r = read(fd, buf + len, cap - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = 0;
-    close(fd);
-    return len;
-}
-
-/* The value of the sample line that starts with `sample ` (-1 if none). */
-static double value_of(const char *text, const char *sample)
-{
-    char needle[256];
-    snprintf(needle, sizeof(needle), "\n%s ", sample);
-    const char *p = strstr(text, needle);
-    return p ? atof(p + strlen(needle)) : -1;
-}
-
-/* Starts hammer with the endpoint on a free port; returns that port. */
+/* Starts hammer -q with the endpoint on a free port; returns that port. */
 static int start_hammer(proc *p, char **extra)
 {
-    char *argv[32] = {(char *)hammer, "-q", "--metrics-listen", "127.0.0.1:0"};
-    int n = 4;
-    for (int i = 0; extra[i]; i++)
+    char *argv[32] = {"-q"};
+    int n = 1;
+    for (int i = 0; extra[i] && n < 31; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;
-    proc_start(p, argv);
-    for (int i = 0; i < 200 && !strstr(p->out, "path /metrics"); i++)
-        proc_read(p, 50);
-    const char *at = strstr(p->out, "metrics on port ");
-    if (!at) HM_FAIL_("hammer did not say where its metrics are:\n%s", p->out);
-    return atoi(at + 16);
+    return metrics_start_hammer(p, hammer, argv);
 }
 
 static void check_histogram(const char *body, const char *phase)
@@ -69,12 +34,12 @@ static void check_histogram(const char *body, const char *phase)
     for (size_t i = 0; i < sizeof(les) / sizeof(les[0]); i++) {
         snprintf(sample, sizeof(sample), "hammer_latency_seconds_bucket{phase=\"%s\",le=\"%s\"}",
                  phase, les[i]);
-        double v = value_of(body, sample);
+        double v = metrics_value(body, sample);
         ASSERT(v >= prev); /* cumulative */
         prev = inf = v;
     }
     snprintf(sample, sizeof(sample), "hammer_latency_seconds_count{phase=\"%s\"}", phase);
-    ASSERT(value_of(body, sample) == inf);
+    ASSERT(metrics_value(body, sample) == inf);
 }
 
 static void endpoint(void)
@@ -85,39 +50,40 @@ static void endpoint(void)
     int port = start_hammer(&p, extra);
     static char a[1 << 20], b[1 << 20];
     for (int i = 0; i < 100; i++) { /* until the load is under way */
-        http_get(port, "/metrics", NULL, a, sizeof(a));
-        if (value_of(a, "hammer_requests_total") > 0) break;
+        metrics_get(port, "/metrics", NULL, a, sizeof(a));
+        if (metrics_value(a, "hammer_requests_total") > 0) break;
         usleep(100 * 1000);
     }
     usleep(700 * 1000);
-    http_get(port, "/metrics", NULL, b, sizeof(b));
+    metrics_get(port, "/metrics", NULL, b, sizeof(b));
     ASSERT(strstr(a, "HTTP/1.1 200 "));
     ASSERT(strstr(a, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
-    double r1 = value_of(a, "hammer_requests_total"), r2 = value_of(b, "hammer_requests_total");
+    double r1 = metrics_value(a, "hammer_requests_total"),
+           r2 = metrics_value(b, "hammer_requests_total");
     ASSERT_GT(r1, 0);
     ASSERT_GT(r2, r1); /* a counter, growing while the run goes */
-    ASSERT(value_of(b, "hammer_responses_total{status=\"200\"}") > 0);
-    ASSERT(value_of(b, "hammer_errors_total{kind=\"timeout\"}") == 0);
-    double inflight = value_of(b, "hammer_in_flight");
+    ASSERT(metrics_value(b, "hammer_responses_total{status=\"200\"}") > 0);
+    ASSERT(metrics_value(b, "hammer_errors_total{kind=\"timeout\"}") == 0);
+    double inflight = metrics_value(b, "hammer_in_flight");
     ASSERT(inflight >= 0 && inflight <= 8);
-    ASSERT(value_of(b, "hammer_virtual_users") == 8);
-    ASSERT(value_of(b, "hammer_sse_streams_open") == 1);
-    ASSERT(value_of(b, "hammer_read_bytes_total") > 0);
+    ASSERT(metrics_value(b, "hammer_virtual_users") == 8);
+    ASSERT(metrics_value(b, "hammer_sse_streams_open") == 1);
+    ASSERT(metrics_value(b, "hammer_read_bytes_total") > 0);
     ASSERT(strstr(b, "\n# TYPE hammer_requests_total counter\n"));
     ASSERT(strstr(b, "\n# TYPE hammer_latency_seconds histogram\n"));
     check_histogram(b, "action");
     check_histogram(b, "patch");
-    ASSERT(value_of(b, "hammer_latency_seconds_count{phase=\"action\"}") > 0);
+    ASSERT(metrics_value(b, "hammer_latency_seconds_count{phase=\"action\"}") > 0);
     ASSERT(!strstr(b, "# EOF"));
 
     static char om[1 << 20];
-    http_get(port, "/metrics", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5", om,
-             sizeof(om));
+    metrics_get(port, "/metrics", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5", om,
+                sizeof(om));
     ASSERT(strstr(om, "\r\nContent-Type: application/openmetrics-text; version=1.0.0"));
     ASSERT(strstr(om, "\n# TYPE hammer_requests counter\nhammer_requests_total "));
     size_t len = strlen(om);
     ASSERT(len > 6 && !strcmp(om + len - 6, "# EOF\n"));
-    http_get(port, "/elsewhere", NULL, a, sizeof(a));
+    metrics_get(port, "/elsewhere", NULL, a, sizeof(a));
     ASSERT(strstr(a, "HTTP/1.1 404 "));
     ASSERT_EQ(proc_wait(&p, 60), 0);
     printf("endpoint: counters grow (%.0f -> %.0f requests), histograms add up, OpenMetrics with "
@@ -143,7 +109,7 @@ static void with_promtool(void)
     int port = start_hammer(&p, extra);
     usleep(1500 * 1000);
     static char buf[1 << 20];
-    http_get(port, "/metrics", NULL, buf, sizeof(buf));
+    metrics_get(port, "/metrics", NULL, buf, sizeof(buf));
     const char *body = strstr(buf, "\r\n\r\n");
     ASSERT(body);
     char path[300];
@@ -224,7 +190,7 @@ static void with_prometheus(void)
         ready = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
         close(fd);
         if (ready) {
-            http_get(prom_port, "/-/ready", NULL, buf, sizeof(buf));
+            metrics_get(prom_port, "/-/ready", NULL, buf, sizeof(buf));
             ready = strstr(buf, " 200 ") != NULL;
         }
     }
@@ -237,7 +203,7 @@ static void with_prometheus(void)
     }
     for (int i = 0; i < 80 && !found; i++) {
         proc_read(&prom, 250);
-        http_get(prom_port, "/api/v1/query?query=hammer_requests_total", NULL, buf, sizeof(buf));
+        metrics_get(prom_port, "/api/v1/query?query=hammer_requests_total", NULL, buf, sizeof(buf));
         char *j = strstr(buf, "\r\n\r\n");
         json_t *doc = j ? json_loads(j + 4, 0, NULL) : NULL;
         json_t *result = json_object_get(json_object_get(doc, "data"), "result");
@@ -246,12 +212,12 @@ static void with_prometheus(void)
         if (v && atof(v) > 0) found = strdup(v);
         json_decref(doc);
     }
-    http_get(prom_port, "/api/v1/query?query=up", NULL, buf, sizeof(buf));
+    metrics_get(prom_port, "/api/v1/query?query=up", NULL, buf, sizeof(buf));
     bool up = strstr(buf, "\"job\":\"hammer\"") && strstr(buf, "\"1\"]");
-    http_get(prom_port,
-             "/api/v1/query?query=histogram_quantile(0.99,hammer_latency_seconds_bucket"
-             "%7Bphase=%22action%22%7D)",
-             NULL, buf, sizeof(buf));
+    metrics_get(prom_port,
+                "/api/v1/query?query=histogram_quantile(0.99,hammer_latency_seconds_bucket"
+                "%7Bphase=%22action%22%7D)",
+                NULL, buf, sizeof(buf));
     bool quantile = strstr(buf, "\"status\":\"success\"") && strstr(buf, "\"phase\":\"action\"");
     kill(prom.pid, SIGTERM);
     proc_wait(&prom, 30);

@@ -20,7 +20,7 @@
  *           hammer_ name in deploy/prometheus's rules and rule tests is
  *           one of them.
  * argv: HAMMER MODE [DOCS_METRICS_MD DEPLOY_PROMETHEUS_DIR] */
-#include "run_util.h"
+#include "metrics_client.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -39,55 +39,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int connect_port(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) HM_FAIL_("connect to %d failed", port);
-    return fd;
-}
-
-/* GET /metrics from 127.0.0.1:port; the whole answer (head and body) into
- * buf, however long it takes (a hang is the ctest TIMEOUT's). */
+/* GET /metrics from 127.0.0.1:port; the whole answer into buf. */
 static size_t scrape(int port, char *buf, size_t cap)
 {
-    int fd = connect_port(port);
-    static const char req[] =
-        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    ASSERT_EQ(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(req) - 1);
-    size_t len = 0;
-    ssize_t r;
-    while (len + 1 < cap && (r = read(fd, buf + len, cap - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = 0;
-    close(fd);
-    return len;
+    return metrics_get(port, "/metrics", NULL, buf, cap);
 }
 
-/* The value of the sample line that starts with `sample ` (-1 if none). */
-static double value_of(const char *text, const char *sample)
-{
-    char needle[256];
-    snprintf(needle, sizeof(needle), "\n%s ", sample);
-    const char *p = strstr(text, needle);
-    return p ? atof(p + strlen(needle)) : -1;
-}
-
-/* Starts hammer with the endpoint on a free port (extra: the rest of the
- * command line); returns that port. */
 static int start_hammer(proc *p, char **extra)
 {
-    char *argv[40] = {(char *)hammer, "--metrics-listen", "127.0.0.1:0"};
-    int n = 3;
-    for (int i = 0; extra[i]; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    proc_start(p, argv);
-    if (!proc_wait_output(p, "path /metrics")) HM_FAIL_("hammer ended before serving:\n%s", p->out);
-    const char *at = strstr(p->out, "metrics on port ");
-    if (!at) HM_FAIL_("hammer did not say where its metrics are:\n%s", p->out);
-    return atoi(at + 16);
+    return metrics_start_hammer(p, hammer, extra);
 }
 
 /* ---- a client that drips its request ----------------------------------------- */
@@ -108,7 +68,7 @@ typedef struct drip {
 static void *drip_run(void *arg)
 {
     drip *d = arg;
-    int fd = connect_port(d->port);
+    int fd = metrics_connect(d->port);
     static const char head[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
     for (size_t i = 0; now_s() < d->until; i++) {
         char c = i < sizeof(head) - 1 ? head[i] : 'x';
@@ -160,7 +120,7 @@ static void dripping(void)
     scrape(port, buf, sizeof(buf));
     bool drip_going_at_answer = atomic_load(&d.going);
     ASSERT(strstr(buf, "HTTP/1.1 200 "));
-    ASSERT(value_of(buf, "hammer_virtual_users") >= 0);
+    ASSERT(metrics_value(buf, "hammer_virtual_users") >= 0);
     if (!drip_going_at_answer) HM_FAIL_("the scrape was answered only once the drip had stopped");
     int rc = proc_wait(&p, (int)(drip_for * 2));
     double took = now_s() - t0;
@@ -188,10 +148,10 @@ static void capped(void)
     static char buf[1 << 20];
     do /* the run is over and the endpoint lingers */
         scrape(port, buf, sizeof(buf));
-    while (value_of(buf, "hammer_requests_total") < 50 && (usleep(50 * 1000), true));
+    while (metrics_value(buf, "hammer_requests_total") < 50 && (usleep(50 * 1000), true));
     int idle[SCRAPERS_MAX];
     for (int i = 0; i < SCRAPERS_MAX; i++)
-        idle[i] = connect_port(port);
+        idle[i] = metrics_connect(port);
     usleep(200 * 1000); /* accepted: every slot held by a connection that sends nothing */
     scrape(port, buf, sizeof(buf));
     if (!strstr(buf, "HTTP/1.1 503 ") || !strstr(buf, "too many scrapers"))
@@ -248,12 +208,12 @@ static void lingering(void)
     long long sent = json_int_at(doc, "actions.sent"), ok = json_int_at(doc, "actions.ok");
     json_decref(doc);
     ASSERT_EQ(sent, 300);
-    double scraped = value_of(buf, "hammer_requests_total");
+    double scraped = metrics_value(buf, "hammer_requests_total");
     if (scraped != (double)sent)
         HM_FAIL_("the last scrape has hammer_requests_total %.0f, the JSON actions.sent %lld",
                  scraped, sent);
-    ASSERT(value_of(buf, "hammer_requests_ok_total") == (double)ok);
-    ASSERT(value_of(buf, "hammer_in_flight") == 0);
+    ASSERT(metrics_value(buf, "hammer_requests_ok_total") == (double)ok);
+    ASSERT(metrics_value(buf, "hammer_in_flight") == 0);
     const char *info = strstr(buf, "\nhammer_run_info{");
     ASSERT(info);
     char line[1024];
@@ -344,19 +304,19 @@ static void server_fields(void)
     static char buf[1 << 20];
     do
         scrape(port, buf, sizeof(buf));
-    while (value_of(buf, "hammer_requests_total") < 20 && (usleep(50 * 1000), true));
+    while (metrics_value(buf, "hammer_requests_total") < 20 && (usleep(50 * 1000), true));
     kill(p.pid, SIGINT);
     ASSERT_EQ(proc_wait(&p, 60), 0);
     if (!strstr(buf, "\n# TYPE hammer_server_x_requests_total counter\n"))
         HM_FAIL_("x_requests is not a counter:\n%s", strstr(buf, "# HELP hammer_server_"));
-    ASSERT(value_of(buf, "hammer_server_x_requests_total") == 5); /* the first of the two */
+    ASSERT(metrics_value(buf, "hammer_server_x_requests_total") == 5); /* the first of the two */
     const char *first = strstr(buf, "# TYPE hammer_server_x_requests_total ");
     ASSERT(!strstr(first + 1, "# TYPE hammer_server_x_requests_total "));
     ASSERT(strstr(buf, "\n# TYPE hammer_server_cpu_seconds_total counter\n"));
-    ASSERT(value_of(buf, "hammer_server_cpu_seconds_total") == 1.5);
+    ASSERT(metrics_value(buf, "hammer_server_cpu_seconds_total") == 1.5);
     ASSERT(!strstr(buf, "_total_total"));
     ASSERT(strstr(buf, "\n# TYPE hammer_server_queue_depth gauge\n"));
-    ASSERT(value_of(buf, "hammer_server_queue_depth") == 3);
+    ASSERT(metrics_value(buf, "hammer_server_queue_depth") == 3);
     close(lfd);
     printf("fields: x_requests and cpu_seconds_total are counters (one _total), queue_depth a "
            "gauge, x_requests_total beside x_requests left out\n");
@@ -438,9 +398,9 @@ static void documented(const char *md_path, const char *deploy)
     static char buf[1 << 20];
     do /* the run over, the server watch's last sample taken */
         scrape(port, buf, sizeof(buf));
-    while (
-        (value_of(buf, "hammer_requests_total") < 200 || !strstr(buf, "# TYPE hammer_server_")) &&
-        (usleep(100 * 1000), true));
+    while ((metrics_value(buf, "hammer_requests_total") < 200 ||
+            !strstr(buf, "# TYPE hammer_server_")) &&
+           (usleep(100 * 1000), true));
     kill(p.pid, SIGINT);
     ASSERT_EQ(proc_wait(&p, 60), 0);
 
