@@ -282,6 +282,33 @@ static void actions_without_context(void)
     printf("actions without a page or a stream: left out, or the stream opened\n");
 }
 
+/* A pause longer than an int64_t of nanoseconds (the fuzzer's
+ * har_import/pause_of_centuries) is cut to --max-think like any other. */
+static void pause_of_centuries(void)
+{
+    proc p;
+    char har[512], out[512];
+    snprintf(har, sizeof(har), "%s/late.har", dir);
+    snprintf(out, sizeof(out), "%s/late.yaml", dir);
+    FILE *f = fopen(har, "w");
+    ASSERT(f);
+    fputs("{\"log\": {\"entries\": [{\"startedDateTime\": \"2026-01-01T00:00:00.000Z\", "
+          "\"time\": 1, \"request\": {\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/a\"}, "
+          "\"response\": {\"status\": 200, \"content\": {\"mimeType\": \"text/html\"}}}, "
+          "{\"startedDateTime\": \"9000-01-01T00:00:00.000Z\", \"time\": 1, \"request\": "
+          "{\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/b\"}, \"response\": {\"status\": "
+          "200, \"content\": {\"mimeType\": \"text/html\"}}}]}}",
+          f);
+    fclose(f);
+    ASSERT_EQ(import(&p, out, har, NULL), 0);
+    hm_flow_file *fl = load(out);
+    ASSERT_EQ(fl->flows[0].n_steps, 3); /* page, think, page */
+    ASSERT_EQ(fl->flows[0].steps[1].kind, HM_FLOW_THINK);
+    ASSERT_EQ(fl->flows[0].steps[1].think_max_ns, 5000000000LL);
+    hm_flow_free(fl);
+    printf("a pause of centuries: cut to --max-think\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) HM_FAIL_("usage: %s HAMMER DATA_DIR", argv[0]);
@@ -294,6 +321,7 @@ int main(int argc, char **argv)
     user_signals();
     bad_input();
     actions_without_context();
+    pause_of_centuries();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

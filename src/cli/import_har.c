@@ -407,10 +407,11 @@ static istep *add(importer *im, int kind, const char *text)
 static void think_before(importer *im, const entry *en)
 {
     if (im->last_end_ms <= 0) return;
-    double gap = en->start_ms - im->last_end_ms;
-    int64_t ns = (int64_t)(gap * 1e6 * im->opt->think_scale);
-    if (ns < im->opt->min_think_ns) return;
-    if (ns > im->opt->max_think_ns) ns = im->opt->max_think_ns;
+    /* In double until clamped: a recording's clock may jump by centuries,
+     * more nanoseconds than an int64_t holds. */
+    double gap_ns = (en->start_ms - im->last_end_ms) * 1e6 * im->opt->think_scale;
+    if (!(gap_ns >= (double)im->opt->min_think_ns)) return;
+    int64_t ns = gap_ns >= (double)im->opt->max_think_ns ? im->opt->max_think_ns : (int64_t)gap_ns;
     istep *st = add(im, IS_THINK, NULL);
     if (st) st->think_ns = ns;
 }
