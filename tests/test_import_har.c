@@ -279,6 +279,12 @@ static void actions_without_context(void)
     ASSERT_EQ(f->n_actions, 1);
     ASSERT_EQ(f->flows[0].steps[1].kind, HM_FLOW_SSE);
     hm_flow_free(f);
+    /* The only page is also an asset (by its name): nothing to replay,
+     * said, instead of a flow of no steps (har_import/nothing_to_replay). */
+    static const char *const asset_page[][4] = {{"GET", "/via.css", "document", "text/html"}};
+    har_of(har, asset_page, HM_ARRAY_LEN(asset_page));
+    ASSERT_EQ(import(&p, NULL, har, NULL), 2);
+    ASSERT(strstr(p.out, "holds nothing to replay"));
     printf("actions without a page or a stream: left out, or the stream opened\n");
 }
 

@@ -823,6 +823,14 @@ int hm_import_har_doc(json_t *har, const hm_har_opts *optp, FILE *out, FILE *err
     if (rc < 0 || o.failed) {
         fprintf(err, "hammer import-har: could not write the flow\n");
         rc = 1;
+    } else if (!im.n) {
+        /* The first page was also an asset, the Dev Bar's, ...: a flow of
+         * no steps, which hammer refuses to run. */
+        fprintf(err,
+                "hammer import-har: %s holds nothing to replay: its first page load (%s) "
+                "and every other entry are of kinds left out\n",
+                opt.path, first->path);
+        rc = 2;
     } else {
         tally *t = &im.t;
         fprintf(out, "# Imported by hammer import-har from %s (%s%s%s, %s, %s).\n", opt.path, by,

@@ -33,7 +33,7 @@ int hm_import_har_main(int argc, char **argv);
 
 /* The conversion itself, of a loaded HAR document (borrowed): the flow to
  * out, the messages to err. Returns as hm_import_har_main does: 0; 2 when
- * har holds no entries or no page load; 1 when the flow could not be
+ * har holds no entries, no page load or nothing to replay; 1 when the flow could not be
  * written. */
 int hm_import_har_doc(json_t *har, const hm_har_opts *opt, FILE *out, FILE *err);
 
