@@ -315,6 +315,31 @@ static void pause_of_centuries(void)
     printf("a pause of centuries: cut to --max-think\n");
 }
 
+/* The recorder's name goes into the header comment: a DEL, a newline or a
+ * NEL in it (har_import/control_in_creator) made a file hammer refuses, or
+ * one whose comment ends early. */
+static void controls_in_creator(void)
+{
+    proc p;
+    char har[512], out[512];
+    snprintf(har, sizeof(har), "%s/ctl.har", dir);
+    snprintf(out, sizeof(out), "%s/ctl.yaml", dir);
+    FILE *f = fopen(har, "w");
+    ASSERT(f);
+    fputs("{\"log\": {\"creator\": {\"name\": \"rec\\u007f\\nsteps: []\\u0085x\"}, \"entries\": "
+          "[{\"startedDateTime\": \"2026-01-01T00:00:00.000Z\", \"time\": 1, \"request\": "
+          "{\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/a\"}, \"response\": {\"status\": "
+          "200, \"content\": {\"mimeType\": \"text/html\"}}}]}}",
+          f);
+    fclose(f);
+    ASSERT_EQ(import(&p, out, har, NULL), 0);
+    ASSERT(strstr(p.out, "(rec??steps: []?x, 2026-01-01"));
+    hm_flow_file *fl = load(out);
+    ASSERT_EQ(fl->flows[0].n_steps, 1);
+    hm_flow_free(fl);
+    printf("controls in the recorder's name: '?' in the comment\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) HM_FAIL_("usage: %s HAMMER DATA_DIR", argv[0]);
@@ -328,6 +353,7 @@ int main(int argc, char **argv)
     bad_input();
     actions_without_context();
     pause_of_centuries();
+    controls_in_creator();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -647,6 +647,39 @@ static void importer_free(importer *im)
     json_decref(im->stream_values);
 }
 
+/* in for the header comment: what YAML takes in a file (printable
+ * characters, UTF-8 as jansson gave it) kept, the rest (controls, line
+ * breaks that would end the comment, U+FFFE) as '?'. */
+static const char *comment_text(const char *in, char *out, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)in;
+    size_t o = 0;
+    while (*p && o + 5 < cap) {
+        uint32_t u = *p;
+        int k = u < 0x80 ? 1 : u < 0xe0 ? 2 : u < 0xf0 ? 3 : 4;
+        for (int i = 1; i < k; i++)
+            if ((p[i] & 0xc0) != 0x80) k = 1;
+        if (k > 1) {
+            u &= 0x7f >> k;
+            for (int i = 1; i < k; i++)
+                u = u << 6 | (p[i] & 0x3f);
+        }
+        /* NEL, LS and PS are line breaks to libyaml: they would end the comment. */
+        bool ok = (u >= 0x20 && u <= 0x7e) ||
+                  (u >= 0xa0 && u <= 0xd7ff && u != 0x2028 && u != 0x2029) ||
+                  (u >= 0xe000 && u <= 0xfffd) || (u >= 0x10000 && u <= 0x10ffff);
+        if (ok && (k > 1 || u < 0x80)) {
+            memcpy(out + o, p, (size_t)k);
+            o += (size_t)k;
+        } else {
+            out[o++] = '?';
+        }
+        p += k;
+    }
+    out[o] = 0;
+    return out;
+}
+
 /* "bench-counter" from "/bench/counter?x": a flow's name. */
 static void name_from(const char *path, char *name, size_t cap)
 {
@@ -833,8 +866,11 @@ int hm_import_har_doc(json_t *har, const hm_har_opts *optp, FILE *out, FILE *err
         rc = 2;
     } else {
         tally *t = &im.t;
-        fprintf(out, "# Imported by hammer import-har from %s (%s%s%s, %s, %s).\n", opt.path, by,
-                ver[0] ? " " : "", ver, day, first->origin);
+        char cpath[1024], cby[256], cver[128], corigin[1024];
+        fprintf(out, "# Imported by hammer import-har from %s (%s%s%s, %s, %s).\n",
+                comment_text(opt.path, cpath, sizeof(cpath)), comment_text(by, cby, sizeof(cby)),
+                ver[0] ? " " : "", comment_text(ver, cver, sizeof(cver)), day,
+                comment_text(first->origin, corigin, sizeof(corigin)));
         char left[400] = "";
         size_t ln = 0;
         const struct {
