@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void *xmalloc(size_t n)
 {
@@ -248,4 +249,37 @@ void hm_fuzz_fail(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     abort();
+}
+
+static char scratch[256];
+
+static void scratch_remove(void)
+{
+    char cmd[300];
+    if (!scratch[0]) return;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+    if (system(cmd) != 0) fprintf(stderr, "fuzz: could not remove %s\n", scratch);
+}
+
+const char *hm_fuzz_file(const char *name, const void *p, size_t n)
+{
+    static char path[512];
+    if (!scratch[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(scratch, sizeof(scratch), "%s/hm-fuzz-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+        if (!mkdtemp(scratch)) hm_fuzz_fail("mkdtemp %s failed", scratch);
+        atexit(scratch_remove);
+    }
+    snprintf(path, sizeof(path), "%s/%s", scratch, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) hm_fuzz_fail("cannot write %s", path);
+    return path;
+}
+
+bool hm_fuzz_names_device(const hm_fuzz_input *in)
+{
+    static const char *const bad[] = {"/dev", "/proc", "/sys", "dev/", "proc/", "sys/"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (memmem(in->data, in->len, bad[i], strlen(bad[i]))) return true;
+    return false;
 }

@@ -82,6 +82,19 @@ void hm_fuzz_on_coro_stack(void (*fn)(void *), void *arg);
         return 0;                                                                                  \
     }
 
+/* For a parser that reads a file by name (flows, HARs, profiles): writes
+ * the n bytes to NAME in this process's scratch directory (made once under
+ * $TMPDIR or /tmp, removed at exit, so relative paths inside the file
+ * resolve there) and returns its path (static storage, valid until the
+ * next call). */
+const char *hm_fuzz_file(const char *name, const void *p, size_t n);
+
+/* True when the payload names a file outside the scratch directory that a
+ * parser would read endlessly or that is not the run's own (/dev/zero,
+ * /proc/..., /sys/...): such inputs are skipped, since what they find is
+ * the harness's machine, not a parser bug. */
+bool hm_fuzz_names_device(const hm_fuzz_input *in);
+
 /* Aborts with a message: a harness's own property check failed. */
 void hm_fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -292,6 +292,143 @@ seed("content_coding", "deflate_raw", _raw.compress(SSE_TEXT) + _raw.flush(), fl
      splits=SPLITS)
 
 
+# ---- flow_yaml --------------------------------------------------------------
+# The example flows as shipped, and the unit test's every-feature file
+# (tests/test_flow_parse.c, with its users.csv); flags 1: the flow, a NUL,
+# then users.csv.
+
+ROOT = os.path.dirname(HERE)
+
+
+def read(rel):
+    with open(os.path.join(ROOT, rel), "rb") as f:
+        return f.read()
+
+
+for fn in sorted(os.listdir(os.path.join(ROOT, "examples", "flows"))):
+    if fn.endswith(".yaml"):
+        seed("flow_yaml", "example_" + fn[:-5], read(os.path.join("examples", "flows", fn)))
+FLOW_ALL = (
+    b"name: shop\ncheck: {kind: constant, signal: count, value: 65451}\n"
+    b"data:\n  users: {file: users.csv, order: random}\n"
+    b"variables:\n  greeting: hello\n  colour: [red, green]\n"
+    b"flows:\n  - name: browse\n    weight: 3\n    steps:\n"
+    b"      - page: /shop/{{ users.name }}\n        name: shop page\n        timeout: 2s\n"
+    b"      - sse: open\n      - think: 1s..3s\n      - set: {n: {random: [1, 6]}}\n"
+    b"      - action: add\n        signals:\n          qty: {var: n}\n"
+    b"          who: {csv: users.name}\n          note: \"5\"\n          price: 2.5\n"
+    b"          tag: {one_of: [a, b]}\n          same: {signal: count}\n"
+    b"          obj: {literal: {x: [1, 2]}}\n          dec: 0123\n          hex: 0x1f\n"
+    b"      - wait: {signal: count, at_least: 1, timeout: 3s}\n"
+    b"      - repeat: 3\n        probability: 0.5\n        steps:\n"
+    b"          - get: /api?q={{ greeting }}\n          - expect: {signal: count, equals: 2}\n"
+    b"      - close\n  - name: look\n    steps: [{page: /}]\n")
+seed("flow_yaml", "everything", FLOW_ALL)
+seed("flow_yaml", "own_csv", FLOW_ALL + b"\0name,age\nann,31\n\"bob, jr\",\"007\"\n", flags=1)
+seed("flow_yaml", "tab", b"steps:\n\t- page: /\n")
+seed("flow_yaml", "two_docs", b"steps: [{get: /}]\n---\nsteps: [{get: /}]\n")
+seed("flow_yaml", "no_csv", b"data: {u: {file: nowhere.csv}}\nsteps: [{get: /}]\n")
+
+# ---- har_import -------------------------------------------------------------
+# The recordings of tests/data/, cut to their first entries and their
+# bodies to 300 bytes (the SSE stream's text keeps its first events).
+# flags: bits 0-1 --signals (1 all, 2 none), 4 --keep-assets, 8 think 0,
+# 16 think x1000, 32 --name
+
+
+def har_cut(rel, keep):
+    import json
+    d = json.loads(read(rel))
+    es = d["log"]["entries"][:keep]
+    for e in es:
+        c = e.get("response", {}).get("content", {})
+        if isinstance(c.get("text"), str):
+            c["text"] = c["text"][:300]
+        for h in ("headers", "cookies"):
+            e.get("request", {})[h] = e.get("request", {}).get(h, [])[:4]
+            e.get("response", {})[h] = e.get("response", {}).get(h, [])[:4]
+    d["log"]["entries"] = es
+    return json.dumps(d, separators=(",", ":")).encode()
+
+
+seed("har_import", "bench_app_live", har_cut("tests/data/bench-app-live.har", 10))
+seed("har_import", "bench_app_live_all", har_cut("tests/data/bench-app-live.har", 10), flags=1 | 4)
+seed("har_import", "phpvia_counter", har_cut("tests/data/phpvia-bench.har", 11))
+seed("har_import", "phpvia_pages", har_cut("tests/data/phpvia-bench.har", 14), flags=2 | 8)
+seed("har_import", "phpvia_named", b"bench\0" + har_cut("tests/data/phpvia-bench.har", 6),
+     flags=16 | 32)
+seed("har_import", "not_har", b'{"log":{"entries":[]}}')
+
+# ---- matrix_profiles ----------------------------------------------------------
+# The example profiles files, and the unit test's continued command and
+# indented keys (tests/test_matrix_profiles.c). flags: 1 override, 2 bad
+# override.
+
+seed("matrix_profiles", "matrix_ini", read("examples/matrix.ini"), flags=1)
+seed("matrix_profiles", "php_via_ini", read("examples/php-via.ini"), flags=2)
+seed("matrix_profiles", "continued",
+     b"[matrix]\nruns = 2\nactions = 100\nconcurrency = 10\nhealth_timeout = 10s\n\n"
+     b"[profile long]\ncommand = /usr/bin/env PAD=xxxxxxxx {bindir}/bench_app --port {port}"
+     b"   ; a comment after it\nhealth = /_health\n\n"
+     b"[profile continued]\ncommand = /bin/sh -c\n"
+     b"    'exec \"$0\" --port \"$MATRIX_TEST_PORT\" --workers 1'\n"
+     b"\n  ; a comment between continuation lines\n\t{bindir}/bench_app\n"
+     b"env = MATRIX_TEST_PORT={port}\nhealth = /_health\n\n[workload counter]\nscenario = counter\n")
+seed("matrix_profiles", "indented",
+     b"[profile a]\n  command = x\n  health = /_health\n[workload w]\nscenario = counter\n")
+seed("matrix_profiles", "port_continued",
+     b"[profile a]\ncommand = x\nport = 80\n  81\n[workload w]\nscenario = counter\n")
+
+# ---- h2_client ----------------------------------------------------------------
+# A server's frames after the client preface, as tests/h2_test_server.c
+# answers (its paths /ok, /reset, /refuse-once, /goaway-once, /no-status,
+# /endless-100, /continuation-flood, /window-overflow, /push, /goaway-high,
+# and its settings-window mode). HPACK: 0x88 is :status 200 (static index 8),
+# 0x08 0x03 "100" a literal :status 100. flags: bits 0-1 streams 1-4,
+# 4 POSTs, 8 the last one streamed.
+
+
+def frame(ftype, flags, sid, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + sid.to_bytes(4, "big") + \
+        payload
+
+
+SETTINGS = frame(4, 0, 0)
+SETTINGS_ACK = frame(4, 1, 0)
+END_STREAM, END_HEADERS, ACK = 1, 4, 1
+
+
+def ok(sid, body=b"hello"):
+    return frame(1, END_HEADERS, sid, b"\x88\x0f\x10\x01" + b"7") + frame(0, END_STREAM, sid, body)
+
+
+seed("h2_client", "ok", SETTINGS + SETTINGS_ACK + ok(1))
+seed("h2_client", "ok_split", SETTINGS + SETTINGS_ACK + ok(1), splits=SPLITS)
+seed("h2_client", "four_streams", SETTINGS + SETTINGS_ACK + b"".join(ok(i) for i in (7, 3, 1, 5)),
+     flags=3)
+seed("h2_client", "streamed_post", SETTINGS + frame(1, END_HEADERS, 1, b"\x88") +
+     b"".join(frame(0, 0, 1, b"data: %d\n\n" % i) for i in range(5)) + frame(0, END_STREAM, 1),
+     flags=4 | 8)
+seed("h2_client", "reset", SETTINGS + frame(3, 0, 1, (2).to_bytes(4, "big")))
+seed("h2_client", "refused", SETTINGS + frame(3, 0, 1, (7).to_bytes(4, "big")), flags=4)
+seed("h2_client", "goaway_zero", SETTINGS + frame(7, 0, 0, (0).to_bytes(4, "big") +
+     (0).to_bytes(4, "big") + b"bye"), flags=1)
+seed("h2_client", "goaway_high", SETTINGS + frame(7, 0, 0, (0x7fffffff).to_bytes(4, "big") +
+     (11).to_bytes(4, "big")) + ok(1))
+seed("h2_client", "no_status", SETTINGS + frame(1, END_HEADERS | END_STREAM, 1, b"\x40\x01x\x01y"))
+seed("h2_client", "endless_100", SETTINGS + frame(1, END_HEADERS, 1, b"\x08\x03100") * 40)
+CONT = frame(9, 0, 1)
+seed("h2_client", "continuation_flood", SETTINGS + frame(1, 0, 1, b"\x88") + CONT,
+     flags=0x80, expand=(len(SETTINGS) + 10, len(CONT) - 1, 40))
+seed("h2_client", "window_overflow", SETTINGS + frame(8, 0, 0, (0x7fffffff).to_bytes(4, "big")))
+seed("h2_client", "push", SETTINGS + frame(5, END_HEADERS, 1, (2).to_bytes(4, "big") +
+     b"\x82\x84\x86\x41\x01h") + ok(1))
+seed("h2_client", "settings_window", frame(4, 0, 0, (4).to_bytes(2, "big") +
+     (1 << 31).to_bytes(4, "big")))
+seed("h2_client", "ping", SETTINGS + frame(6, 0, 0, b"12345678") + ok(1))
+seed("h2_client", "http1", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+
 def main():
     for target, seeds in SEEDS.items():
         d = os.path.join(CORPUS, target)

@@ -230,6 +230,116 @@ static void bad_input(void)
     printf("bad HARs and options: exit 2 with the reason\n");
 }
 
+/* Writes a HAR of the entries (method, url, _resourceType, mimeType, ms). */
+static void har_of(const char *path, const char *const (*es)[4], size_t n)
+{
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    fputs("{\"log\": {\"entries\": [", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f,
+                "%s{\"startedDateTime\": \"2026-01-01T00:00:%02zu.000Z\", \"time\": 1, "
+                "\"_resourceType\": \"%s\", \"request\": {\"method\": \"%s\", \"url\": "
+                "\"http://127.0.0.1:1%s\", \"postData\": {\"text\": \"{}\"}}, \"response\": "
+                "{\"status\": 200, \"content\": {\"mimeType\": \"%s\"}}}",
+                i ? ", " : "", i, es[i][2], es[i][0], es[i][1], es[i][3]);
+    fputs("]}}", f);
+    fclose(f);
+}
+
+/* What the fuzzer found (fuzz/regressions/har_import/action_before_page):
+ * an action before any page load, or after a page whose stream the HAR
+ * lacks, was written as a flow that hammer refuses. */
+static void actions_without_context(void)
+{
+    proc p;
+    char har[512], out[512];
+    snprintf(har, sizeof(har), "%s/ctx.har", dir);
+    snprintf(out, sizeof(out), "%s/ctx.yaml", dir);
+    /* The first HTML GET has a type no page has: a get:, not a page. */
+    static const char *const before[][4] = {
+        {"GET", "/a", "other", "text/html"},
+        {"POST", "/_action/inc", "fetch", "text/html"},
+        {"GET", "/b", "document", "text/html"},
+    };
+    har_of(har, before, HM_ARRAY_LEN(before));
+    ASSERT_EQ(import(&p, out, har, NULL), 0);
+    ASSERT(strstr(p.out, "Left out: 1 page-less action."));
+    hm_flow_file *f = load(out);
+    ASSERT_EQ(f->n_actions, 0);
+    hm_flow_free(f);
+    /* A page, no /_sse entry, an action: the stream is opened for its wait. */
+    static const char *const nostream[][4] = {
+        {"GET", "/a", "document", "text/html"},
+        {"POST", "/_action/inc", "fetch", "text/html"},
+    };
+    har_of(har, nostream, HM_ARRAY_LEN(nostream));
+    ASSERT_EQ(import(&p, out, har, NULL), 0);
+    f = load(out);
+    ASSERT_EQ(f->n_actions, 1);
+    ASSERT_EQ(f->flows[0].steps[1].kind, HM_FLOW_SSE);
+    hm_flow_free(f);
+    /* The only page is also an asset (by its name): nothing to replay,
+     * said, instead of a flow of no steps (har_import/nothing_to_replay). */
+    static const char *const asset_page[][4] = {{"GET", "/via.css", "document", "text/html"}};
+    har_of(har, asset_page, HM_ARRAY_LEN(asset_page));
+    ASSERT_EQ(import(&p, NULL, har, NULL), 2);
+    ASSERT(strstr(p.out, "holds nothing to replay"));
+    printf("actions without a page or a stream: left out, or the stream opened\n");
+}
+
+/* A pause longer than an int64_t of nanoseconds (the fuzzer's
+ * har_import/pause_of_centuries) is cut to --max-think like any other. */
+static void pause_of_centuries(void)
+{
+    proc p;
+    char har[512], out[512];
+    snprintf(har, sizeof(har), "%s/late.har", dir);
+    snprintf(out, sizeof(out), "%s/late.yaml", dir);
+    FILE *f = fopen(har, "w");
+    ASSERT(f);
+    fputs("{\"log\": {\"entries\": [{\"startedDateTime\": \"2026-01-01T00:00:00.000Z\", "
+          "\"time\": 1, \"request\": {\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/a\"}, "
+          "\"response\": {\"status\": 200, \"content\": {\"mimeType\": \"text/html\"}}}, "
+          "{\"startedDateTime\": \"9000-01-01T00:00:00.000Z\", \"time\": 1, \"request\": "
+          "{\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/b\"}, \"response\": {\"status\": "
+          "200, \"content\": {\"mimeType\": \"text/html\"}}}]}}",
+          f);
+    fclose(f);
+    ASSERT_EQ(import(&p, out, har, NULL), 0);
+    hm_flow_file *fl = load(out);
+    ASSERT_EQ(fl->flows[0].n_steps, 3); /* page, think, page */
+    ASSERT_EQ(fl->flows[0].steps[1].kind, HM_FLOW_THINK);
+    ASSERT_EQ(fl->flows[0].steps[1].think_max_ns, 5000000000LL);
+    hm_flow_free(fl);
+    printf("a pause of centuries: cut to --max-think\n");
+}
+
+/* The recorder's name goes into the header comment: a DEL, a newline or a
+ * NEL in it (har_import/control_in_creator) made a file hammer refuses, or
+ * one whose comment ends early. */
+static void controls_in_creator(void)
+{
+    proc p;
+    char har[512], out[512];
+    snprintf(har, sizeof(har), "%s/ctl.har", dir);
+    snprintf(out, sizeof(out), "%s/ctl.yaml", dir);
+    FILE *f = fopen(har, "w");
+    ASSERT(f);
+    fputs("{\"log\": {\"creator\": {\"name\": \"rec\\u007f\\nsteps: []\\u0085x\"}, \"entries\": "
+          "[{\"startedDateTime\": \"2026-01-01T00:00:00.000Z\", \"time\": 1, \"request\": "
+          "{\"method\": \"GET\", \"url\": \"http://127.0.0.1:1/a\"}, \"response\": {\"status\": "
+          "200, \"content\": {\"mimeType\": \"text/html\"}}}]}}",
+          f);
+    fclose(f);
+    ASSERT_EQ(import(&p, out, har, NULL), 0);
+    ASSERT(strstr(p.out, "(rec??steps: []?x, 2026-01-01"));
+    hm_flow_file *fl = load(out);
+    ASSERT_EQ(fl->flows[0].n_steps, 1);
+    hm_flow_free(fl);
+    printf("controls in the recorder's name: '?' in the comment\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) HM_FAIL_("usage: %s HAMMER DATA_DIR", argv[0]);
@@ -241,6 +351,9 @@ int main(int argc, char **argv)
     recorded();
     user_signals();
     bad_input();
+    actions_without_context();
+    pause_of_centuries();
+    controls_in_creator();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -5,6 +5,8 @@
  *   - a GET of an HTML page            -> page: PATH
  *   - the page's GET /_sse?datastar=…  -> sse: open (Datastar's reconnects are dropped)
  *   - POST …/_action/NAME              -> action: NAME, its signals, then wait: patch
+ *                                        (sse: open first when the recording lacks the
+ *                                        stream; an action before any page is left out)
  *   - POST /_session/close (the beacon) -> close, when nothing follows it (a page
  *                                        step leaves the previous page by itself)
  *   - other GETs of the app            -> get: PATH
@@ -38,14 +40,6 @@
 #include <time.h>
 #include <yaml.h>
 
-typedef struct har_opts {
-    const char *path, *name;
-    double think_scale;
-    int64_t min_think_ns, max_think_ns;
-    bool keep_assets;
-    enum { SIGNALS_AUTO, SIGNALS_ALL, SIGNALS_NONE } signals;
-} har_opts;
-
 /* One HAR entry, as the import sees it. */
 typedef struct entry {
     json_t *e;
@@ -59,6 +53,7 @@ typedef struct entry {
 /* What was left out, for the header comment. */
 typedef struct tally {
     int pages, actions, gets, assets, devbar, foreign, other, reconnects, beacons;
+    int pageless; /* actions before any page: no context to send them in */
     bool fallback_signals;
 } tally;
 
@@ -384,7 +379,7 @@ typedef struct istep {
 } istep;
 
 typedef struct importer {
-    const har_opts *opt;
+    const hm_har_opts *opt;
     tally t;
     istep *steps;
     size_t n, cap;
@@ -412,10 +407,11 @@ static istep *add(importer *im, int kind, const char *text)
 static void think_before(importer *im, const entry *en)
 {
     if (im->last_end_ms <= 0) return;
-    double gap = en->start_ms - im->last_end_ms;
-    int64_t ns = (int64_t)(gap * 1e6 * im->opt->think_scale);
-    if (ns < im->opt->min_think_ns) return;
-    if (ns > im->opt->max_think_ns) ns = im->opt->max_think_ns;
+    /* In double until clamped: a recording's clock may jump by centuries,
+     * more nanoseconds than an int64_t holds. */
+    double gap_ns = (en->start_ms - im->last_end_ms) * 1e6 * im->opt->think_scale;
+    if (!(gap_ns >= (double)im->opt->min_think_ns)) return;
+    int64_t ns = gap_ns >= (double)im->opt->max_think_ns ? im->opt->max_think_ns : (int64_t)gap_ns;
     istep *st = add(im, IS_THINK, NULL);
     if (st) st->think_ns = ns;
 }
@@ -444,9 +440,9 @@ static void do_action(importer *im, const entry *en, const char *id)
     {
         if (!strcmp(key, "via_ctx") || key[0] == '_') continue;
         bool echo;
-        if (im->opt->signals == SIGNALS_ALL)
+        if (im->opt->signals == HM_HAR_SIGNALS_ALL)
             echo = false;
-        else if (im->opt->signals == SIGNALS_NONE)
+        else if (im->opt->signals == HM_HAR_SIGNALS_NONE)
             echo = true;
         else if (have_stream)
             echo = echoed(im->stream_values, key, v);
@@ -492,6 +488,16 @@ static void read_entries(importer *im, entry *es, size_t n, const char *origin)
             load_stream(im, en);
             if (en->start_ms > im->last_end_ms) im->last_end_ms = en->start_ms;
         } else if ((id = action_of(en)) != NULL) {
+            if (!im->page_open) {
+                im->t.pageless++;
+                continue;
+            }
+            /* The page's stream is missing from the recording: its wait
+             * reads one, and Datastar opened it, so open it. */
+            if (!im->sse_open) {
+                add(im, IS_SSE, NULL);
+                im->sse_open = true;
+            }
             do_action(im, en, id);
         } else if (!strcmp(en->method, "POST") && ends_with_path(en->path, "/_session/close")) {
             im->t.beacons++;
@@ -641,6 +647,39 @@ static void importer_free(importer *im)
     json_decref(im->stream_values);
 }
 
+/* in for the header comment: what YAML takes in a file (printable
+ * characters, UTF-8 as jansson gave it) kept, the rest (controls, line
+ * breaks that would end the comment, U+FFFE) as '?'. */
+static const char *comment_text(const char *in, char *out, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)in;
+    size_t o = 0;
+    while (*p && o + 5 < cap) {
+        uint32_t u = *p;
+        int k = u < 0x80 ? 1 : u < 0xe0 ? 2 : u < 0xf0 ? 3 : 4;
+        for (int i = 1; i < k; i++)
+            if ((p[i] & 0xc0) != 0x80) k = 1;
+        if (k > 1) {
+            u &= 0x7f >> k;
+            for (int i = 1; i < k; i++)
+                u = u << 6 | (p[i] & 0x3f);
+        }
+        /* NEL, LS and PS are line breaks to libyaml: they would end the comment. */
+        bool ok = (u >= 0x20 && u <= 0x7e) ||
+                  (u >= 0xa0 && u <= 0xd7ff && u != 0x2028 && u != 0x2029) ||
+                  (u >= 0xe000 && u <= 0xfffd) || (u >= 0x10000 && u <= 0x10ffff);
+        if (ok && (k > 1 || u < 0x80)) {
+            memcpy(out + o, p, (size_t)k);
+            o += (size_t)k;
+        } else {
+            out[o++] = '?';
+        }
+        p += k;
+    }
+    out[o] = 0;
+    return out;
+}
+
 /* "bench-counter" from "/bench/counter?x": a flow's name. */
 static void name_from(const char *path, char *name, size_t cap)
 {
@@ -680,8 +719,7 @@ static int usage(const char *why)
 
 int hm_import_har_main(int argc, char **argv)
 {
-    har_opts opt = {
-        .think_scale = 1.0, .min_think_ns = 100 * 1000000LL, .max_think_ns = 5000 * 1000000LL};
+    hm_har_opts opt = HM_HAR_OPTS_DEFAULT;
     static const struct option longopts[] = {
         {"think-scale", required_argument, 0, 's'},
         {"max-think", required_argument, 0, 'M'},
@@ -715,11 +753,11 @@ int hm_import_har_main(int argc, char **argv)
             break;
         case 'S':
             if (!strcmp(optarg, "auto"))
-                opt.signals = SIGNALS_AUTO;
+                opt.signals = HM_HAR_SIGNALS_AUTO;
             else if (!strcmp(optarg, "all"))
-                opt.signals = SIGNALS_ALL;
+                opt.signals = HM_HAR_SIGNALS_ALL;
             else if (!strcmp(optarg, "none"))
-                opt.signals = SIGNALS_NONE;
+                opt.signals = HM_HAR_SIGNALS_NONE;
             else
                 return usage("--signals takes auto, all or none");
             break;
@@ -741,12 +779,19 @@ int hm_import_har_main(int argc, char **argv)
         fprintf(stderr, "hammer import-har: %s\n", why);
         return 2;
     }
+    int rc = hm_import_har_doc(har, &opt, stdout, stderr);
+    json_decref(har);
+    return rc;
+}
+
+int hm_import_har_doc(json_t *har, const hm_har_opts *optp, FILE *out, FILE *err)
+{
+    const hm_har_opts opt = *optp;
     json_t *entries = json_object_get(json_object_get(har, "log"), "entries");
     size_t n = json_array_size(entries);
     entry *es = n ? hm_calloc(n, sizeof(*es)) : NULL;
     if (!json_is_array(entries) || !n || !es) {
-        fprintf(stderr, "hammer import-har: %s has no log.entries (is it a HAR file?)\n", opt.path);
-        json_decref(har);
+        fprintf(err, "hammer import-har: %s has no log.entries (is it a HAR file?)\n", opt.path);
         hm_free(es);
         return 2;
     }
@@ -758,9 +803,8 @@ int hm_import_har_main(int argc, char **argv)
     for (size_t i = 0; i < m && !first; i++)
         if (is_page(&es[i])) first = &es[i];
     if (!first) {
-        fprintf(stderr, "hammer import-har: %s holds no page load (a GET of an HTML page)\n",
+        fprintf(err, "hammer import-har: %s holds no page load (a GET of an HTML page)\n",
                 opt.path);
-        json_decref(har);
         hm_free(es);
         return 2;
     }
@@ -810,12 +854,23 @@ int hm_import_har_main(int argc, char **argv)
     yaml_emitter_delete(&o.em);
     fclose(mem);
     if (rc < 0 || o.failed) {
-        fprintf(stderr, "hammer import-har: could not write the flow\n");
+        fprintf(err, "hammer import-har: could not write the flow\n");
         rc = 1;
+    } else if (!im.n) {
+        /* The first page was also an asset, the Dev Bar's, ...: a flow of
+         * no steps, which hammer refuses to run. */
+        fprintf(err,
+                "hammer import-har: %s holds nothing to replay: its first page load (%s) "
+                "and every other entry are of kinds left out\n",
+                opt.path, first->path);
+        rc = 2;
     } else {
         tally *t = &im.t;
-        printf("# Imported by hammer import-har from %s (%s%s%s, %s, %s).\n", opt.path, by,
-               ver[0] ? " " : "", ver, day, first->origin);
+        char cpath[1024], cby[256], cver[128], corigin[1024];
+        fprintf(out, "# Imported by hammer import-har from %s (%s%s%s, %s, %s).\n",
+                comment_text(opt.path, cpath, sizeof(cpath)), comment_text(by, cby, sizeof(cby)),
+                ver[0] ? " " : "", comment_text(ver, cver, sizeof(cver)), day,
+                comment_text(first->origin, corigin, sizeof(corigin)));
         char left[400] = "";
         size_t ln = 0;
         const struct {
@@ -827,34 +882,34 @@ int hm_import_har_main(int argc, char **argv)
             {t->reconnects, "SSE reconnect"},
             {t->foreign, "request to other hosts"},
             {t->other, "request of another method"},
+            {t->pageless, "page-less action"},
         };
         for (size_t i = 0; i < HM_ARRAY_LEN(parts); i++)
             if (parts[i].n && ln < sizeof(left))
                 ln += (size_t)snprintf(left + ln, sizeof(left) - ln, "%s%d %s%s", ln ? ", " : "",
                                        parts[i].n, parts[i].what, parts[i].n == 1 ? "" : "s");
-        printf("# %d page load%s, %d action%s, %d other GET%s. %s%s%s\n", t->pages,
-               t->pages == 1 ? "" : "s", t->actions, t->actions == 1 ? "" : "s", t->gets,
-               t->gets == 1 ? "" : "s", ln ? "Left out: " : "", left, ln ? "." : "");
+        fprintf(out, "# %d page load%s, %d action%s, %d other GET%s. %s%s%s\n", t->pages,
+                t->pages == 1 ? "" : "s", t->actions, t->actions == 1 ? "" : "s", t->gets,
+                t->gets == 1 ? "" : "s", ln ? "Left out: " : "", left, ln ? "." : "");
         char mx[32];
         think_text(opt.max_think_ns, mx, sizeof(mx));
         /* A recording is one user's journey over pages: the browser model
          * (the hammer model refuses a page after an action). */
-        printf("# Think times are the recorded pauses x%g, at most %s. Run it (in the browser\n"
-               "# model: one tab per virtual user) with\n"
-               "#   hammer --mode browser -c 20 -n 1000 flow THIS.yaml\n",
-               opt.think_scale, mx);
-        fwrite(body, 1, body_len, stdout);
-        fflush(stdout);
+        fprintf(out,
+                "# Think times are the recorded pauses x%g, at most %s. Run it (in the browser\n"
+                "# model: one tab per virtual user) with\n"
+                "#   hammer --mode browser -c 20 -n 1000 flow THIS.yaml\n",
+                opt.think_scale, mx);
+        fwrite(body, 1, body_len, out);
+        fflush(out);
         if (t->fallback_signals)
-            fprintf(stderr,
-                    "hammer import-har: the recording holds no SSE stream content, so numeric "
-                    "signals were taken for server state and left out (--signals all keeps "
-                    "them)\n");
+            fprintf(err, "hammer import-har: the recording holds no SSE stream content, so numeric "
+                         "signals were taken for server state and left out (--signals all keeps "
+                         "them)\n");
         rc = 0;
     }
     free(body);
     importer_free(&im);
-    json_decref(har);
     hm_free(es);
     return rc;
 }
