@@ -1,8 +1,10 @@
 /* Server resources in a soak, end to end (docs/output.md, "Server
  * resources"):
- *   leak_on    bench_app --leak-rate 2 MiB/s, a 20 s soak: the RSS leak
- *              WARNING, its slope within a wide band of the set rate
- *   leak_off   the same soak without the leak: no WARNING
+ *   leak_on    bench_app --leak-rate 2 MiB/s, a 45 s soak (a WARNING needs
+ *              30 s fitted after the warm-up): the RSS leak WARNING, its
+ *              slope within a wide band of the set rate
+ *   leak_off   the same soak without the leak: no WARNING (skipped under
+ *              ASan, whose quarantine keeps freed memory: RSS grows)
  *   pid_exits  a --server-pid that exits mid-run is said once, the run
  *              goes on; the embedded bench_app is sampled by default
  *   exporter   a real prometheus-process-exporter on a loopback port,
@@ -59,14 +61,14 @@ static void stop(proc *p)
     proc_wait(p, 30);
 }
 
-/* A 20 s soak sampled every second; the JSON loaded. */
+/* A 45 s soak sampled every second; the JSON loaded. */
 static json_t *soak(int port, pid_t pid, proc *h)
 {
     char url[64], ps[16];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
     snprintf(ps, sizeof(ps), "%d", (int)pid);
     char *argv[] = {(char *)hammer, "--url",        url,  "-c",     "2",
-                    "-R",           "100",          "-d", "20s",    "--interval",
+                    "-R",           "100",          "-d", "45s",    "--interval",
                     "1s",           "--server-pid", ps,   "--json", json_path,
                     "scenario",     "counter",      NULL};
     ASSERT_EQ(proc_run(h, argv, 300), 0);
@@ -76,6 +78,11 @@ static json_t *soak(int port, pid_t pid, proc *h)
 static int leak(bool on)
 {
     const double rate = 2 * 1024 * 1024;
+#if defined(__SANITIZE_ADDRESS__)
+    if (!on)
+        HM_SKIP("under ASan bench_app's RSS grows by design (its quarantine keeps freed "
+                "memory), so a soak without the leak cannot show a flat RSS");
+#endif
     proc app, h;
     int port = start_app(&app, on ? "2097152" : "0");
     json_t *j = soak(port, app.pid, &h);

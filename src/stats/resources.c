@@ -46,7 +46,8 @@ void hm_leak_judge(hm_leak_kind kind, const double *t, const double *y, int n, d
     out->half_h = out->fit.half_ci * 3600;
     out->growth = out->fit.slope * (out->fit.x1 - out->fit.x0);
     out->warning = out->slope_h - out->half_h > 0 && out->slope_h > floor_per_hour[kind] &&
-                   out->growth > HM_LEAK_MATERIAL_SHARE * fabs(out->fit.mean);
+                   out->growth > HM_LEAK_MATERIAL_SHARE * fabs(out->fit.mean) &&
+                   out->fit.x1 - out->fit.x0 >= HM_LEAK_MIN_SPAN_S;
 }
 
 void hm_leak_slope_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len)
@@ -163,6 +164,11 @@ void hm_leak_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len)
         snprintf(buf, len,
                  "server %s grows %s (95%% CI, %d samples after a %.0f s warm-up): a leak?",
                  hm_leak_kind_name(kind), slope, l->fit.n, l->warmup_s);
+    else if (l->fit.x1 - l->fit.x0 < HM_LEAK_MIN_SPAN_S)
+        snprintf(buf, len,
+                 "trend %s (95%% CI, %d samples after a %.0f s warm-up): %.0f s fitted, too "
+                 "short to judge a leak (it takes %.0f s)",
+                 slope, l->fit.n, l->warmup_s, l->fit.x1 - l->fit.x0, HM_LEAK_MIN_SPAN_S);
     else
         snprintf(buf, len, "trend %s (95%% CI, %d samples after a %.0f s warm-up): no leak seen",
                  slope, l->fit.n, l->warmup_s);

@@ -8,7 +8,8 @@
  * per hour is said with its 95% confidence interval (Student's t). A
  * WARNING only when the interval's lower bound is above zero and the
  * growth is material: more than a floor per hour (1 MiB for RSS, 1 for
- * fds and contexts) and, over the fitted span, more than 1% of the mean.
+ * fds and contexts) and, over the fitted span, more than 1% of the mean,
+ * and the fitted span is at least 30 s.
  * Everything here reads caller-owned data and keeps nothing. */
 #ifndef HM_STATS_RESOURCES_H
 #define HM_STATS_RESOURCES_H
@@ -25,6 +26,9 @@
 #define HM_LEAK_WARMUP_SHARE 0.2
 #define HM_LEAK_WARMUP_MAX_S 30.0
 #define HM_LEAK_MATERIAL_SHARE 0.01 /* of the mean, over the fitted span */
+/* A WARNING needs this long a fit: over a shorter span a server's warm-up
+ * (pools, caches, a sanitizer's quarantine) grows as a leak would. */
+#define HM_LEAK_MIN_SPAN_S 30.0
 
 /* What is fitted: the floor per hour below which growth is not material. */
 typedef enum hm_leak_kind {
