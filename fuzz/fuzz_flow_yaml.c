@@ -1,4 +1,4 @@
-/* fuzz_flow_yaml.c — the flow file parser (src/scenarios/flow_parse.c,
+/* fuzz_flow_yaml.c — the flow file parser (src/flow/flow_parse.c,
  * hm_flow_load), as `hammer flow FILE.yaml` reads a file the user wrote.
  *
  * The payload is the flow file. It is written to flow.yaml in the scratch
@@ -17,7 +17,7 @@
 #include "fuzz_common.h"
 
 #include "base/hm_base.h"
-#include "scenarios/flow.h"
+#include "flow/flow.h"
 
 #include <string.h>
 

@@ -24,7 +24,7 @@
 #include "base/hm_base.h"
 #include "cli/import_har.h"
 #include "cli/json_file.h"
-#include "scenarios/flow.h"
+#include "flow/flow.h"
 
 #include <stdio.h>
 #include <stdlib.h>

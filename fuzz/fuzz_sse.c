@@ -1,6 +1,6 @@
 /* fuzz_sse.c — the SSE parser (src/proto/sse.h) and Datastar decoding
  * (src/proto/datastar.h) of one event stream, and the workload watch
- * (src/scenarios/workload.h) that hammer's virtual users feed it to.
+ * (src/load/workload.h) that hammer's virtual users feed it to.
  *
  * The payload is an SSE response body. On a coroutine-sized stack it is
  * parsed fed whole and in the pieces the split bytes choose; every event
@@ -19,7 +19,7 @@
 #include "base/hm_base.h"
 #include "proto/datastar.h"
 #include "proto/sse.h"
-#include "scenarios/workload.h"
+#include "load/workload.h"
 
 #include <string.h>
 

@@ -15,13 +15,15 @@ declare -A allowed=(
     [src/engine]="base"
     [src/proto]="base engine"
     [src/stats]="base engine"
-    [src/scenarios]="base engine proto stats hammer"
-    [src/cli]="base engine proto stats scenarios cli hammer"
+    [src/load]="base engine proto stats hammer"
+    [src/flow]="base engine proto stats load hammer"
+    [src/scenarios]="base engine proto stats load flow hammer"
+    [src/cli]="base engine proto stats load flow scenarios cli hammer"
     [bench_app]="base engine proto"
     [include/hammer]=""
 )
 # Folders an include can name: "proto/http1.h" is src/proto's.
-known="base engine proto stats scenarios cli bench_app hammer"
+known="base engine proto stats load flow scenarios cli bench_app hammer"
 # The one file of src/ that may include bench_app: hammer forks it.
 bench_app_gate="src/cli/embedded.c"
 
@@ -45,6 +47,27 @@ for dir in "${!allowed[@]}"; do
     done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]' "$dir" \
                  --include='*.c' --include='*.h' --include='*.S' || true)
 done
+# A NAME_internal.h is its module's own: only the files of its folder
+# whose names start with NAME (NAME.c, NAME_more.c) include it.
+while IFS= read -r hit; do
+    file=${hit%%:*}
+    rest=${hit#*:}
+    line=${rest%%:*}
+    inc=$(sed -E 's/^[^"<]*["<]([^">]*)[">].*/\1/' <<<"${rest#*:}")
+    case "$inc" in *_internal.h) ;; *) continue ;; esac
+    module=${inc##*/}
+    module=${module%_internal.h}
+    incdir=${inc%/*}
+    filedir=${file%/*}
+    base=${file##*/}
+    if [ "${filedir##*/}" = "$incdir" ] && [ "$incdir" != "$inc" ]; then
+        case "$base" in "$module".* | "$module"_*) continue ;; esac
+    fi
+    echo "$file:$line: $inc is ${module}'s own: only ${incdir}/${module}*.c may include it"
+    bad=1
+done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*_internal\.h"' \
+             src bench_app include tests bench fuzz --include='*.c' --include='*.h' 2>/dev/null || true)
+
 if [ "$bad" -ne 0 ]; then
     echo "layer check failed: see the layers in docs/architecture.md" >&2
     exit 1

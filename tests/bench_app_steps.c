@@ -3,7 +3,7 @@
  * helpers, the test PKI, and the HTTP framing checks several front ends
  * share (see bench_app_client.h). */
 #include "bench_app_client.h"
-#include "scenarios/workload.h"
+#include "load/workload.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

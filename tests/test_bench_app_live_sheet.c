@@ -7,7 +7,7 @@
  * and come back in json_encode()'s escaping; a new stream re-renders the
  * view at the current focus. argv[1]: the engine backend. */
 #include "bench_app_client.h"
-#include "scenarios/workload.h"
+#include "load/workload.h"
 
 static void test_live(int port)
 {

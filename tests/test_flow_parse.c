@@ -1,10 +1,10 @@
-/* Flow files (scenarios/flow_parse.c): the examples parse into the steps
+/* Flow files (flow/flow_parse.c): the examples parse into the steps
  * they spell, and every kind of mistake is reported with FILE:LINE:COL,
  * the flow, the step and what was expected there.
  * argv: EXAMPLES_DIR (examples/flows) */
 #include "hm_test.h"
 
-#include "scenarios/flow.h"
+#include "flow/flow.h"
 
 #include <stdarg.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-/* What a flow's steps compute (scenarios/flow.c): values from each source,
+/* What a flow's steps compute (flow/flow.c): values from each source,
  * templates, signal names as php-via spells them, action bodies,
  * conditions, weighted choice and repeats; the action list of a page
  * (proto/via_html.c) for error messages; and the report's step rows and
@@ -6,7 +6,7 @@
 #include "hm_test.h"
 
 #include "proto/via_html.h"
-#include "scenarios/flow.h"
+#include "flow/flow.h"
 #include "stats/steps.h"
 
 #include <sys/stat.h>

@@ -12,7 +12,7 @@
  * argv: HAMMER DATA_DIR */
 #include "run_util.h"
 
-#include "scenarios/flow.h"
+#include "flow/flow.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

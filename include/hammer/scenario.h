@@ -8,7 +8,7 @@
  * runs in hammer's browser model: -c virtual users (VUs), each a coroutine
  * with its own cookie jar, keep-alive connection and SSE stream, calling
  * the scenario's vu_body. hammer's built-in browser-mode VU is written with
- * these same functions (src/scenarios/via_browser.c).
+ * these same functions (src/load/via_browser.c).
  *
  * Threading: vu_body runs on one of hammer's engine threads, concurrently
  * with other VUs on other threads; `state` is shared by all of them, so a

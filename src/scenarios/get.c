@@ -6,13 +6,14 @@
  * connection carries --streams such senders, as h2load's -m.
  *
  * Plain HTTP/1.1: each thread's connections are state machines in one
- * array (flood.h), driven by one coroutine per thread, so a keep-alive
+ * array (load/sender_pool.h), driven by one coroutine per thread, so a keep-alive
  * connection holds its socket, parser state and deadline and no stack.
  * https: one coroutine per connection (TLS reads and writes through one).
  * HTTP/2: a pump coroutine per connection drives its streams (-R: a
  * coroutine per stream). */
 #include "proto/h2_client.h"
-#include "scenarios/flood.h"
+#include "load/sender_pool.h"
+#include "scenarios/scenario.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -207,7 +208,7 @@ typedef struct get_thread {
 } get_thread;
 
 /* One thread's connections, without a coroutine each. */
-static void flood_driver(void *p)
+static void pool_driver(void *p)
 {
     get_thread *gt = p;
     get_run *run = gt->run;
@@ -217,18 +218,18 @@ static void flood_driver(void *p)
              o->target_path ? o->target_path : "/");
     /* A flood keeps no bodies: it counts their bytes (memory stays flat
      * whatever the server sends). */
-    hm_flood_cfg cfg = {.o = o,
-                        .req = run->req,
-                        .len = run->req_len,
-                        .idempotent = run->idempotent,
-                        .head = run->head,
-                        .discard_body = true,
-                        .next_seq = &run->next_seq,
-                        .t_base = run->t_start,
-                        .live = &run->live,
-                        .start_err = &run->start_err,
-                        .what = what};
-    hm_flood_run(&cfg, &run->stats[gt->thread], gt->first, gt->n);
+    hm_sender_pool_cfg cfg = {.o = o,
+                              .req = run->req,
+                              .len = run->req_len,
+                              .idempotent = run->idempotent,
+                              .head = run->head,
+                              .discard_body = true,
+                              .next_seq = &run->next_seq,
+                              .t_base = run->t_start,
+                              .live = &run->live,
+                              .start_err = &run->start_err,
+                              .what = what};
+    hm_sender_pool_run(&cfg, &run->stats[gt->thread], gt->first, gt->n);
     if (atomic_fetch_sub(&run->workers_left, gt->n) == gt->n) run->t_end = hm_now_ns();
     hm_free(gt);
 }
@@ -245,7 +246,7 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
         int mine = hm_share(o->concurrency, o->threads, idx);
         int rc = gt ? 0 : -ENOMEM;
         if (gt) *gt = (get_thread){run, idx, first, mine};
-        if (rc == 0 && (rc = hm_coro_spawn(loop, flood_driver, gt, NULL)) < 0) hm_free(gt);
+        if (rc == 0 && (rc = hm_coro_spawn(loop, pool_driver, gt, NULL)) < 0) hm_free(gt);
         if (rc < 0) start_failed(run, rc, mine);
         return;
     }

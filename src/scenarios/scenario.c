@@ -1,7 +1,9 @@
-/* The built-in scenario table and helpers every scenario uses. */
+/* The built-in scenario table, its help, and the plugin loader (scenario.h). */
 #include "scenarios/scenario.h"
 
-#include "scenarios/flow.h"
+#include "flow/flow.h"
+#include "load/via_browser.h"
+#include "load/via_hammer.h"
 
 #include <dlfcn.h>
 #include <poll.h>
@@ -9,8 +11,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-
-atomic_bool hm_stop_requested;
 
 extern const hm_scenario_def hm_scenario_get;
 
@@ -175,27 +175,6 @@ void hm_scenario_help(FILE *f, const hm_scenario_def *sc)
                "docs/scenarios.md.\n");
 }
 
-void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c)
-{
-    hm_thread_stats_take_bytes(s, c);
-    const hm_tls *tls = hm_http_conn_tls(c); /* over HTTP/2, its connection's */
-    if (c->fail == HM_FAIL_TLS && tls) {
-        hm_tls_fail k = hm_tls_last_fail(tls);
-        s->tls_fail[(unsigned)k < HM_ARRAY_LEN(s->tls_fail) ? k : HM_TLS_PROTOCOL]++;
-        if (!s->tls_first_reason[0])
-            snprintf(s->tls_first_reason, sizeof(s->tls_first_reason), "%s",
-                     hm_tls_last_reason(tls));
-    }
-    if (c->connect_ns) hm_thread_stats_record(s, HM_PHASE_CONNECT, c->connect_ns / 1000);
-    if (c->tls_ns && tls) {
-        hm_thread_stats_record(s, HM_PHASE_TLS, c->tls_ns / 1000);
-        if (hm_tls_resumed(tls))
-            s->tls_resumed++;
-        else
-            s->tls_full++;
-    }
-}
-
 int hm_scenario_run(const hm_scenario_def *sc, const hm_options *o, hm_results *r)
 {
     if (sc->run) return sc->run(o, r);
@@ -217,259 +196,6 @@ void hm_scenario_names(bool (*pick)(const hm_scenario_caps *c), const char *sep,
         if (!pick(&sc->caps) || n >= len) continue;
         n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? sep : "", sc->name);
     }
-}
-
-void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, int rc,
-                                  const char *where)
-{
-    char bytes[sizeof(st->sse_first.bytes)];
-    if (rc == 0) {
-        int status = c->resp.status;
-        if (status >= 200 && status < 300) return;
-        bool latest = hm_thread_stats_latest_due(st);
-        int i = 0;
-        while (i < HM_STATUS_EXAMPLES && st->status_first_code[i] &&
-               st->status_first_code[i] != status)
-            i++;
-        if (!latest && (i == HM_STATUS_EXAMPLES || st->status_first_code[i] == status))
-            return; /* kept, or full */
-        const char *eol = memchr(c->head, '\r', c->head_len);
-        hm_escape_bytes(c->head, eol ? (size_t)(eol - c->head) : c->head_len, bytes, sizeof(bytes));
-        /* php-via says why in the body ("Invalid context"): show its start. */
-        char reason[160], body[100] = "";
-        if (c->resp.body_len) hm_escape_bytes(c->resp.body, c->resp.body_len, body, 64);
-        snprintf(reason, sizeof(reason), "answered HTTP %d%s%s", status, body[0] ? ": " : "", body);
-        if (latest) hm_thread_stats_latest(st, reason);
-        hm_thread_stats_status_example(st, status, reason, where, bytes);
-        return;
-    }
-    hm_fail_kind k = c->fail ? c->fail : HM_FAIL_OTHER;
-    bool latest = hm_thread_stats_latest_due(st);
-    if (st->fail_first[k].reason[0] && !latest) return;
-    const char *reason = hm_http_conn_fail_reason(c, rc);
-    if (latest) {
-        char line[160];
-        snprintf(line, sizeof(line), "%s: %s", hm_fail_kind_name(k), reason ? reason : "");
-        hm_thread_stats_latest(st, line);
-    }
-    hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
-    hm_thread_stats_fail_example(st, k, reason, where, bytes);
-}
-
-hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, const hm_watch *w,
-                            const char *where)
-{
-    if (rc == -ECANCELED) return HM_SSE_FAIL_NONE;
-    char bytes[sizeof(st->sse_first.bytes)], reason[200];
-    hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
-    hm_sse_fail kind;
-    if (w->error[0]) {
-        kind = HM_SSE_FAIL_PROTOCOL;
-        snprintf(reason, sizeof(reason), "%s", w->error);
-    } else if (rc == -HM_ESTATUS) {
-        kind = HM_SSE_FAIL_STATUS;
-        snprintf(reason, sizeof(reason), "answered HTTP %d", c->resp.status);
-        const char *eol = memchr(c->head, '\r', c->head_len);
-        hm_escape_bytes(c->head, eol ? (size_t)(eol - c->head) : c->head_len, bytes, sizeof(bytes));
-    } else if (rc == 0) {
-        kind = HM_SSE_FAIL_CLOSED;
-        snprintf(reason, sizeof(reason), "the server ended the stream while the run was live");
-    } else {
-        kind = hm_sse_fail_of(c->fail);
-        snprintf(reason, sizeof(reason), "%s", hm_http_conn_fail_reason(c, rc));
-    }
-    hm_thread_stats_sse_fail(st, kind, reason, where, bytes);
-    return kind;
-}
-
-void hm_sse_note_cut(hm_thread_stats *st, const hm_watch *w, int64_t timeout_ns, const char *where)
-{
-    size_t held = hm_sse_pending(&w->sse);
-    if (!held) {
-        /* Heartbeats only, for longer than --timeout: a note, not a
-         * failure (a tab with nothing to show is quiet too). */
-        if (w->sse.comments > w->comments_at_event && hm_now_ns() - w->last_event_ns > timeout_ns)
-            st->sse_comments_only++;
-        return;
-    }
-    st->sse_cut++;
-    if (held > st->sse_cut_bytes) st->sse_cut_bytes = held;
-    int64_t quiet_ns = hm_now_ns() - w->last_event_ns;
-    if (quiet_ns <= timeout_ns) return; /* an event on its way when the run ended */
-    char reason[200];
-    snprintf(reason, sizeof(reason),
-             "the run ended the stream inside an unfinished line or event of %zu bytes, "
-             "%.1f s after its last complete event (over --timeout %.1f s)",
-             held, (double)quiet_ns / 1e9, (double)timeout_ns / 1e9);
-    hm_thread_stats_sse_fail(st, HM_SSE_FAIL_TIMEOUT, reason, where, "");
-}
-
-void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where)
-{
-    if (!w->undecodable) return;
-    hm_thread_stats_sse_fail(st, HM_SSE_FAIL_PROTOCOL, w->undecodable_why, where, "");
-    st->sse_fail[HM_SSE_FAIL_PROTOCOL] += w->undecodable - 1;
-}
-
-bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
-                     int *status)
-{
-    int64_t intended_ns = rq->intended_ns;
-    *status = 0;
-    if (intended_ns > 0 && hm_now_ns() < intended_ns) hm_coro_sleep_until(intended_ns);
-    if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) && intended_ns > 0)
-        return true; /* the wait was cut short by Ctrl-C: send nothing new */
-    hm_backoff backoff = HM_BACKOFF_CONNECT;
-    for (;;) {
-        int64_t t0 = hm_now_ns();
-        hm_http_xopts xo = {.idempotent = rq->idempotent,
-                            .head = rq->head,
-                            .discard_body = rq->discard_body,
-                            .req_outlives = rq->req_outlives,
-                            .deadline = t0 + rq->timeout_ns};
-        hm_thread_stats_in_flight(st, 1);
-        int rc = hm_http_conn_exchange(c, rq->req, rq->len, &xo);
-        hm_thread_stats_in_flight(st, -1);
-        bool stop = hm_request_account(c, rq, rc, t0, hm_now_ns(), st, live, status);
-        if (stop || rc == -ECANCELED || !hm_request_unsent(c, *status)) return stop;
-        int64_t wake = hm_now_ns() + hm_backoff_next(&backoff);
-        if (rq->retry_until_ns && wake >= rq->retry_until_ns) return false;
-        if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) ||
-            hm_coro_sleep_until(wake) == -ECANCELED)
-            return false;
-    }
-}
-
-bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
-                        hm_thread_stats *st, hm_liveness *live, int *status)
-{
-    int64_t intended_ns = rq->intended_ns;
-    *status = 0;
-    hm_thread_stats_note_conn(st, c);
-    if (rc == -ECANCELED) return true; /* a second Ctrl-C: it never finished */
-    hm_thread_stats_note_outcome(st, c, rc, rq->where);
-    if (rc < 0 && c->fail == HM_FAIL_CONNECT) { /* never sent: an attempt, not an action */
-        hm_thread_stats_connect_failed(st);
-        return hm_liveness_report(live, t1, false, c->fail, rq->timeout_ns);
-    }
-    if (rc == 0) {
-        *status = c->resp.status;
-        if (intended_ns > 0)
-            hm_thread_stats_record_scheduled(st, (t1 - intended_ns) / 1000, (t1 - t0) / 1000);
-        else
-            hm_thread_stats_record_action(st, (t1 - t0) / 1000);
-        hm_thread_stats_count(st, c->resp.status, HM_FAIL_NONE);
-        hm_liveness_report(live, t1, true, HM_FAIL_NONE, rq->timeout_ns);
-        return false;
-    }
-    hm_thread_stats_count(st, 0, c->fail);
-    return hm_liveness_report(live, t1, false, c->fail, rq->timeout_ns);
-}
-
-static int64_t wall_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Sleeps until the wall clock reads start_ns (--start-at: shards on several
- * machines start their load together). SIGINT and SIGTERM stay blocked
- * except inside ppoll, so one arriving between the check and the sleep
- * still ends the sleep. */
-static void wait_for_start(int64_t start_ns)
-{
-    sigset_t stops, old;
-    sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stops, &old);
-    for (;;) {
-        int64_t left = start_ns - wall_now_ns();
-        if (left <= 0 || atomic_load(&hm_stop_requested)) break;
-        /* Re-read the wall clock now and then: NTP may step it meanwhile. */
-        if (left > 10 * INT64_C(1000000000)) left = 10 * INT64_C(1000000000);
-        struct timespec rel = {.tv_sec = left / 1000000000, .tv_nsec = left % 1000000000};
-        ppoll(NULL, 0, &rel, &old);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_thread_main main,
-                           void *arg, hm_liveness *live, int64_t *t_start, int64_t *t_end)
-{
-    hm_loop_options lo = {.backend = o->backend};
-    if (o->start_at_ns) wait_for_start(o->start_at_ns);
-    if (o->load_started_ns && !*o->load_started_ns) *o->load_started_ns = wall_now_ns();
-    *t_start = hm_now_ns();
-    hm_liveness_start(live);
-    hm_progress_attach(stats, o->threads, stride);
-    int rc = hm_engine_run(o->threads, &lo, main, arg);
-    hm_progress_detach();
-    if (!*t_end) *t_end = hm_now_ns();
-    return rc;
-}
-
-int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg)
-{
-    /* A set-up or tear-down step has nothing worth finishing after Ctrl-C. */
-    hm_loop_options lo = {.backend = backend, .stop_aborts = true};
-    hm_loop *loop;
-    int rc = hm_loop_create(&loop, &lo);
-    if (rc < 0) return rc;
-    rc = hm_coro_spawn(loop, fn, arg, NULL);
-    if (rc == 0) rc = hm_loop_run(loop);
-    hm_loop_destroy(loop);
-    return rc;
-}
-
-typedef struct probe {
-    const hm_http_target *target;
-    const char *path;
-    int64_t timeout_ns;
-    int status, err;
-    bool answered_badly;
-    char why[300];
-} probe;
-
-static void probe_coro(void *p)
-{
-    probe *pr = p;
-    hm_http_conn c;
-    hm_http_conn_init(&c, pr->target, NULL);
-    char req[1024];
-    ssize_t len = hm_http_write_request(req, sizeof(req), "GET", pr->path, pr->target->host_header,
-                                        NULL, 0, NULL, 0);
-    /* Whatever the body, only the answer matters: count it, keep nothing. */
-    hm_http_xopts xo = {
-        .idempotent = true, .discard_body = true, .deadline = hm_now_ns() + pr->timeout_ns};
-    pr->err = len < 0 ? (int)len : hm_http_conn_exchange(&c, req, (size_t)len, &xo);
-    /* Reachable means something answered: a server that answers badly
-     * (endless 1xx, an endless body, garbage) is for the run to report,
-     * with its errors counted and explained, not "unreachable". */
-    if (pr->err < 0 && pr->err != -ECANCELED && c.resp_bytes > 0) {
-        pr->answered_badly = true;
-        snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
-        pr->err = 0;
-    }
-    pr->status = pr->err == 0 ? c.resp.status : 0;
-    if (pr->err < 0)
-        snprintf(pr->why, sizeof(pr->why), "%s", hm_http_conn_fail_reason(&c, pr->err));
-    hm_http_conn_free(&c);
-}
-
-int hm_probe_get(hm_backend_kind backend, const hm_http_target *target, const char *path,
-                 int64_t timeout_ns, int *status, char *why, size_t whylen)
-{
-    probe pr = {.target = target, .path = path, .timeout_ns = timeout_ns};
-    int rc = hm_run_on_temp_loop(backend, probe_coro, &pr);
-    if (rc < 0) {
-        snprintf(why, whylen, "cannot create an event loop: %s", hm_strerror(rc));
-        return rc;
-    }
-    if (pr.err < 0 || pr.answered_badly) snprintf(why, whylen, "%s", pr.why);
-    *status = pr.status;
-    return pr.err;
 }
 
 /* ---- plugins -------------------------------------------------------------- */

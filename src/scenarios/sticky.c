@@ -17,7 +17,7 @@
  * "Invalid context"; X-Via-Worker, when the server sends it, shows where
  * each action went. The run passes when the cookie variant is 100% OK. */
 #include "scenarios/scenario.h"
-#include "scenarios/via_client.h"
+#include "proto/via_client.h"
 
 #include "proto/h2_client.h"
 

@@ -1,4 +1,4 @@
-/* flood.h — a thread's share of -c keep-alive connections that send one
+/* sender_pool.h — a thread's share of -c keep-alive connections that send one
  * request over and over (the get scenario, the hammer model's senders)
  * without a coroutine each: a connection is a record in one array (its
  * hm_http_conn: socket, parser state and deadline), driven by the loop's
@@ -7,14 +7,14 @@
  * (latency, status or failure kind with its first example, liveness).
  *
  * Ownership: the caller owns the config and everything it points to; they
- * must outlive hm_flood_run. The request (cfg->req) must stay valid until
+ * must outlive hm_sender_pool_run. The request (cfg->req) must stay valid until
  * the engine threads end (it is sent detached). */
-#ifndef HM_SCENARIOS_FLOOD_H
-#define HM_SCENARIOS_FLOOD_H
+#ifndef HM_LOAD_SENDER_POOL_H
+#define HM_LOAD_SENDER_POOL_H
 
-#include "scenarios/scenario.h"
+#include "load/request.h"
 
-typedef struct hm_flood_cfg {
+typedef struct hm_sender_pool_cfg {
     const hm_options *o;
     const char *req; /* the request, serialized once for the run */
     size_t len;
@@ -42,7 +42,7 @@ typedef struct hm_flood_cfg {
     void (*on_result)(void *user, hm_thread_stats *st, const hm_http_conn *c, int status,
                       void *token);
     void *user;
-} hm_flood_cfg;
+} hm_sender_pool_cfg;
 
 /* Runs n connections (numbered first_index..) on the current loop from the
  * calling coroutine, which waits until every one has stopped: -n spent, -d
@@ -50,6 +50,6 @@ typedef struct hm_flood_cfg {
  * uncounted), the target dead, or *start_err set. Their statistics go to
  * st. Returns 0, or a negative errno when the connections could not be
  * started (and *start_err says so too). */
-int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, int n);
+int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int first_index, int n);
 
 #endif

@@ -2,7 +2,7 @@
  * docs/flows.md): the parsed file, the values and conditions its steps
  * use, and what both load models share to run it.
  *
- * flow_parse.c (with flow_steps.c for the steps) reads the file with
+ * flow_parse.c (with flow_parse_steps.c for the steps) reads the file with
  * libyaml into a hm_flow_file and checks it (every error names
  * file:line:column, the flow, the step and what was expected); flow.c
  * evaluates values and conditions, walks the steps and reports;
@@ -13,11 +13,11 @@
  * Ownership: hm_flow_load allocates the whole tree (hm_alloc; JSON values
  * are jansson references the tree holds); hm_flow_free releases it. A
  * loaded file is read-only while it runs, so every thread may read it. */
-#ifndef HM_SCENARIOS_FLOW_H
-#define HM_SCENARIOS_FLOW_H
+#ifndef HM_FLOW_FLOW_H
+#define HM_FLOW_FLOW_H
 
-#include "scenarios/scenario.h"
-#include "scenarios/workload.h"
+#include "load/request.h"
+#include "load/workload.h"
 #include "stats/steps.h"
 
 #include <jansson.h>

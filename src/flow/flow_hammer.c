@@ -16,8 +16,8 @@
  * Threads share the file (read-only), the instances' action counters and
  * send-time rings (atomics; a stale ring slot only skews one latency
  * sample, as in via_hammer.c), and the run's atomics. */
-#include "scenarios/flow.h"
-#include "scenarios/via_client.h"
+#include "flow/flow.h"
+#include "proto/via_client.h"
 
 #include "proto/via_html.h"
 

@@ -2,7 +2,7 @@
  * an instance's variables and data rows, values, templates, conditions,
  * the walk through the steps (repeats included), the report's rows — and
  * the scenario's entry points. */
-#include "scenarios/flow.h"
+#include "flow/flow.h"
 
 #include "base/hm_base.h"
 #include "proto/datastar.h"

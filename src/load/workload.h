@@ -9,8 +9,8 @@
  *
  * Ownership: workloads are static. A hm_watch owns its decoded-event
  * buffers and the merged signals object; hm_watch_free releases them. */
-#ifndef HM_SCENARIOS_WORKLOAD_H
-#define HM_SCENARIOS_WORKLOAD_H
+#ifndef HM_LOAD_WORKLOAD_H
+#define HM_LOAD_WORKLOAD_H
 
 #include "engine/engine.h"
 #include "proto/datastar.h"

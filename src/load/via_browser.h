@@ -1,5 +1,5 @@
 /* via_browser.h — the browser model's virtual user, for VU bodies written
- * inside hammer (flows, src/scenarios/flow_browser.c). They get what the
+ * inside hammer (flows, src/flow/flow_browser.c). They get what the
  * plugin API gives (include/hammer/scenario.h: hammer_vu_load_page,
  * _open_sse, _action, _wait_patch, _get, _sleep_ms, _next, _fail) and what
  * a user who visits several pages needs on top: each SSE event as it
@@ -9,12 +9,16 @@
  * A body runs on the VU's coroutine; the event hook runs on the VU's SSE
  * coroutine, on the same thread, so neither needs locks. Pointers returned
  * here stay valid until the VU's next call. */
-#ifndef HM_SCENARIOS_VIA_BROWSER_H
-#define HM_SCENARIOS_VIA_BROWSER_H
+#ifndef HM_LOAD_VIA_BROWSER_H
+#define HM_LOAD_VIA_BROWSER_H
 
 #include "hammer/scenario.h"
-#include "scenarios/scenario.h"
-#include "scenarios/workload.h"
+#include "load/request.h"
+#include "load/workload.h"
+
+/* The browser load model of the php-via scenarios: -c virtual users, one
+ * tab each (docs/scenarios.md). */
+int hm_via_browser_run(const hm_options *o, hm_results *r);
 
 /* The browser model with body as every VU's life (NULL: the built-in tab)
  * and state handed to it; body->setup, when set, makes the state instead.

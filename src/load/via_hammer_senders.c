@@ -1,9 +1,9 @@
 /* The hammer model's senders (via_hammer.c says the model): over plain
- * HTTP/1.1 a thread's connections as state machines (flood.h) driven by
+ * HTTP/1.1 a thread's connections as state machines (load/sender_pool.h) driven by
  * senders_driver, over TLS or HTTP/2 one coroutine each (sender_coro). Both
  * pick the newest ready context before each action and account its
  * outcome against the context it went to. */
-#include "scenarios/via_hammer_internal.h"
+#include "load/via_hammer_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -177,18 +177,18 @@ void vh_senders_driver(void *p)
     ctx_gen *g = atomic_load(&run->cur);
     char what[80];
     snprintf(what, sizeof(what), "action POST %.48s", g->page.action_url);
-    hm_flood_cfg cfg = {.o = o,
-                        .next_seq = &run->next_seq,
-                        .t_base = atomic_load(&run->t_go),
-                        .live = &run->live,
-                        .start_err = &run->start_err,
-                        .what = what,
-                        .on_send = on_send,
-                        .pick = pick_request,
-                        .on_result = on_result,
-                        .user = run};
+    hm_sender_pool_cfg cfg = {.o = o,
+                              .next_seq = &run->next_seq,
+                              .t_base = atomic_load(&run->t_go),
+                              .live = &run->live,
+                              .start_err = &run->start_err,
+                              .what = what,
+                              .on_send = on_send,
+                              .pick = pick_request,
+                              .on_result = on_result,
+                              .user = run};
     if (g->req && !atomic_load(&hm_stop_requested))
-        hm_flood_run(&cfg, &run->stats[t->thread], t->first, t->n);
+        hm_sender_pool_run(&cfg, &run->stats[t->thread], t->first, t->n);
     for (int i = 0; i < t->n; i++)
         vh_sender_done(run);
     hm_free(t);

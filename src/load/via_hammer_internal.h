@@ -3,14 +3,14 @@
  * the verdict) and via_hammer_senders.c (the senders, as coroutines or
  * state machines). No other file includes it; its functions are prefixed
  * vh_. */
-#ifndef HM_VIA_HAMMER_INTERNAL_H
-#define HM_VIA_HAMMER_INTERNAL_H
+#ifndef HM_LOAD_VIA_HAMMER_INTERNAL_H
+#define HM_LOAD_VIA_HAMMER_INTERNAL_H
 
-#include "scenarios/flood.h"
-#include "scenarios/via_client.h"
+#include "load/sender_pool.h"
+#include "proto/via_client.h"
 
 #include "proto/h2_client.h"
-#include "scenarios/workload.h"
+#include "load/workload.h"
 
 #define SEND_RING (1u << 20)
 
@@ -110,7 +110,7 @@ typedef struct sender {
     sender_conn *sc;
 } sender;
 
-/* Plain HTTP: a thread's senders as state machines (flood.h) behind one
+/* Plain HTTP: a thread's senders as state machines (load/sender_pool.h) behind one
  * coroutine, which waits for the gate, runs them and counts them done. They
  * follow the contexts as sender_coro does: each connection's token is the
  * context it fires at. */

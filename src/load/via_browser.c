@@ -13,8 +13,8 @@
  * equal its own HTTP OK there, and so on); the run passes when every VU
  * does. Per-thread aggregates are written only by that thread's VUs.
  * Flows drive VUs through via_browser.h as well. */
-#include "scenarios/via_browser.h"
-#include "scenarios/via_client.h"
+#include "load/via_browser.h"
+#include "proto/via_client.h"
 
 #include "proto/h2_client.h"
 #include "proto/via_html.h"

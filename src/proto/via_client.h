@@ -4,8 +4,8 @@
  *
  * Ownership: hm_via_page strings are hm_alloc'd and freed by
  * hm_via_page_free(). Request builders write into the caller's buffer. */
-#ifndef HM_SCENARIOS_VIA_CLIENT_H
-#define HM_SCENARIOS_VIA_CLIENT_H
+#ifndef HM_PROTO_VIA_CLIENT_H
+#define HM_PROTO_VIA_CLIENT_H
 
 #include "proto/cookie.h"
 #include "proto/http_client.h"

@@ -3,7 +3,7 @@
  * report under, the order steps need (a page before an action, an sse
  * before a wait), and each flow's steps and weight. Also which steps the
  * hammer model cannot run. The file around them is read in flow_parse.c. */
-#include "scenarios/flow_parse_internal.h"
+#include "flow/flow_parse_internal.h"
 
 #include <math.h>
 #include <stdio.h>

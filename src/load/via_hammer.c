@@ -6,7 +6,7 @@
  *
  * Threads: every engine thread runs its share of the -c connections; thread
  * 0 also runs the observers, the finisher and the reloader. Over plain
- * HTTP/1.1 a thread's senders are state machines (flood.h) with no stack
+ * HTTP/1.1 a thread's senders are state machines (load/sender_pool.h) with no stack
  * each; over TLS or HTTP/2 each is a coroutine (vh_sender_coro, --streams of
  * them on one HTTP/2 connection). Both pick the context before each
  * action and account its outcome the same way. Threads share only the
@@ -29,12 +29,12 @@
  * still hold an older one (and each generation's serialized request, which
  * state-machine senders send detached). --no-reload counts the loss and
  * goes on. */
-#include "scenarios/flood.h"
-#include "scenarios/via_client.h"
-#include "scenarios/via_hammer_internal.h"
+#include "load/sender_pool.h"
+#include "proto/via_client.h"
+#include "load/via_hammer_internal.h"
 
 #include "proto/h2_client.h"
-#include "scenarios/workload.h"
+#include "load/workload.h"
 
 #include <stdio.h>
 #include <string.h>

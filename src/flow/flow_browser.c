@@ -5,8 +5,8 @@
  * last-seen signals plus the step's own, waits follow the SSE stream), and
  * closes its session at the end. Each page's context is checked against
  * the file's `check:` as the built-in scenarios check theirs. */
-#include "scenarios/flow.h"
-#include "scenarios/via_browser.h"
+#include "flow/flow.h"
+#include "load/via_browser.h"
 
 #include "proto/via_html.h"
 

@@ -1,4 +1,4 @@
-/* A thread's keep-alive connections as state machines (flood.h). Each
+/* A thread's keep-alive connections as state machines (load/sender_pool.h). Each
  * connection cycles: claim an action number -> (with -R, wait for its
  * intended time on a timer) -> hm_http_conn_start -> its done callback
  * accounts the outcome -> claim the next. A refused connect is a connect
@@ -7,7 +7,7 @@
  * connection whose cfg->pick has no request for it yet waits there too
  * (1 ms). The deadlines of all
  * exchanges share --timeout, so they sit in one hm_timeq (O(1) each). */
-#include "scenarios/flood.h"
+#include "load/sender_pool.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,11 +22,11 @@ enum { FC_IDLE, FC_WAITING, FC_PACING, FC_BUSY, FC_DONE };
  * and waits (FC_WAITING) for its turn to send it. */
 #define CONNECTS_IN_FLIGHT 1024
 
-typedef struct flood flood;
+typedef struct pool pool;
 
-typedef struct flood_conn {
+typedef struct pool_conn {
     hm_http_conn c;
-    flood *f;
+    pool *f;
     hm_timer pace;      /* -R: the intended send time; after a refused connect: backoff */
     hm_backoff backoff; /* refused connects in a row */
     int64_t seq, intended_ns, t0;
@@ -34,15 +34,15 @@ typedef struct flood_conn {
     int index;
     uint8_t state;
     bool first; /* its first exchange (and connect) has not ended yet */
-} flood_conn;
+} pool_conn;
 
-struct flood {
-    const hm_flood_cfg *cfg;
+struct pool {
+    const hm_sender_pool_cfg *cfg;
     hm_loop *loop;
     hm_thread_stats *st;
     hm_timeq timeout; /* every exchange's deadline: --timeout */
     hm_http_aopts aopts;
-    flood_conn *conns;
+    pool_conn *conns;
     int n, left;
     int started;   /* connections started so far (the rest wait their turn) */
     bool stopping; /* nothing more, not even claimed actions: Ctrl-C, the target dead */
@@ -50,14 +50,14 @@ struct flood {
     hm_event all_done;
 };
 
-static void conn_next(flood_conn *fc);
-static void conn_dispatch(flood_conn *fc);
+static void conn_next(pool_conn *fc);
+static void conn_dispatch(pool_conn *fc);
 
 /* The run is over before these connections got their turn. */
-static void drop_waiting(flood *f)
+static void drop_waiting(pool *f)
 {
     while (f->started < f->n) {
-        flood_conn *w = &f->conns[f->started++];
+        pool_conn *w = &f->conns[f->started++];
         if (w->state != FC_WAITING) continue;
         w->first = false;
         w->state = FC_DONE;
@@ -67,9 +67,9 @@ static void drop_waiting(flood *f)
 }
 
 /* A first exchange ended: the next waiting connection may start. */
-static void first_ended(flood_conn *fc)
+static void first_ended(pool_conn *fc)
 {
-    flood *f = fc->f;
+    pool *f = fc->f;
     if (!fc->first) return;
     fc->first = false;
     if (f->stopping) {
@@ -77,7 +77,7 @@ static void first_ended(flood_conn *fc)
         return;
     }
     while (f->started < f->n) {
-        flood_conn *w = &f->conns[f->started++];
+        pool_conn *w = &f->conns[f->started++];
         if (w->state == FC_WAITING) {
             conn_dispatch(w);
             return;
@@ -85,9 +85,9 @@ static void first_ended(flood_conn *fc)
     }
 }
 
-static void conn_done(flood_conn *fc)
+static void conn_done(pool_conn *fc)
 {
-    flood *f = fc->f;
+    pool *f = fc->f;
     if (fc->state == FC_DONE) return;
     if (fc->state == FC_BUSY) hm_thread_stats_in_flight(f->st, -1); /* dropped: ABORT */
     fc->state = FC_DONE;
@@ -101,9 +101,9 @@ static void conn_done(flood_conn *fc)
 }
 
 /* Whether the run has ended for every connection of the thread. */
-static bool run_over(flood *f)
+static bool run_over(pool *f)
 {
-    const hm_flood_cfg *cfg = f->cfg;
+    const hm_sender_pool_cfg *cfg = f->cfg;
     if (f->stopping) return true;
     if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) ||
         atomic_load_explicit(&cfg->live->dead, memory_order_relaxed) ||
@@ -114,9 +114,9 @@ static bool run_over(flood *f)
 
 static void exchange_done(hm_http_conn *c, int rc, void *user)
 {
-    flood_conn *fc = user;
-    flood *f = fc->f;
-    const hm_flood_cfg *cfg = f->cfg;
+    pool_conn *fc = user;
+    pool *f = fc->f;
+    const hm_sender_pool_cfg *cfg = f->cfg;
     fc->state = FC_IDLE;
     hm_thread_stats_in_flight(f->st, -1);
     int64_t t1 = hm_now_ns();
@@ -154,10 +154,10 @@ static void exchange_done(hm_http_conn *c, int rc, void *user)
     conn_next(fc);
 }
 
-static void conn_send(flood_conn *fc)
+static void conn_send(pool_conn *fc)
 {
-    flood *f = fc->f;
-    const hm_flood_cfg *cfg = f->cfg;
+    pool *f = fc->f;
+    const hm_sender_pool_cfg *cfg = f->cfg;
     if (fc->intended_ns > 0 && atomic_load_explicit(&hm_stop_requested, memory_order_relaxed)) {
         conn_done(fc); /* the wait was cut short by Ctrl-C: send nothing new */
         return;
@@ -192,7 +192,7 @@ static void conn_send(flood_conn *fc)
 
 static void pace_fired(hm_timer *t)
 {
-    flood_conn *fc = HM_CONTAINER_OF(t, flood_conn, pace);
+    pool_conn *fc = HM_CONTAINER_OF(t, pool_conn, pace);
     if (run_over(fc->f)) {
         conn_done(fc);
         return;
@@ -202,10 +202,10 @@ static void pace_fired(hm_timer *t)
 
 /* Claims the next action number; false when the run is over (for this
  * connection and, -n or -d spent, for the thread). */
-static bool conn_claim(flood_conn *fc)
+static bool conn_claim(pool_conn *fc)
 {
-    flood *f = fc->f;
-    const hm_flood_cfg *cfg = f->cfg;
+    pool *f = fc->f;
+    const hm_sender_pool_cfg *cfg = f->cfg;
     if (run_over(f)) return false;
     if (f->spent) return false;
     int64_t seq = atomic_fetch_add(cfg->next_seq, 1);
@@ -219,7 +219,7 @@ static bool conn_claim(flood_conn *fc)
 }
 
 /* Sends the claimed action now, or at its intended time (-R). */
-static void conn_dispatch(flood_conn *fc)
+static void conn_dispatch(pool_conn *fc)
 {
     if (fc->intended_ns > hm_now_ns()) {
         fc->state = FC_PACING;
@@ -230,7 +230,7 @@ static void conn_dispatch(flood_conn *fc)
 }
 
 /* Claims the next action number and sends it. */
-static void conn_next(flood_conn *fc)
+static void conn_next(pool_conn *fc)
 {
     fc->state = FC_IDLE;
     if (!conn_claim(fc)) {
@@ -242,21 +242,21 @@ static void conn_next(flood_conn *fc)
 
 /* Ends every connection now: paced ones and idle ones at once, and (when
  * abort) the ones in an exchange too, uncounted. */
-static void stop_all(flood *f, bool abort)
+static void stop_all(pool *f, bool abort)
 {
     f->stopping = true;
     drop_waiting(f);
     for (int i = 0; i < f->n; i++) {
-        flood_conn *fc = &f->conns[i];
+        pool_conn *fc = &f->conns[i];
         if (fc->state == FC_PACING || fc->state == FC_IDLE || (abort && fc->state == FC_BUSY))
             conn_done(fc);
     }
 }
 
-int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, int n)
+int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int first_index, int n)
 {
     if (n <= 0) return 0;
-    flood f = {.cfg = cfg, .loop = hm_loop_current(), .st = st, .n = n, .left = n};
+    pool f = {.cfg = cfg, .loop = hm_loop_current(), .st = st, .n = n, .left = n};
     f.conns = hm_calloc((size_t)n, sizeof(*f.conns));
     if (!f.conns) {
         int none = 0;
@@ -264,7 +264,7 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
         return -ENOMEM;
     }
     hm_timeq_init(f.loop, &f.timeout, cfg->o->timeout_ns);
-    /* Nothing reads a flood's response headers: status and framing suffice,
+    /* Nothing reads a pool's response headers: status and framing suffice,
      * unless bodies come coded (--compressed): Content-Encoding is needed. */
     f.aopts = (hm_http_aopts){.idempotent = cfg->idempotent,
                               .head = cfg->head,
@@ -273,7 +273,7 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
                               .timeq = &f.timeout};
     hm_event_init(&f.all_done);
     for (int i = 0; i < n; i++) {
-        flood_conn *fc = &f.conns[i];
+        pool_conn *fc = &f.conns[i];
         hm_http_conn_init(&fc->c, &cfg->o->target, NULL);
         fc->f = &f;
         fc->index = first_index + i;

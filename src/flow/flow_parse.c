@@ -2,8 +2,8 @@
  * node's line and column) into a hm_flow_file, checked as it goes. Every
  * error says where (FILE:LINE:COL), in which flow and step, and what was
  * expected there. The CSV data files a flow names are read here too; the
- * steps of each flow are read in flow_steps.c. */
-#include "scenarios/flow_parse_internal.h"
+ * steps of each flow are read in flow_parse_steps.c. */
+#include "flow/flow_parse_internal.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,17 +1,17 @@
 /* flow_parse_internal.h — what the flow file reader's two halves share:
  * flow_parse.c (the file, errors, YAML helpers, values, check:,
- * variables:, data:, names, freeing) and flow_steps.c (steps and their
+ * variables:, data:, names, freeing) and flow_parse_steps.c (steps and their
  * conditions, flows, the hammer model's limits).
  *
- * Ownership: internal to the reader. Only flow_parse.c and flow_steps.c
- * include it; everything else uses scenarios/flow.h. The parsing context
+ * Ownership: internal to the reader. Only flow_parse.c and flow_parse_steps.c
+ * include it; everything else uses flow/flow.h. The parsing context
  * (pctx) lives on hm_flow_load's stack for one load; nothing here
  * allocates. Functions shared across the two files carry the fp_ prefix;
  * the small node accessors are static inline and keep their short names. */
-#ifndef HM_SCENARIOS_FLOW_PARSE_INTERNAL_H
-#define HM_SCENARIOS_FLOW_PARSE_INTERNAL_H
+#ifndef HM_FLOW_PARSE_INTERNAL_H
+#define HM_FLOW_PARSE_INTERNAL_H
 
-#include "scenarios/flow.h"
+#include "flow/flow.h"
 
 #include "base/hm_base.h"
 
@@ -100,7 +100,7 @@ yaml_node_t *fp_get(pctx *c, yaml_node_t *map, const char *key);
  * _, . or -. */
 bool fp_valid_name(const char *s);
 
-/* ---- values (flow_parse.c) and flows (flow_steps.c) ------------------------ */
+/* ---- values (flow_parse.c) and flows (flow_parse_steps.c) ------------------------ */
 
 /* A value: a scalar or {var|csv|random|one_of|literal: ...} ({signal: ...}
  * too when allow_signal). */

@@ -1,5 +1,5 @@
 /* Decoding a php-via SSE stream into a workload's checks. */
-#include "scenarios/workload.h"
+#include "load/workload.h"
 
 #include "base/hm_base.h"
 #include "engine/engine.h"

@@ -1,5 +1,5 @@
 /* php-via browser steps over hm_http_conn. */
-#include "scenarios/via_client.h"
+#include "proto/via_client.h"
 
 #include "proto/url.h"
 #include "proto/via_html.h"

@@ -1,0 +1,139 @@
+/* request.h — one request as a load model sends it, and what its outcome
+ * puts into the thread's stats: latency, status or failure kind with the
+ * first example, connect and TLS timings, SSE endings, bytes; and the
+ * back-offs every sender uses when the server refuses or goes away.
+ *
+ * The adapter between proto (hm_http_conn) and stats (hm_thread_stats), so
+ * neither includes the other. Everything here runs on the calling engine
+ * thread and owns nothing. */
+#ifndef HM_LOAD_REQUEST_H
+#define HM_LOAD_REQUEST_H
+
+#include "load/run.h"
+
+/* The wait before the next try of what the server refused, doubling from
+ * first_ns to cap_ns; hm_backoff_reset after a success. */
+typedef struct hm_backoff {
+    int64_t first_ns, cap_ns, next_ns;
+} hm_backoff;
+/* A refused (or timed out) connect: 10 ms doubling to 250 ms, so a
+ * restarted server is found within a quarter second and a dead one costs
+ * a connection a few attempts a second, not a hundred. */
+#define HM_BACKOFF_CONNECT ((hm_backoff){10000000LL, 250000000LL, 10000000LL})
+/* A page reload or an SSE reconnect while the server is away: 100 ms
+ * doubling to 2 s, as Datastar's retry. */
+#define HM_BACKOFF_RELOAD ((hm_backoff){100000000LL, 2000000000LL, 100000000LL})
+
+/* The wait to sit out now; the next one doubles (up to the cap). */
+static inline int64_t hm_backoff_next(hm_backoff *b)
+{
+    int64_t d = b->next_ns;
+    b->next_ns = d > b->cap_ns / 2 ? b->cap_ns : d * 2;
+    return d;
+}
+static inline void hm_backoff_reset(hm_backoff *b)
+{
+    b->next_ns = b->first_ns;
+}
+
+/* One request as a scenario sends it (hm_request_send). */
+typedef struct hm_request {
+    const char *req; /* the serialized request */
+    size_t len;
+    bool idempotent;     /* GET: may be re-sent (see http_client.h) */
+    bool head;           /* a HEAD request: the response has no body */
+    bool discard_body;   /* count the body's bytes, keep none (get, probes) */
+    bool req_outlives;   /* req stays valid until the engine threads end (one
+                          * serialized for the run): sent without waiting */
+    int64_t timeout_ns;  /* --timeout: covers the whole exchange */
+    int64_t intended_ns; /* -R: the intended send time; 0 without -R */
+    const char *where;   /* for a failure's first example, e.g.
+                          * "action POST /_action/increment, connection 3" */
+    /* A refused connect is tried again (HM_BACKOFF_CONNECT) until this
+     * hm_now_ns() value, the end of -d; 0: while the run lasts. */
+    int64_t retry_until_ns;
+} hm_request;
+
+/* Whether the request whose outcome was `status` never went out: its
+ * connect failed (a connect attempt, not an action). */
+static inline bool hm_request_unsent(const hm_http_conn *c, int status)
+{
+    return status == 0 && c->fail == HM_FAIL_CONNECT;
+}
+
+/* Sends one request on c and accounts for it in st: latency when a
+ * response came (with -R: sleeps until intended_ns if early, and records
+ * both corrected and service latency), its status or the failure kind with
+ * the first example of each, connect and TLS timings, and liveness. A
+ * refused connect is a connect attempt (hm_thread_stats_connect_failed),
+ * not the request: it is tried again after HM_BACKOFF_CONNECT until it
+ * connects, the run stops or rq->retry_until_ns passes (then *status is 0
+ * and hm_request_unsent holds: nothing was sent). A request cancelled by
+ * an interrupt is not counted. *status gets the HTTP status (0 when the
+ * request failed). Returns true when the run should stop. */
+bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
+                     int *status);
+/* The accounting half of hm_request_send, for an exchange that ran from
+ * t0 to t1 and ended with rc (hm_http_conn_exchange's, the result an
+ * hm_http_conn_start reported, or hm_h2_finish's: get over HTTP/2 drives
+ * many streams from one coroutine): everything hm_request_send records,
+ * a refused connect as a connect attempt (hm_request_unsent then holds),
+ * except the in-flight gauge and the retry after a refused connect, which
+ * are the caller's. Returns true when the run should stop. */
+bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
+                        hm_thread_stats *st, hm_liveness *live, int *status);
+
+/* The first example of c's last outcome into st, when it was a failure
+ * (rc < 0: c->fail with c->why and the response's first bytes) or a non-2xx
+ * answer (the status line, and the body's start when kept). where says
+ * which request on which VU or connection. */
+void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, int rc,
+                                  const char *where);
+
+/* How an SSE stream ended, into st (sse.failures and the first example),
+ * unless the run ended it itself (rc -ECANCELED): rc is
+ * hm_http_conn_stream's result on c, w the stream's watch (its own refusal
+ * comes first). A stream the server ended (rc 0) while the run still
+ * wanted it is "closed". Returns the kind counted (NONE when none). */
+hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, const hm_watch *w,
+                            const char *where);
+/* The run ended an SSE stream itself (rc -ECANCELED): when its parser
+ * still held an unfinished line or event, counts it (sse_cut, the most
+ * bytes held), and when that stream also sent no complete event for
+ * longer than timeout_ns, counts an SSE "timeout" failure saying so: a
+ * server stuck in an endless line never says failures: none. */
+/* A stream that, without an unfinished line, sent only comments for longer
+ * than timeout_ns is counted apart (sse_comments_only), not a failure. */
+void hm_sse_note_cut(hm_thread_stats *st, const hm_watch *w, int64_t timeout_ns, const char *where);
+/* The watch's undecodable events into st as SSE protocol failures (call
+ * once, when the watch is done). */
+void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where);
+
+/* A connection's outcome into the thread's stats: the adapter between
+ * proto (hm_http_conn) and stats (hm_thread_stats), so neither includes the
+ * other. Records the connect and TLS handshake the conn's last request
+ * made, if it made them, and a TLS failure's kind and first reason. Call
+ * after every request. */
+void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c);
+
+/* Moves the bytes c read and wrote (and its coded body bytes, as received
+ * and decoded) since the last call into st. */
+static inline void hm_thread_stats_take_bytes(hm_thread_stats *st, hm_http_conn *c)
+{
+    if (c->bytes_read || c->bytes_written)
+        hm_thread_stats_add_bytes(st, c->bytes_read, c->bytes_written);
+    c->bytes_read = c->bytes_written = 0;
+    if (c->resp.coded_in) hm_thread_stats_add_coded(st, c->resp.coded_in, c->resp.decoded_out);
+    c->resp.coded_in = c->resp.decoded_out = 0;
+}
+
+/* Adds a finished connection's counters to st. */
+static inline void hm_thread_stats_add_conn(hm_thread_stats *st, hm_http_conn *c)
+{
+    hm_thread_stats_take_bytes(st, c);
+    st->connects += c->connects;
+    st->reconnects += c->reconnects;
+    st->retries += c->retries;
+}
+
+#endif
