@@ -29,3 +29,10 @@ add_test(NAME k8s
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_k8s.sh ${CMAKE_SOURCE_DIR}
                  $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>)
 set_tests_properties(k8s PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# shards-local.sh --app-processes --peak-rss: shard i against server i % M,
+# unmerged, each shard's peak RSS kept and summed.
+add_test(NAME shards_local_servers
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_shards_servers.sh ${CMAKE_SOURCE_DIR}
+                 $<TARGET_FILE:hammer> $<TARGET_FILE:bench_app>)
+set_tests_properties(shards_local_servers PROPERTIES TIMEOUT 300)
