@@ -64,9 +64,12 @@ static bool make_request(counter_run *run, hm_ctx_gen *g, json_t *signals)
 }
 
 /* A reloaded context's request (the user's make hook). */
-static bool user_make(void *p, hm_ctx_gen *g, char *why, size_t whylen)
+static bool user_make(void *p, hm_ctx_gen *g, const char *html, size_t len, char *why,
+                      size_t whylen)
 {
     counter_run *run = p;
+    (void)html;
+    (void)len;
     if (make_request(run, g, run->signals)) return true;
     snprintf(why, whylen, "cannot build the action request");
     return false;
@@ -229,7 +232,7 @@ static void judge(counter_run *run, hm_results *r, bool counting)
 {
     hm_via_user_verdict v;
     hm_via_user_judge(&run->user, &v);
-    r->baseline_known = r->final_known = run->user.obs[0].watch.have_baseline;
+    r->baseline_known = r->final_known = v.baseline_known;
     r->baseline = v.baseline;
     r->final_value = v.last;
     r->patches_observed = v.patches;
@@ -240,13 +243,8 @@ static void judge(counter_run *run, hm_results *r, bool counting)
     if (v.reloaded) {
         r->ok_checked_known = true;
         r->ok_checked = v.last_ok;
-        snprintf(r->check_detail, sizeof(r->check_detail),
-                 "%s%s%llu OK on the newest context, %llu swallowed by lost ones", v.why,
-                 v.why[0] ? "; " : "", (unsigned long long)v.last_ok,
-                 (unsigned long long)v.swallowed);
-    } else {
-        snprintf(r->check_detail, sizeof(r->check_detail), "%s", v.why);
     }
+    hm_via_user_detail(&v, r->check_detail, sizeof(r->check_detail));
     r->matches_ok = counting && r->check_passed;
 }
 
@@ -301,8 +299,7 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
         goto out;
     }
     /* Its request is made once the stream showed the page's signals. */
-    char why[64];
-    if (!hm_via_user_publish(&run.user, o->route, &run.page, false, why, sizeof(why))) {
+    if (!hm_via_user_publish(&run.user, o->route, &run.page, NULL)) {
         r->fatal = "out of memory";
         rc = -ENOMEM;
         goto out;

@@ -30,6 +30,8 @@ static void note_ok(hm_via_user *u, hm_thread_stats *st, int64_t now)
         hm_hdr_record(&st->recovery_us, (now - since) / 1000);
 }
 
+static void watch_fresh(hm_via_observer *ob);
+
 static bool over(hm_via_user *u)
 {
     return u->cfg.over(u->cfg.user);
@@ -101,6 +103,7 @@ int hm_via_user_init(hm_via_user *u, const hm_via_user_cfg *cfg)
         u->obs[i].index = i;
         u->obs[i].task.done = true; /* not spawned yet */
         hm_event_init(&u->obs[i].ev);
+        watch_fresh(&u->obs[i]); /* whoever waits for its first state reads it from now */
     }
     u->reloader.done = true;
     return 0;
@@ -110,7 +113,7 @@ void hm_via_user_free(hm_via_user *u)
 {
     for (int i = 0; u->obs && i < u->cfg.observers; i++) {
         hm_via_page_free(&u->obs[i].page);
-        if (u->obs[i].watch.signals) hm_watch_free(&u->obs[i].watch);
+        hm_watch_free(&u->obs[i].watch);
     }
     for (hm_ctx_gen *g = atomic_load(&u->cur), *prev; g; g = prev) {
         prev = g->prev;
@@ -149,21 +152,17 @@ static void go_live(hm_via_user *u, hm_ctx_gen *g)
     if (g->prev) hm_latch_count_down(&g->prev->replaced_gate, 1); /* after cur moved */
 }
 
-hm_ctx_gen *hm_via_user_publish(hm_via_user *u, const char *route, hm_via_page *page, bool make,
-                                char *why, size_t whylen)
+hm_ctx_gen *hm_via_user_publish(hm_via_user *u, const char *route, hm_via_page *page, void *data)
 {
     char *r = hm_strdup(route);
+    hm_via_page keep = *page;
     hm_ctx_gen *g = r ? gen_build(u, page) : NULL;
     if (!g) {
         hm_free(r);
-        snprintf(why, whylen, "out of memory");
+        *page = keep;
         return NULL;
     }
-    if (make && !u->cfg.make(u->cfg.user, g, why, whylen)) {
-        hm_free(r);
-        gen_free(u, g);
-        return NULL;
-    }
+    g->data = data;
     hm_free(u->route);
     u->route = r;
     go_live(u, g);
@@ -254,7 +253,7 @@ static int on_sse_body(void *user, const char *at, size_t len)
 {
     hm_via_observer *ob = user;
     int rc = hm_watch_feed(&ob->watch, at, len);
-    if (ob->index == 0 && ob->watch.have_baseline) {
+    if (ob->index == 0 && hm_watch_first_state(&ob->watch)) {
         release(ob->u, ob->watch.signals);
         if (ob->gen) gen_set_ready(ob->gen); /* a reloaded context's baseline */
     }
@@ -346,7 +345,6 @@ static void observer_coro(void *p)
     const hm_options *o = u->cfg.o;
     hm_thread_stats *st = u->cfg.st;
     hm_http_conn_init(&ob->conn, &o->target, NULL);
-    watch_fresh(ob);
     snprintf(ob->where, sizeof(ob->where), "SSE GET /_sse, observer %d", ob->index);
     if (ob->index > 0) {
         /* Extra observers are other tabs of the same session: own context. */
@@ -478,7 +476,7 @@ static void reloader_coro(void *p)
         if (!load_again(u, &c, u->cfg.action, &page)) break;
         char why[200] = "out of memory";
         hm_ctx_gen *n = gen_build(u, &page);
-        if (!n || !u->cfg.make(u->cfg.user, n, why, sizeof(why))) {
+        if (!n || !u->cfg.make(u->cfg.user, n, c.resp.body, c.resp.body_len, why, sizeof(why))) {
             hm_via_page_free(&page);
             if (n) gen_free(u, n);
             if (!atomic_load(&u->reload_gave_up)) {
@@ -565,6 +563,7 @@ void hm_via_user_judge(hm_via_user *u, hm_via_user_verdict *v)
     hm_via_observer *ob = &u->obs[0];
     if (u->cfg.observers > 0) {
         if (ob->gen && ob->gen != last) follow(ob, last); /* it never reached the newest */
+        v->baseline_known = ob->watch.have_baseline;
         v->baseline = ob->watch.baseline;
         v->last = ob->watch.last;
         v->patches = ob->patches_done;
@@ -613,4 +612,14 @@ void hm_via_user_judge(hm_via_user *u, hm_via_user_verdict *v)
         if (v->passed) snprintf(v->why, sizeof(v->why), "%.199s", u->reload_why);
         v->passed = false;
     }
+}
+
+void hm_via_user_detail(const hm_via_user_verdict *v, char *buf, size_t len)
+{
+    if (v->reloaded)
+        snprintf(buf, len, "%s%s%llu OK on the newest context, %llu swallowed by lost ones", v->why,
+                 v->why[0] ? "; " : "", (unsigned long long)v->last_ok,
+                 (unsigned long long)v->swallowed);
+    else
+        snprintf(buf, len, "%s", v->why);
 }

@@ -75,8 +75,9 @@ typedef struct hm_via_user_cfg {
      * and g->cookie; false (with why) when the page cannot serve the model.
      * on_baseline (may be NULL): the main stream showed a context's first
      * state (signals: what it showed), or ended: senders may go. over:
-     * the run is over for anyone waiting on a context. */
-    bool (*make)(void *user, hm_ctx_gen *g, char *why, size_t whylen);
+     * the run is over for anyone waiting on a context. make gets the reloaded
+     * page's body (html, len) too. */
+    bool (*make)(void *user, hm_ctx_gen *g, const char *html, size_t len, char *why, size_t whylen);
     void (*free_data)(void *data);
     void (*on_baseline)(void *user, json_t *signals);
     bool (*over)(void *user);
@@ -127,12 +128,12 @@ int hm_via_user_init(hm_via_user *u, const hm_via_user_cfg *cfg);
 /* Frees the generations, observers and ring; after the run. */
 void hm_via_user_free(hm_via_user *u);
 /* Publishes page (moved from *page), loaded from route by the model
- * itself (not a reload), as the newest context: its cookie from the jar,
- * its data from cfg.make when make is set (else the model fills g->data
- * before any sender fires). Thread 0, or before the run. NULL (with why,
- * *page left to the caller) when it cannot. */
-hm_ctx_gen *hm_via_user_publish(hm_via_user *u, const char *route, hm_via_page *page, bool make,
-                                char *why, size_t whylen);
+ * itself (not a reload), as the newest context, with data (the model's
+ * requests for it, owned by the context from here; NULL: the model fills
+ * g->data before any sender fires at it). Its cookie comes from the jar.
+ * Thread 0, or before the run. NULL when out of memory (data and *page
+ * are then still the caller's). */
+hm_ctx_gen *hm_via_user_publish(hm_via_user *u, const char *route, hm_via_page *page, void *data);
 
 /* Thread 0: spawns the observers and the reloader on loop. 0 or -errno. */
 int hm_via_user_spawn(hm_via_user *u, hm_loop *loop);
@@ -166,6 +167,7 @@ void hm_via_user_open_all(hm_via_user *u);
 typedef struct hm_via_user_verdict {
     bool passed;
     bool seen;              /* some context showed its state (a baseline) */
+    bool baseline_known;    /* the newest did */
     bool reloaded;          /* more than one context */
     uint64_t last_ok;       /* OK actions on the newest context */
     uint64_t swallowed;     /* OK actions lost contexts swallowed */
@@ -175,5 +177,9 @@ typedef struct hm_via_user_verdict {
     char why[200];
 } hm_via_user_verdict;
 void hm_via_user_judge(hm_via_user *u, hm_via_user_verdict *v);
+/* The check's detail as the summary words it: why it failed, and after a
+ * reload the OK actions of the newest context and those lost ones
+ * swallowed. */
+void hm_via_user_detail(const hm_via_user_verdict *v, char *buf, size_t len);
 
 #endif
