@@ -21,7 +21,8 @@ if(Python3_Interpreter_FOUND)
                      --hammer $<TARGET_FILE:hammer> --bench-app $<TARGET_FILE:bench_app>
                      --certs-script ${CMAKE_SOURCE_DIR}/scripts/gen-test-cert.sh
                      --examples ${CMAKE_SOURCE_DIR}/examples/flows
-                     --data ${CMAKE_SOURCE_DIR}/tests/data ${p})
+                     --data ${CMAKE_SOURCE_DIR}/tests/data
+                     --misbehave ${CMAKE_SOURCE_DIR}/tests/misbehave ${p})
     set_tests_properties(consistency_${p} PROPERTIES LABELS consistency SKIP_RETURN_CODE 77
                          TIMEOUT 180)
   endforeach()

@@ -45,7 +45,7 @@ speed); a restart run has -n 1500 and bench_app is restarted once it served 100
 requests, so the restart falls inside the run however slow the machine.
 
 usage: run_path.py --hammer H --bench-app B --certs-script S --examples D
-                   --data D PATH...
+                   --data D --misbehave D PATH...
        run_path.py --list
 Exit 0 when every check of every path held, 1 otherwise.
 """
@@ -460,7 +460,46 @@ def drift_flow_hammer_reload(opts):
     return c.failed
 
 
+def drift_caught_up_nothing_ok(opts):
+    """The end of a hammer-model run waits for the stream to catch up by one
+    rule for the built-in and its flow (hm_watch_caught_up): with no OK
+    action there is no effect to wait for. The built-in cpu scenario
+    (a constant check, no counter) used to wait out --timeout after its
+    last action for a patch that could not come; its flow did not. Against
+    a server whose every action answers 500, both must end well inside
+    --timeout and give the same verdict."""
+    timeout_s = 15
+    srv = subprocess.Popen([sys.executable, os.path.join(opts.misbehave, "server.py"), "--port",
+                            "0", "--mode", "all-500"], stdout=subprocess.PIPE, text=True)
+    c = Checks()
+    try:
+        port = int(srv.stdout.readline().strip())
+        url = ["--url", "http://127.0.0.1:%d" % port, "--no-server-watch"]
+        size = ["-c", "2", "-n", "10", "--timeout", "%ds" % timeout_s]
+        runs = {"built-in": run_hammer(opts, url + size + ["scenario", "cpu"]),
+                "flow": run_hammer(opts, url + size + ["flow", os.path.join(opts.examples,
+                                                                            "cpu.yaml")])}
+    finally:
+        srv.terminate()
+        srv.wait(10)
+    for what, r in runs.items():
+        c.that(r.j("actions.ok") == 0 and r.j("actions.sent") == 10, what + " work",
+               "sent %r, ok %r" % (r.j("actions.sent"), r.j("actions.ok")))
+        c.that(r.duration < timeout_s, what + " ends before --timeout",
+               "ran %.2f s, --timeout %d s: with no OK action nothing is left to wait for" %
+               (r.duration, timeout_s))
+        check_accounting(c, r)
+    b, f = runs["built-in"], runs["flow"]
+    c.that((b.j("check.passed"), b.j("check.evaluated"), b.exit) ==
+           (f.j("check.passed"), f.j("check.evaluated"), f.exit), "same verdict",
+           "built-in passed %r evaluated %r exit %r; flow passed %r evaluated %r exit %r" %
+           (b.j("check.passed"), b.j("check.evaluated"), b.exit, f.j("check.passed"),
+            f.j("check.evaluated"), f.exit))
+    return c.failed
+
+
 DRIFTS = {
+    "caught_up_nothing_ok": drift_caught_up_nothing_ok,
     "flow_hammer_sse_opened": drift_flow_hammer_sse_opened,
     "flow_hammer_reload": drift_flow_hammer_reload,
     "import_har_patches": drift_import_har_patches,
@@ -474,6 +513,7 @@ def main():
     ap.add_argument("--certs-script", help="scripts/gen-test-cert.sh")
     ap.add_argument("--examples", help="examples/flows")
     ap.add_argument("--data", help="tests/data (HAR fixtures)")
+    ap.add_argument("--misbehave", help="tests/misbehave (server.py)")
     ap.add_argument("--list", action="store_true", help="print the path names")
     ap.add_argument("paths", nargs="*")
     opts = ap.parse_args()
@@ -482,8 +522,9 @@ def main():
         print("\n".join(paths))
         return 0
     if not (opts.hammer and opts.bench_app and opts.certs_script and opts.examples and opts.data
-            and opts.paths):
-        ap.error("--hammer, --bench-app, --certs-script, --examples, --data and a PATH are needed")
+            and opts.misbehave and opts.paths):
+        ap.error("--hammer, --bench-app, --certs-script, --examples, --data, --misbehave and a "
+                 "PATH are needed")
     unknown = [n for n in opts.paths if n not in paths]
     if unknown:
         ap.error("unknown path(s): %s (see --list)" % ", ".join(unknown))
