@@ -297,45 +297,53 @@ static void follow(hm_via_observer *ob, hm_ctx_gen *to)
     ob->matched = to->seq_base;
 }
 
-/* Loads route into *page with the session's cookies, retrying with the
- * reload back-off while the server is away; false when the run ended (or
- * the reload gave up) first. */
-static bool load_again(hm_via_user *u, hm_http_conn *c, const char *action, hm_via_page *page)
+int hm_via_reload_page(hm_http_conn *c, hm_cookie_jar *jar, const char *path, const char *action,
+                       const hm_options *o, hm_thread_stats *st, hm_liveness *live,
+                       bool (*go_on)(void *arg), void *arg, hm_via_page *page, char *why,
+                       size_t whylen)
 {
-    const hm_options *o = u->cfg.o;
-    hm_thread_stats *st = u->cfg.st;
     hm_backoff backoff = HM_BACKOFF_RELOAD;
     int64_t first_fail = 0;
-    char why[256];
-    while (!atomic_load(&hm_stop_requested) && !atomic_load(&u->cfg.live->dead)) {
+    for (;;) {
+        if (atomic_load(&hm_stop_requested) || atomic_load(&live->dead) || !go_on(arg))
+            return -ECANCELED;
         int64_t t0 = hm_now_ns();
-        int rc = hm_via_load_page(c, u->cfg.jar, u->route, action, t0 + o->timeout_ns, page, why,
-                                  sizeof(why));
+        int rc = hm_via_load_page(c, jar, path, action, t0 + o->timeout_ns, page, why, whylen);
         hm_thread_stats_note_conn(st, c);
         if (rc == 0) {
             hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
-            return true;
+            return 0;
         }
-        if (rc == -ECANCELED) return false;
+        if (rc == -ECANCELED) return -ECANCELED;
         st->reload_failed++;
         int64_t now = hm_now_ns();
-        if (hm_liveness_report(u->cfg.live, now, false, c->fail, o->timeout_ns)) return false;
-        if (over(u)) return false;
+        if (hm_liveness_report(live, now, false, c->fail, o->timeout_ns)) return -ECANCELED;
         if (!first_fail) first_fail = now;
         /* Connect failures are the liveness watch's; a server that answers
          * but serves no page gets --timeout. */
-        if (c->fail != HM_FAIL_CONNECT && now - first_fail > o->timeout_ns) {
-            if (!atomic_load(&u->reload_gave_up)) {
-                snprintf(u->reload_why, sizeof(u->reload_why),
-                         "the context was lost and no reload succeeded within --timeout: %.120s",
-                         why);
-                atomic_store(&u->reload_gave_up, true);
-            }
-            return false;
-        }
-        if (hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED) return false;
+        if (c->fail != HM_FAIL_CONNECT && now - first_fail > o->timeout_ns) return -ETIMEDOUT;
+        if (hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED) return -ECANCELED;
     }
-    return false;
+}
+
+static bool user_goes_on(void *arg)
+{
+    return !over(arg);
+}
+
+/* Loads the user's route into *page; false when the run ended (or the
+ * reload gave up: the check then fails with why) first. */
+static bool load_again(hm_via_user *u, hm_http_conn *c, const char *action, hm_via_page *page)
+{
+    char why[256];
+    int rc = hm_via_reload_page(c, u->cfg.jar, u->route, action, u->cfg.o, u->cfg.st, u->cfg.live,
+                                user_goes_on, u, page, why, sizeof(why));
+    if (rc == -ETIMEDOUT && !atomic_load(&u->reload_gave_up)) {
+        snprintf(u->reload_why, sizeof(u->reload_why),
+                 "the context was lost and no reload succeeded within --timeout: %.120s", why);
+        atomic_store(&u->reload_gave_up, true);
+    }
+    return rc == 0;
 }
 
 static void observer_coro(void *p)

@@ -123,6 +123,19 @@ struct hm_via_user {
     hm_task reloader;
 };
 
+/* Loads path (the page of action, when not NULL) into *page with the
+ * jar's cookies, as a user pressing reload does: while the server is away
+ * or answers an error, tries again with HM_BACKOFF_RELOAD; each failed try
+ * counts in st->reload_failed and reaches the liveness watch. Returns 0
+ * (loaded: its page load recorded in st), -ECANCELED when the run ended
+ * first (Ctrl-C, the target dead, or go_on(arg) false before a try), or
+ * -ETIMEDOUT when the server answered but served no page for --timeout
+ * (why: its last answer). The one reload loop of both load models. */
+int hm_via_reload_page(hm_http_conn *c, hm_cookie_jar *jar, const char *path, const char *action,
+                       const hm_options *o, hm_thread_stats *st, hm_liveness *live,
+                       bool (*go_on)(void *arg), void *arg, hm_via_page *page, char *why,
+                       size_t whylen);
+
 /* Sets u up (no generation yet). -ENOMEM. */
 int hm_via_user_init(hm_via_user *u, const hm_via_user_cfg *cfg);
 /* Frees the generations, observers and ring; after the run. */
