@@ -1,8 +1,8 @@
 /* via_hammer_internal.h — what the hammer model's two files share:
  * via_hammer.c (set-up, the action request of each context, the finisher,
  * the results; the session itself is an hm_via_user) and
- * via_hammer_senders.c (the senders, as coroutines or state machines). No other file includes it; its functions are prefixed
- * vh_. */
+ * via_hammer_senders.c (the senders, as coroutines or state machines). No other file includes it;
+ * its functions are prefixed vh_. */
 #ifndef HM_LOAD_VIA_HAMMER_INTERNAL_H
 #define HM_LOAD_VIA_HAMMER_INTERNAL_H
 
