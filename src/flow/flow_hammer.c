@@ -10,21 +10,25 @@
  * via_ctx and the step's own signals (nothing waits for a patch, so the
  * last-seen signals are those the prologue saw). Waits, thinks and signal
  * expectations after the first action are skipped: nothing waits in this
- * model. At the end each instance's stream must show its actions (the
- * check), as in the built-in hammer model (via_hammer.c).
+ * model.
  *
- * Threads share the file (read-only), the instances' action counters and
- * send-time rings (atomics; a stale ring slot only skews one latency
- * sample, as in via_hammer.c), and the run's atomics. */
+ * Each instance is an hm_via_user (load/via_user.h), as the built-in
+ * hammer model's session is: the same code follows its SSE stream (with
+ * reconnects), times action->patch, reloads the page when the server lost
+ * the context (a restart; each reloaded page must offer the flow's
+ * actions again), waits at the end until the stream caught up, and checks
+ * every context the instance had, the newest exactly.
+ *
+ * Threads share the file (read-only), the instances' users (their
+ * atomics, contexts and send-time rings), and the run's atomics. */
 #include "flow/flow.h"
+#include "load/via_user.h"
 #include "proto/via_client.h"
 
 #include "proto/via_html.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#define RING (1u << 18)
 
 typedef struct hrun hrun;
 
@@ -33,21 +37,14 @@ typedef struct instance {
     const hm_flow *flow;
     int index;
     hm_cookie_jar jar;
-    hm_via_page page;
-    char *html;                  /* the last page */
-    char **urls;                 /* per action slot: its URL on this instance's page */
-    char *cookie;                /* after the prologue */
-    json_t *seen;                /* the signals the prologue saw (read-only afterwards) */
-    hm_http_conn conn, sse_conn; /* live on thread 0's loop, in their coroutines */
-    hm_watch watch;
-    hm_task sse;     /* the observer: the instance's SSE stream */
-    hm_event sse_ev; /* an SSE event arrived, or the stream ended */
-    bool streaming, connected, has_sse, ready;
+    hm_via_user user;         /* its contexts, stream, reloader and check */
+    const hm_flow_step *page; /* the last page step: what a reloaded page must offer */
+    json_t *seen;             /* the signals the prologue saw (read-only afterwards) */
+    hm_http_conn conn;        /* the prologue's, on thread 0 */
+    bool has_sse, spawned, ready;
     char fail_why[400]; /* the prologue failed: why */
     hm_flow_exec x;
-    _Atomic int64_t ok, seq;
-    int64_t *send_ns; /* RING slots, by the instance's action number */
-    int64_t matched;  /* actions whose patch latency is recorded */
+    _Atomic int64_t seq; /* its actions claimed so far */
 } instance;
 
 struct hrun {
@@ -82,7 +79,12 @@ static void start_failed(hrun *run, int err)
 
 static void sender_done(hrun *run)
 {
-    if (atomic_fetch_sub(&run->senders_left, 1) == 1) run->t_end = hm_now_ns();
+    if (atomic_fetch_sub(&run->senders_left, 1) == 1) {
+        run->t_end = hm_now_ns();
+        /* The run is over for whoever waits on a context. */
+        for (int i = 0; i < run->n_inst; i++)
+            hm_via_user_open_all(&run->inst[i].user);
+    }
     hm_latch_count_down(&run->senders, 1);
 }
 
@@ -111,62 +113,60 @@ static void record(hm_steps *st, const hm_flow_step *s, int64_t t0, const char *
     hm_steps_record(st, s->row, (hm_now_ns() - t0) / 1000, why ? full : NULL);
 }
 
-/* ---- the observer: an instance's SSE stream ----------------------------------- */
+/* ---- the instance's user ------------------------------------------------------- */
 
-static void on_patch(hm_watch *w, int64_t value, void *user)
-{
-    instance *in = user;
-    int64_t now = hm_now_ns();
-    bool counting = w->w->check == HM_CHECK_NET_INCREMENT || w->w->check == HM_CHECK_SPREADSHEET;
-    int64_t upto = counting ? value - w->baseline : in->matched + 1;
-    int64_t sent = atomic_load(&in->seq);
-    if (upto > sent) upto = sent;
-    hm_hdr *h = &in->run->stats[0].patch_us;
-    for (; in->matched < upto; in->matched++) {
-        int64_t at = __atomic_load_n(&in->send_ns[in->matched & (RING - 1)], __ATOMIC_RELAXED);
-        if (at > 0 && now >= at) hm_hdr_record(h, (now - at) / 1000);
-    }
-    hm_event_notify(&in->run->progress); /* the finisher may be waiting for this one */
-}
-
-static int on_sse_headers(void *user, hm_http_resp_parser *p)
-{
-    instance *in = user;
-    if (p->status != 200) return -HM_ESTATUS;
-    in->connected = in->streaming = true;
-    in->run->stats[0].sse_opened++; /* thread 0's: the stream runs there */
-    hm_gauge_sse_open(in->run->o, 1);
-    return 0;
-}
-
-static int on_sse_body(void *user, const char *at, size_t len)
-{
-    instance *in = user;
-    int rc = hm_watch_feed(&in->watch, at, len);
-    hm_event_notify(&in->sse_ev); /* prologue_sse waits for the first state */
-    return rc;
-}
-
-static void sse_coro(void *p)
+static bool user_over(void *p)
 {
     instance *in = p;
-    const hm_options *o = in->run->o;
-    hm_http_conn_init(&in->sse_conn, &o->target, NULL);
-    size_t len = 0;
-    char *cookie = hm_via_cookie_dup(&in->jar, &o->target, "/_sse");
-    char *req = cookie ? hm_via_sse_request(&o->target, in->page.ctx, cookie, &len) : NULL;
-    hm_free(cookie);
-    if (req)
-        hm_http_conn_stream(&in->sse_conn, req, len, hm_now_ns() + o->timeout_ns, on_sse_headers,
-                            on_sse_body, in);
-    hm_free(req);
-    if (in->streaming) hm_gauge_sse_open(o, -1);
-    in->streaming = false;
-    /* A socket is closed on the loop it was opened on. */
-    in->run->stats[0].connects += in->sse_conn.connects;
-    hm_http_conn_free(&in->sse_conn);
-    hm_event_notify(&in->sse_ev);
-    hm_event_notify(&in->run->progress);
+    return stopping(in->run) || atomic_load(&in->run->senders_left) == 0;
+}
+
+static void urls_free(void *p)
+{
+    char **urls = p;
+    for (int i = 0; urls && urls[i] != (char *)1; i++)
+        hm_free(urls[i]);
+    hm_free(urls);
+}
+
+/* Per action slot of the file, its URL on a page whose body is html (the
+ * offers of page step s; the others NULL), ended by a (char *)1 sentinel.
+ * NULL when out of memory, or when the page lacks one of them: *missing
+ * is then that action step. */
+static char **find_urls(const hrun *run, const hm_flow_step *s, const char *html, size_t len,
+                        const hm_flow_step **missing)
+{
+    int n = run->f->n_actions;
+    char **urls = hm_calloc((size_t)n + 1, sizeof(char *));
+    *missing = NULL;
+    if (!urls) return NULL;
+    urls[n] = (char *)1;
+    for (int i = 0; i < s->n_offers; i++) {
+        const hm_flow_step *a = s->offers[i];
+        hm_free(urls[a->slot]);
+        urls[a->slot] = NULL;
+        if (html && hm_via_find_action(html, len, a->action, &urls[a->slot]) == 0) continue;
+        *missing = a;
+        urls_free(urls);
+        return NULL;
+    }
+    return urls;
+}
+
+/* A reloaded page's action URLs (the user's make hook). */
+static bool user_make(void *p, hm_ctx_gen *g, const char *html, size_t len, char *why,
+                      size_t whylen)
+{
+    instance *in = p;
+    const hm_flow_step *missing;
+    g->data = find_urls(in->run, in->page, html, len, &missing);
+    if (g->data) return true;
+    if (missing)
+        snprintf(why, whylen, "%s no longer offers action '%s' (%s)", in->user.route,
+                 missing->action, missing->where);
+    else
+        snprintf(why, whylen, "out of memory");
+    return false;
 }
 
 /* ---- the prologue (thread 0, once per instance) ------------------------------------ */
@@ -184,61 +184,64 @@ static int prologue_page(instance *in, const hm_flow_step *s)
     char *path = hm_flow_expand(&in->x, s->path);
     if (!path) return HM_FLOW_END;
     char why[600];
-    hm_via_page_free(&in->page);
+    hm_via_page page = {0};
     int64_t t0 = hm_now_ns();
-    int rc = hm_via_load_page(&in->conn, &in->jar, path, NULL, t0 + timeout_of(run, s), &in->page,
-                              why, sizeof(why));
+    int rc = hm_via_load_page(&in->conn, &in->jar, path, NULL, t0 + timeout_of(run, s), &page, why,
+                              sizeof(why));
     hm_thread_stats_note_conn(&run->stats[0], &in->conn);
-    in->x.last_status = in->page.status ? in->page.status : rc;
-    if (in->page.status != 200) {
+    in->x.last_status = page.status ? page.status : rc;
+    if (page.status != 200) {
         record(in->x.stats, s, t0, why);
         fail_instance(in, s, why);
+        hm_via_page_free(&page);
         hm_free(path);
         return HM_FLOW_END;
     }
     hm_thread_stats_record(&run->stats[0], HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
     record(in->x.stats, s, t0, NULL);
-    hm_free(in->html);
-    in->html = hm_strndup(in->conn.resp.body, in->conn.resp.body_len);
-    if (rc < 0 || !in->page.ctx) {
+    const char *html = in->conn.resp.body;
+    size_t len = in->conn.resp.body_len;
+    int ret = HM_FLOW_STOP;
+    const hm_flow_step *a = NULL;
+    char **urls = NULL;
+    if (rc < 0 || !page.ctx) {
         snprintf(why, sizeof(why),
                  "%s:%d:%d: %s: %s is not a php-via page: it has no <meta data-signals> with "
                  "via_ctx (a get: step fetches other paths)",
                  run->f->path, s->line, s->col, s->where, path);
         abort_run(run, why);
-        hm_free(path);
-        return HM_FLOW_STOP;
-    }
-    for (int i = 0; i < s->n_offers; i++) {
-        const hm_flow_step *a = s->offers[i];
-        hm_free(in->urls[a->slot]);
-        in->urls[a->slot] = NULL;
-        if (hm_via_find_action(in->html, strlen(in->html), a->action, &in->urls[a->slot]) == 0)
-            continue;
+    } else if (!(urls = find_urls(run, s, html, len, &a)) && a) {
         char offered[200];
-        int n = hm_via_list_actions(in->html, strlen(in->html), offered, sizeof(offered));
+        int n = html ? hm_via_list_actions(html, len, offered, sizeof(offered)) : 0;
         snprintf(why, sizeof(why),
                  "%s:%d:%d: %s: the page %s does not offer action '%s' (it offers: %s)",
                  run->f->path, a->line, a->col, a->where, path, a->action,
                  n ? offered : "no actions");
         abort_run(run, why);
-        hm_free(path);
-        return HM_FLOW_STOP;
+    } else if (urls && hm_via_user_publish(&in->user, path, &page, urls)) {
+        in->page = s; /* a reload must find these actions again */
+        ret = HM_FLOW_NEXT;
+    } else {
+        urls_free(urls);
+        start_failed(run, -ENOMEM);
     }
+    hm_via_page_free(&page);
     hm_free(path);
-    return HM_FLOW_NEXT;
+    return ret;
 }
 
 static int prologue_sse(instance *in, const hm_flow_step *s)
 {
     hrun *run = in->run;
     int64_t t0 = hm_now_ns(), until = t0 + timeout_of(run, s);
-    if (!in->has_sse) {
-        in->has_sse = true;
-        int rc = hm_task_spawn(&in->sse, NULL, sse_coro, in);
+    hm_via_observer *ob = &in->user.obs[0];
+    in->has_sse = true;
+    if (!in->spawned && atomic_load(&in->user.cur)) {
+        in->spawned = true;
+        int rc = hm_via_user_spawn(&in->user, NULL);
         if (rc < 0) start_failed(run, rc);
     }
-    bool ok = hm_watch_wait_first_state(&in->watch, &in->sse.co, &in->sse_ev, until) == 0;
+    bool ok = hm_watch_wait_first_state(&ob->watch, &ob->task.co, &ob->ev, until) == 0;
     char why[120];
     snprintf(why, sizeof(why), "the stream showed nothing within %.3f s",
              (double)(until - t0) / 1e9);
@@ -290,7 +293,7 @@ static int prologue_get(instance *in, const hm_flow_step *s)
 static int prologue_leaf(hm_flow_exec *x, const hm_flow_step *s)
 {
     instance *in = x->self;
-    x->signals = in->watch.signals;
+    x->signals = in->user.obs[0].watch.signals;
     if (stopping(in->run)) return HM_FLOW_STOP;
     switch (s->kind) {
     case HM_FLOW_PAGE:
@@ -342,14 +345,25 @@ static void prologue_coro(void *p)
     hm_http_conn_init(&in->conn, &run->o->target, NULL);
     if (hm_flow_exec_start(&in->x, run->f, fl, in->index, 0) == 0) {
         int rc = hm_flow_walk(&in->x, fl->steps, fl->prologue);
+        hm_ctx_gen *g = atomic_load(&in->user.cur);
         if (rc == HM_FLOW_NEXT && !in->fail_why[0]) {
-            /* The senders need the context and its cookie; a flow without
-             * a body (no action) is done. */
-            if (in->page.ctx) {
-                in->cookie = hm_via_cookie_dup(&in->jar, &run->o->target, "/");
-                in->seen = json_deep_copy(in->watch.signals);
+            /* The senders need the context and its cookie as the prologue
+             * left them (its gets may have set cookies); a flow without a
+             * body (no action) is done. */
+            char *cookie = g ? hm_via_cookie_dup(&in->jar, &run->o->target, "/") : NULL;
+            if (cookie) {
+                hm_free(g->cookie); /* nobody fires yet; the stream copied it */
+                g->cookie = cookie;
+                in->seen = json_deep_copy(in->user.obs[0].watch.signals);
             }
-            in->ready = fl->prologue == fl->n_steps || (in->cookie && in->seen);
+            in->ready = fl->prologue == fl->n_steps || (cookie && in->seen);
+        }
+        /* A context the senders fire at gets its reloader (and, without an
+         * sse step, no stream). */
+        if (in->ready && g && !in->spawned) {
+            in->spawned = true;
+            int src = hm_via_user_spawn(&in->user, NULL);
+            if (src < 0) start_failed(run, src);
         }
     }
     run->stats[0].connects += in->conn.connects;
@@ -363,7 +377,8 @@ typedef struct sender {
     hrun *run;
     int thread, id;
     hm_http_conn c;
-    instance *in; /* the instance of the current pass */
+    instance *in;      /* the instance of the current pass */
+    hm_ctx_gen **gens; /* per instance, the context it fired at last (NULL: none yet) */
     hm_flow_exec x;
 } sender;
 
@@ -374,9 +389,22 @@ static int send_action(sender *sd, const hm_flow_step *s)
     instance *in = sd->in;
     hm_thread_stats *st = &run->stats[sd->thread];
     char why[256];
+    int64_t t_go = atomic_load(&run->t_go);
+    /* The context: the newest once it showed its state, none while the
+     * reloader gets one (the rule of every hammer-model sender). */
+    hm_ctx_gen **gp = &sd->gens[in->index];
+    for (;;) {
+        hm_latch *gate;
+        int64_t until;
+        int t = hm_via_user_target(&in->user, gp, t_go, &gate, &until);
+        if (t < 0) return HM_FLOW_STOP;
+        if (t > 0) break;
+        if (hm_latch_wait(gate, until) == -ECANCELED) return HM_FLOW_STOP;
+    }
+    hm_ctx_gen *g = *gp;
+    const char *url = ((char **)g->data)[s->slot];
     /* The action takes its place in -n even when its values cannot be made. */
     int64_t seq = atomic_fetch_add(&run->next_seq, 1);
-    int64_t t_go = atomic_load(&run->t_go);
     if (stopping(run) || !hm_budget_allows(o, seq, t_go)) return HM_FLOW_STOP;
     char *fields = hm_flow_action_fields(&sd->x, s, in->seen, NULL, why, sizeof(why));
     if (!fields) {
@@ -384,13 +412,13 @@ static int send_action(sender *sd, const hm_flow_step *s)
         return HM_FLOW_NEXT;
     }
     char *body = NULL;
-    int rc = hm_workload_body(NULL, in->page.ctx, fields, NULL, false, &body);
+    int rc = hm_workload_body(NULL, g->page.ctx, fields, NULL, false, &body);
     hm_free(fields);
     size_t len = 0;
-    char *req =
-        rc == 0 ? hm_via_action_request(&o->target, in->urls[s->slot], in->cookie, body,
-                                        strlen(body), o->no_origin ? NULL : o->target.origin, &len)
-                : NULL;
+    char *req = rc == 0 && url
+                    ? hm_via_action_request(&o->target, url, g->cookie, body, strlen(body),
+                                            o->no_origin ? NULL : o->target.origin, &len)
+                    : NULL;
     hm_free(body);
     if (!req) {
         record(sd->x.stats, s, hm_now_ns(), "cannot build the request");
@@ -400,10 +428,10 @@ static int send_action(sender *sd, const hm_flow_step *s)
     if (intended > hm_now_ns()) hm_coro_sleep_until(intended);
     int64_t k = atomic_fetch_add(&in->seq, 1);
     int64_t t0 = hm_now_ns();
-    __atomic_store_n(&in->send_ns[k & (RING - 1)], intended ? intended : t0, __ATOMIC_RELAXED);
+    hm_via_user_stamp(&in->user, k, intended ? intended : t0);
     int status;
     char where[96];
-    snprintf(where, sizeof(where), "action POST %.48s, flow line %d", in->urls[s->slot], s->line);
+    snprintf(where, sizeof(where), "action POST %.48s, flow line %d", url, s->line);
     hm_request rq = {.req = req,
                      .len = len,
                      .timeout_ns = o->timeout_ns,
@@ -412,9 +440,12 @@ static int send_action(sender *sd, const hm_flow_step *s)
                      .retry_until_ns = o->duration_ns ? t_go + o->duration_ns : 0};
     bool stop = hm_request_send(&sd->c, &rq, st, &run->live, &status);
     hm_free(req);
+    if (hm_request_unsent(&sd->c, status))
+        hm_via_user_note_trouble(&in->user); /* the server went away: nothing was sent */
+    else
+        hm_via_user_account(&in->user, g, st, &sd->c, status);
     sd->x.last_status = status ? status : -HM_ECLOSED;
     bool ok = status >= 200 && status < 300;
-    if (ok) atomic_fetch_add(&in->ok, 1);
     if (!ok) {
         if (status)
             snprintf(why, sizeof(why), "HTTP %d", status);
@@ -429,7 +460,8 @@ static int send_get(sender *sd, const hm_flow_step *s)
 {
     hrun *run = sd->run;
     char *path = hm_flow_expand(&sd->x, s->path);
-    int rc = flow_get(run, &sd->x, &sd->c, s, path, sd->in->cookie, &run->stats[sd->thread]);
+    hm_ctx_gen *g = atomic_load(&sd->in->user.cur);
+    int rc = flow_get(run, &sd->x, &sd->c, s, path, g->cookie, &run->stats[sd->thread]);
     hm_free(path);
     if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(HM_BACKOFF_CONNECT.first_ns);
     return HM_FLOW_NEXT;
@@ -472,7 +504,8 @@ static bool sender_budget(hm_flow_exec *x)
  * steps ran once in the prologue). */
 static bool runnable(const instance *in)
 {
-    return in->ready && in->page.ctx && in->flow->prologue < in->flow->n_steps;
+    return in->ready && atomic_load(&((instance *)in)->user.cur) &&
+           in->flow->prologue < in->flow->n_steps;
 }
 
 /* A runnable instance, by weight. */
@@ -520,27 +553,11 @@ static void sender_coro(void *p)
     hm_thread_stats_add_conn(&run->stats[sd->thread], &sd->c);
     hm_http_conn_free(&sd->c);
     sender_done(run);
+    hm_free(sd->gens);
     hm_free(sd);
 }
 
 /* ---- the end (thread 0) ------------------------------------------------------------ */
-
-/* True when the stream shows the effect of every OK action so far. */
-static bool caught_up(const instance *in)
-{
-    const hm_watch *w = &in->watch;
-    if (!w->have_baseline) return w->w->check == HM_CHECK_NONE;
-    switch (w->w->check) {
-    case HM_CHECK_NET_INCREMENT:
-    case HM_CHECK_SPREADSHEET:
-        return w->last - w->baseline >= atomic_load(&in->ok);
-    case HM_CHECK_NONE:
-        return true;
-    default: /* nothing to count: quiet for 300 ms after the last patch */
-        return atomic_load(&in->ok) == 0 ||
-               (w->patches > 0 && hm_now_ns() - w->last_patch_ns > 300 * 1000000LL);
-    }
-}
 
 static void finisher_coro(void *p)
 {
@@ -551,25 +568,11 @@ static void finisher_coro(void *p)
      * requests in flight finish; an ABORT ends this wait at once). */
     while (!hm_latch_open(&run->senders) && hm_interrupt_current() < HM_INTERRUPT_ABORT)
         hm_latch_wait(&run->senders, 0);
-    /* The last patches may trail the last responses: each patch, and an
-     * observer's end, wakes this wait; without a counter, "caught up" is a
-     * quiet spell after the last patch. */
+    /* The last patches may trail the last responses (also after Ctrl-C:
+     * the verdict covers what ran, so it needs the patches of what ran). */
     int64_t until = hm_now_ns() + o->timeout_ns;
-    for (int i = 0; i < run->n_inst; i++) {
-        instance *in = &run->inst[i];
-        while (in->sse.co && hm_now_ns() < until && !atomic_load(&hm_stop_requested) &&
-               !atomic_load(&run->live.dead) && !caught_up(in)) {
-            int64_t wake = until;
-            if (in->watch.patches && in->watch.last_patch_ns + 301 * 1000000LL < wake)
-                wake = in->watch.last_patch_ns + 301 * 1000000LL;
-            hm_event_wait(&run->progress, wake);
-        }
-    }
-    /* A cancel sticks even when the observer is runnable right now. */
-    for (int i = 0; i < run->n_inst; i++) {
-        hm_task_cancel(&run->inst[i].sse);
-        hm_task_join(&run->inst[i].sse, 0);
-    }
+    for (int i = 0; i < run->n_inst; i++)
+        hm_via_user_finish(&run->inst[i].user, until);
 }
 
 static void thread_main(hm_loop *loop, int idx, void *arg)
@@ -594,11 +597,19 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     for (int i = 0; i < mine; i++) {
         sender *sd = hm_calloc(1, sizeof(*sd));
         int rc = sd ? 0 : -ENOMEM;
+        if (sd && !(sd->gens = hm_calloc((size_t)run->n_inst + 1, sizeof(*sd->gens)))) {
+            hm_free(sd);
+            sd = NULL;
+            rc = -ENOMEM;
+        }
         if (sd) {
             sd->run = run;
             sd->thread = idx;
             sd->id = first + i;
-            if ((rc = hm_coro_spawn(loop, sender_coro, sd, NULL)) < 0) hm_free(sd);
+            if ((rc = hm_coro_spawn(loop, sender_coro, sd, NULL)) < 0) {
+                hm_free(sd->gens);
+                hm_free(sd);
+            }
         }
         if (rc < 0) {
             start_failed(run, rc);
@@ -614,10 +625,10 @@ static void close_sessions(void *p)
     hm_http_conn_init(&c, &run->o->target, NULL);
     for (int i = 0; i < run->n_inst; i++) {
         instance *in = &run->inst[i];
-        if (!in->page.ctx) continue;
+        hm_ctx_gen *g = atomic_load(&in->user.cur);
+        if (!g || atomic_load(&g->dead)) continue; /* a lost context has no session to close */
         char *cookie = hm_via_cookie_dup(&in->jar, &run->o->target, "/_session/close");
-        if (cookie)
-            hm_via_close_session(&c, in->page.ctx, cookie, hm_now_ns() + run->o->timeout_ns);
+        if (cookie) hm_via_close_session(&c, g->page.ctx, cookie, hm_now_ns() + run->o->timeout_ns);
         hm_free(cookie);
     }
     hm_http_conn_free(&c);
@@ -631,25 +642,34 @@ static void report(hrun *run, hm_results *r)
     bool counting =
         f->check.check == HM_CHECK_NET_INCREMENT || f->check.check == HM_CHECK_SPREADSHEET;
     int passed = 0, observed = 0;
+    bool reloaded = false;
+    uint64_t last_ok = 0;
     char first[400] = "";
     for (int i = 0; i < run->n_inst; i++) {
         instance *in = &run->inst[i];
+        hm_via_user_verdict v;
+        hm_via_user_judge(&in->user, &v);
         char why[400] = "";
-        bool ok = !in->fail_why[0] && in->ready &&
-                  hm_watch_verdict(&in->watch, (uint64_t)atomic_load(&in->ok), why, sizeof(why));
+        hm_via_user_detail(&v, why, sizeof(why));
+        bool ok = !in->fail_why[0] && in->ready && v.passed;
         if (in->fail_why[0]) snprintf(why, sizeof(why), "%s", in->fail_why);
         passed += ok;
         if (!ok && !first[0])
             snprintf(first, sizeof(first), "flow '%.60s': %.300s", in->flow->name,
                      why[0] ? why : "its prologue did not finish");
+        else if (run->n_inst == 1 && v.reloaded)
+            snprintf(first, sizeof(first), "%.300s", why); /* the newest context's words */
         if (in->has_sse) observed++;
-        r->observers_connected += in->connected;
-        r->patches_observed += in->watch.patches;
-        r->patches_opening += in->watch.opening;
-        r->patches_extra += in->watch.extra;
-        r->baseline += in->watch.baseline;
-        r->final_value += in->watch.last;
-        r->baseline_known = r->final_known = r->baseline_known || in->watch.have_baseline;
+        r->observers_connected += v.connected;
+        r->patches_observed += v.patches;
+        r->patches_opening += v.opening;
+        r->patches_extra += v.extra;
+        r->baseline += v.baseline;
+        r->final_value += v.last;
+        r->baseline_known = r->final_known = r->baseline_known || v.baseline_known;
+        r->total.swallowed += v.swallowed;
+        reloaded = reloaded || v.reloaded;
+        last_ok += v.last_ok;
     }
     r->has_check = true;
     r->check_passed = passed == run->n_inst;
@@ -658,12 +678,25 @@ static void report(hrun *run, hm_results *r)
     else
         snprintf(r->check_detail, sizeof(r->check_detail), "%d/%d flows' contexts passed%s%.200s",
                  passed, run->n_inst, first[0] ? "; first failure: " : "", first);
+    if (reloaded) {
+        r->ok_checked_known = true;
+        r->ok_checked = last_ok;
+    }
     r->has_patches = observed > 0;
-    r->conns_extra_why = "the flows' page loads and SSE streams";
+    r->conns_extra_why = "the flows' page loads, SSE streams and reloads";
     r->observers = observed;
     r->has_signal = counting;
-    r->matches_ok =
-        counting && r->check_passed && r->final_value - r->baseline == (int64_t)r->total.ok;
+    r->matches_ok = counting && r->check_passed && r->final_value - r->baseline == (int64_t)last_ok;
+}
+
+/* Does this block (before the flow's first action) open an SSE stream? */
+static bool opens_sse(const hm_flow_step *steps, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (steps[i].kind == HM_FLOW_SSE ||
+            (steps[i].kind == HM_FLOW_REPEAT && opens_sse(steps[i].steps, steps[i].n_steps)))
+            return true;
+    return false;
 }
 
 int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r)
@@ -689,13 +722,21 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
         in->flow = &f->flows[i];
         in->index = k++;
         hm_cookie_jar_init(&in->jar);
-        hm_watch_init(&in->watch, &f->check, f->check_signal ? f->check_signal : "");
-        in->watch.on_patch = on_patch;
-        in->watch.user = in;
-        in->watch.actions_sent = &in->seq;
-        in->urls = hm_calloc((size_t)(f->n_actions ? f->n_actions : 1), sizeof(char *));
-        in->send_ns = hm_calloc(RING, sizeof(int64_t));
-        if (!in->urls || !in->send_ns) rc = -ENOMEM;
+        hm_via_user_cfg ucfg = {.o = o,
+                                .workload = &f->check,
+                                .signal = f->check_signal ? f->check_signal : "",
+                                .st = &run.stats[0],
+                                .live = &run.live,
+                                .jar = &in->jar,
+                                .seq = &in->seq,
+                                .progress = &run.progress,
+                                .run_end = &run.senders,
+                                .observers = opens_sse(in->flow->steps, in->flow->prologue),
+                                .make = user_make,
+                                .free_data = urls_free,
+                                .over = user_over,
+                                .user = in};
+        rc = hm_via_user_init(&in->user, &ucfg);
     }
     if (rc == 0) {
         atomic_store(&run.prologues_left, run.n_inst);
@@ -703,10 +744,6 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
         hm_latch_init(&run.go_gate, 1);
         hm_latch_init(&run.senders, o->concurrency);
         hm_event_init(&run.progress);
-        for (int i = 0; i < run.n_inst; i++) {
-            hm_event_init(&run.inst[i].sse_ev);
-            run.inst[i].sse.done = true; /* no stream yet */
-        }
         rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                     &run.t_start, &run.t_end);
         hm_run_on_temp_loop(o->backend, close_sessions, &run);
@@ -733,16 +770,9 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
     }
     for (int i = 0; run.inst && i < run.n_inst; i++) {
         instance *in = &run.inst[i];
-        for (int k = 0; in->urls && k < f->n_actions; k++)
-            hm_free(in->urls[k]);
-        hm_free(in->urls);
-        hm_free(in->send_ns);
-        hm_free(in->html);
-        hm_free(in->cookie);
         json_decref(in->seen);
         hm_flow_exec_end(&in->x);
-        hm_watch_free(&in->watch);
-        hm_via_page_free(&in->page);
+        hm_via_user_free(&in->user);
         hm_cookie_jar_free(&in->jar);
     }
     for (int i = 0; run.stats && i < o->threads; i++)

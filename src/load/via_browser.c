@@ -14,6 +14,7 @@
  * does. Per-thread aggregates are written only by that thread's VUs.
  * Flows drive VUs through via_browser.h as well. */
 #include "load/via_browser.h"
+#include "load/via_user.h"
 #include "proto/via_client.h"
 
 #include "proto/h2_client.h"
@@ -661,6 +662,13 @@ bool hm_vu_context_lost(const hammer_vu *v)
     return v->ctx_dead;
 }
 
+/* The run goes on for v: not stopping, and budget left. */
+static bool vu_goes_on(void *arg)
+{
+    vu *v = arg;
+    return !run_stopping(v->run) && hm_vu_budget_left(v);
+}
+
 /* Loads the VU's page again until it loads, with the reload back-off, as
  * a user pressing reload would; `cause` words a give-up. */
 static int reload_page(vu *v, const char *cause)
@@ -672,41 +680,27 @@ static int reload_page(vu *v, const char *cause)
     bool had_stream = sse_running(v) || v->connected;
     note_trouble(v);
     hm_vu_leave_page(v);
-    hm_backoff backoff = HM_BACKOFF_RELOAD;
-    int64_t first_fail = 0;
-    char why[256];
     /* While the server is away (a restart), try again with backoff, as a
      * user pressing reload would; a target that stays dead ends the run
      * (liveness), one that answers but serves no page for --timeout ends
      * the VU. */
-    while (!run_stopping(run) && hm_vu_budget_left(v)) {
-        int64_t t0 = hm_now_ns();
-        int rc = hm_via_load_page(&v->conn, &v->jar, v->path, o->action, t0 + o->timeout_ns,
-                                  &v->page, why, sizeof(why));
-        hm_thread_stats_note_conn(st, &v->conn);
-        if (rc == 0) {
-            hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
-            hm_free(v->html);
-            v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
-            st->reloads++;
-            hm_gauge_reload(o);
-            v->reloaded = true;
-            if (had_stream) hammer_vu_open_sse(v, (int)(o->timeout_ns / 1000000));
-            return 0;
-        }
-        if (rc == -ECANCELED) break;
-        st->reload_failed++;
-        int64_t now = hm_now_ns();
-        if (hm_liveness_report(&run->live, now, false, v->conn.fail, o->timeout_ns)) break;
-        if (!first_fail) first_fail = now;
-        if (v->conn.fail != HM_FAIL_CONNECT && now - first_fail > o->timeout_ns) {
-            char msg[300];
-            snprintf(msg, sizeof(msg), "%s and could not reload within --timeout: %.180s", cause,
-                     why);
-            hammer_vu_fail(v, msg);
-            return -ETIMEDOUT;
-        }
-        if (hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED) break;
+    char why[256];
+    int rc = hm_via_reload_page(&v->conn, &v->jar, v->path, o->action, o, st, &run->live,
+                                vu_goes_on, v, &v->page, why, sizeof(why));
+    if (rc == 0) {
+        hm_free(v->html);
+        v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+        st->reloads++;
+        hm_gauge_reload(o);
+        v->reloaded = true;
+        if (had_stream) hammer_vu_open_sse(v, (int)(o->timeout_ns / 1000000));
+        return 0;
+    }
+    if (rc == -ETIMEDOUT) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "%s and could not reload within --timeout: %.180s", cause, why);
+        hammer_vu_fail(v, msg);
+        return -ETIMEDOUT;
     }
     return -ECANCELED;
 }

@@ -208,6 +208,19 @@ int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, hm_event
     return hm_watch_first_state(w) ? 0 : -ETIMEDOUT;
 }
 
+bool hm_watch_caught_up(const hm_watch *w, int64_t ok, int64_t now)
+{
+    if (w->w->check == HM_CHECK_NONE || ok <= 0) return true;
+    if (!w->have_baseline) return false;
+    switch (w->w->check) {
+    case HM_CHECK_NET_INCREMENT:
+    case HM_CHECK_SPREADSHEET:
+        return w->last - w->baseline >= ok;
+    default:
+        return w->patches > 0 && now - w->last_patch_ns > HM_WATCH_QUIET_NS;
+    }
+}
+
 bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen)
 {
     if (w->w->check == HM_CHECK_NONE) return true;

@@ -106,6 +106,18 @@ bool hm_watch_first_state(const hm_watch *w);
 int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, hm_event *ev,
                               int64_t deadline);
 
+/* How long a stream without a counter must be quiet after its last patch
+ * before it is taken to show every action (hm_watch_caught_up). */
+#define HM_WATCH_QUIET_NS (300 * 1000000LL)
+
+/* True when the stream shows the effect of every one of ok OK actions at
+ * now, so the run's end need not wait for more: always when nothing is
+ * checked or nothing was OK; never before the stream showed its state;
+ * with a counter, when it moved by ok; otherwise after a quiet spell of
+ * HM_WATCH_QUIET_NS after its last patch. The one rule of every
+ * hammer-model run's end. */
+bool hm_watch_caught_up(const hm_watch *w, int64_t ok, int64_t now);
+
 /* End-of-run verdict for one context: ok_actions is the HTTP OK count of
  * the actions aimed at it. Writes a reason when it fails. */
 bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t whylen);
