@@ -14,6 +14,9 @@ stalled: tests/misbehave/server.py never reads the senders' connections:
          --timeout expired.
 failures: every action answers 500: the status count, failed = sent, OK
          0.00% and the latest failure's reason are on the screen.
+histogram: on a terminal too short for every bucket, the latency
+         histogram's rows still add up to every sample (the fast end folded
+         into its first "<=" row), not fewer than "run to last tick" counts.
 pipe:    with stdout piped, hammer writes no escape sequence; --no-tui on
          the terminal keeps the live line.
 
@@ -43,13 +46,13 @@ class Term:
 
     count = 0
 
-    def __init__(self, command):
+    def __init__(self, command, rows=ROWS):
         # A socket per session: a server being killed never takes the next one.
         Term.count += 1
         self.sock = "hammer-liveview-%d-%d" % (os.getpid(), Term.count)
         # The shell stays after hammer so its exit status can be read.
         sh = "%s; echo HAMMER_EXIT=$?; sleep 100000" % command
-        self.tmux("new-session", "-d", "-s", "t", "-x", str(COLS), "-y", str(ROWS),
+        self.tmux("new-session", "-d", "-s", "t", "-x", str(COLS), "-y", str(rows),
                   "sh", "-c", sh)
 
     def tmux(self, *args):
@@ -214,6 +217,35 @@ def case_failures(hammer):
             srv.kill()
 
 
+def case_histogram(hammer):
+    d = 20
+    cmd = "%s -t 1 -c 4 -d %ds --timeout 2s scenario counter" % (shlex.quote(hammer), d)
+    term = Term(cmd, rows=26)  # room for a row or two of the histogram
+    try:
+        # every server field on the screen (its rows settled) and a tick's samples
+        term.wait(r"process_threads", d, "the server's resources")
+        m, text = term.wait(r"^  run to last tick .* (\d+)\s*$", d, "the run's samples")
+        while int(m.group(1)) == 0:
+            m, text = term.wait(r"^  run to last tick .* (\d+)\s*$", d, "the run's samples")
+        rows = re.findall(r"^  (?:<=|  ) +[\d.]+(?:us|ms|s)? +#* +(\d+)\s*$|^     +more +#* +(\d+)\s*$",
+                          text, re.M)
+        shown = sum(int(a or b) for a, b in rows)
+        run = int(m.group(1))
+        if not rows:
+            fail("no histogram row on the screen:\n%s" % text)
+        if shown < run:
+            fail("the histogram's %d rows add up to %d, fewer than the %d samples of the run "
+                 "to the last tick:\n%s" % (len(rows), shown, run, text))
+        term.keys("q")
+        rc, text = exit_status(term, d + 2 * 2 + 10)
+        if rc != 0:
+            fail("exit %d after q, not 0:\n%s" % (rc, text))
+        print("ok: %d histogram row(s) hold %d samples (run to last tick: %d)" %
+              (len(rows), shown, run))
+    finally:
+        term.close()
+
+
 def case_pipe(hammer):
     tmp = tempfile.mkdtemp(prefix="hammer-liveview-")
     out = os.path.join(tmp, "out")
@@ -251,13 +283,13 @@ def case_pipe(hammer):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hammer", required=True)
-    ap.add_argument("case", choices=["screen", "stalled", "failures", "pipe"])
+    ap.add_argument("case", choices=["screen", "stalled", "failures", "histogram", "pipe"])
     a = ap.parse_args()
     if not shutil.which("tmux"):
         print("SKIP: tmux not found (apt-get install tmux): the live view needs a terminal")
         sys.exit(77)
     {"screen": case_screen, "stalled": case_stalled, "failures": case_failures,
-     "pipe": case_pipe}[a.case](a.hammer)
+     "histogram": case_histogram, "pipe": case_pipe}[a.case](a.hammer)
 
 
 if __name__ == "__main__":
