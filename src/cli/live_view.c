@@ -187,9 +187,17 @@ static void draw(const hm_live_figures *f, const char *scenario)
     for (int i = 0; i < f->n_server; i += 3) {
         char buf[256];
         size_t n = 0;
-        for (int j = i; j < i + 3 && j < f->n_server; j++)
-            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "  %-24s %12.6g", f->server_names[j],
-                                  f->server[j]);
+        for (int j = i; j < i + 3 && j < f->n_server; j++) {
+            /* A memory figure in bytes reads as one (11.42 MiB, not 1.19726e+07). */
+            const char *nm = f->server_names[j];
+            size_t len = strlen(nm);
+            char v[32];
+            if (len > 6 && !strcmp(nm + len - 6, "_bytes"))
+                hm_format_bytes(v, sizeof(v), f->server[j]);
+            else
+                snprintf(v, sizeof(v), "%.6g", f->server[j]);
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "  %-24s %12s", nm, v);
+        }
         row(y++, "%s", buf);
     }
     if (f->stopping[0]) {

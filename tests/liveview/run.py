@@ -16,7 +16,8 @@ failures: every action answers 500: the status count, failed = sent, OK
          0.00% and the latest failure's reason are on the screen.
 histogram: on a terminal too short for every bucket, the latency
          histogram's rows still add up to every sample (the fast end folded
-         into its first "<=" row), not fewer than "run to last tick" counts.
+         into its first "<=" row), not fewer than "run to last tick" counts;
+         the server's RSS in bytes (MiB), not 1.19726e+07.
 pipe:    with stdout piped, hammer writes no escape sequence; --no-tui on
          the terminal keeps the live line.
 
@@ -236,6 +237,9 @@ def case_histogram(hammer):
         if shown < run:
             fail("the histogram's %d rows add up to %d, fewer than the %d samples of the run "
                  "to the last tick:\n%s" % (len(rows), shown, run, text))
+        # a memory figure reads as one
+        if not re.search(r"process_resident_bytes +[\d.]+ [KMG]iB ", text):
+            fail("the server's RSS is not in bytes:\n%s" % text)
         term.keys("q")
         rc, text = exit_status(term, d + 2 * 2 + 10)
         if rc != 0:
