@@ -18,6 +18,9 @@ histogram: on a terminal too short for every bucket, the latency
          histogram's rows still add up to every sample (the fast end folded
          into its first "<=" row), not fewer than "run to last tick" counts;
          the server's RSS in bytes (MiB), not 1.19726e+07.
+ctrl_c:  Ctrl-C typed on the terminal (not q) ends the run as it does
+         without the view: Interrupted, PASS, exit 0, the terminal restored
+         (the summary on the normal screen, the view's labels gone).
 pipe:    with stdout piped, hammer writes no escape sequence; --no-tui on
          the terminal keeps the live line.
 
@@ -51,8 +54,11 @@ class Term:
         # A socket per session: a server being killed never takes the next one.
         Term.count += 1
         self.sock = "hammer-liveview-%d-%d" % (os.getpid(), Term.count)
-        # The shell stays after hammer so its exit status can be read.
-        sh = "%s; echo HAMMER_EXIT=$?; sleep 100000" % command
+        # The shell stays after hammer so its exit status can be read; a
+        # Ctrl-C typed on the terminal reaches the shell too, which goes on
+        # (as an interactive one would) while hammer, reset to the default
+        # at exec, handles it.
+        sh = "trap : INT; %s; echo HAMMER_EXIT=$?; sleep 100000" % command
         self.tmux("new-session", "-d", "-s", "t", "-x", str(COLS), "-y", str(rows),
                   "sh", "-c", sh)
 
@@ -250,6 +256,27 @@ def case_histogram(hammer):
         term.close()
 
 
+def case_ctrl_c(hammer):
+    d = 20  # long enough that Ctrl-C, not -d, ends it
+    cmd = "%s -t 1 -c 4 -d %ds --timeout 2s scenario counter" % (shlex.quote(hammer), d)
+    term = Term(cmd)
+    try:
+        # work done (a rate above 0): the set-up is over, Ctrl-C stops a running pass
+        term.wait(r"^Rate +[1-9]\d* actions/s", d, "a rate above 0")
+        term.keys("C-c")  # the terminal's interrupt character, as a user types it
+        rc, text = exit_status(term, d + 2 * 2 + 10)
+        if rc != 0:
+            fail("exit %d after Ctrl-C, not 0:\n%s" % (rc, text))
+        for pat in (r"^Interrupted +after \d+\.\d s", r"^Result +PASS"):
+            if not re.search(pat, text, re.M):
+                fail("summary lacks /%s/:\n%s" % (pat, text))
+        if "q quit (as Ctrl-C" in term.screen():
+            fail("the view is still on the screen after the run:\n%s" % term.screen())
+        print("ok: Ctrl-C -> Interrupted, PASS, exit 0, the terminal restored")
+    finally:
+        term.close()
+
+
 def case_pipe(hammer):
     tmp = tempfile.mkdtemp(prefix="hammer-liveview-")
     out = os.path.join(tmp, "out")
@@ -287,13 +314,13 @@ def case_pipe(hammer):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hammer", required=True)
-    ap.add_argument("case", choices=["screen", "stalled", "failures", "histogram", "pipe"])
+    ap.add_argument("case", choices=["screen", "stalled", "failures", "histogram", "ctrl_c", "pipe"])
     a = ap.parse_args()
     if not shutil.which("tmux"):
         print("SKIP: tmux not found (apt-get install tmux): the live view needs a terminal")
         sys.exit(77)
     {"screen": case_screen, "stalled": case_stalled, "failures": case_failures,
-     "histogram": case_histogram, "pipe": case_pipe}[a.case](a.hammer)
+     "histogram": case_histogram, "ctrl_c": case_ctrl_c, "pipe": case_pipe}[a.case](a.hammer)
 
 
 if __name__ == "__main__":
