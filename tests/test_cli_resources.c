@@ -135,9 +135,9 @@ static int pid_exits(void)
     ASSERT(!strstr(first + 1, said)); /* once */
     json_t *j = load_json(json_path);
     /* What is left is the embedded bench_app, watched without --server-pid. */
-    ASSERT(num_at(j, "server_exporter.resident_bytes") > 0);
-    ASSERT(num_at(j, "server_exporter.threads") >= 1);
-    ASSERT(num_at(j, "server_exporter.open_fds") >= 3);
+    ASSERT(num_at(j, "server_resources.resident_bytes") > 0);
+    ASSERT(num_at(j, "server_resources.threads") >= 1);
+    ASSERT(num_at(j, "server_resources.open_fds") >= 3);
     json_decref(j);
     printf("a --server-pid that exited was said once; the run went on\n");
     return 0;
