@@ -12,7 +12,7 @@ CMAKE_FLAGS ?=
 CTEST_EXCLUDE ?=
 
 .PHONY: all deps configure build quiet-build run check check-asan check-misbehave check-loaded bench format \
-	format-check check-layers report-screenshots fuzz-build fuzz fuzz-smoke clean
+	format-check check-layers screenshots report-screenshots fuzz-build fuzz fuzz-smoke clean
 
 all: build
 
@@ -82,8 +82,12 @@ format:
 check-layers:
 	@bash scripts/check-layers.sh
 
-# docs/img/report.png and matrix.png: both HTML reports, measured here, in
-# headless Chromium at 1280 px (docs/reports.md shows them).
+# docs/img/: the live view, both HTML reports and the Prometheus console,
+# from runs made here, in headless Chromium (scripts/screenshots.py).
+screenshots: build
+	python3 scripts/screenshots.py $(BUILD) docs/img
+
+# The two HTML reports only (docs/img/report.png, matrix.png).
 report-screenshots: build
 	python3 tests/tools/report_screenshots.py $(BUILD)/bin/hammer $(BUILD)/bin/bench_app docs/img
 

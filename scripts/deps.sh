@@ -13,7 +13,7 @@ libyaml-dev libnghttp2-dev libncurses-dev python3 python3-yaml clang-format"
 REQUIRED_TOOLS="clang libclang-rt-14-dev"
 # The real load balancers of the sticky-routing tests, Prometheus (promtool
 # and a real scrape of --metrics-listen) and Chromium (the HTML reports in a
-# real browser, make report-screenshots): their tests skip, with the reason,
+# real browser, make screenshots): their tests skip, with the reason,
 # when these cannot be installed.
 OPTIONAL="caddy haproxy prometheus chromium"
 # HTTP/2 reference peers of the --http2 tests (nghttpd serves `get`, nghttp and

@@ -10,10 +10,15 @@
  *   exporter   a real prometheus-process-exporter on a loopback port,
  *              scraped by --server-metrics: bench_app's RSS, fds, threads
  *              (skips without it)
+ *   apart      --server-pid and --server-metrics at once: each source's
+ *              figures on their own (summary, JSON, HTML, metrics), never
+ *              summed; the endpoint a fixed exposition whose figures
+ *              cannot be bench_app's
  * argv: HAMMER BENCH_APP BEHAVIOUR */
-#include "run_util.h"
+#include "metrics_client.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
 static const char *hammer, *bench_app;
 static char json_path[256];
@@ -201,18 +206,133 @@ static int exporter(void)
     unlink(conf);
     if (rc != 0) HM_FAIL_("hammer exited %d:\n%s", rc, h.out);
     json_t *j = load_json(json_path);
-    double rss = num_at(j, "server_resources.resident_bytes");
+    double rss = num_at(j, "server_exporter.resident_bytes");
     printf(
         "process-exporter says bench_app's RSS is %.0f B, /proc %.0f B; fds %.0f, threads %.0f\n",
-        rss, rss_now, num_at(j, "server_resources.open_fds"),
-        num_at(j, "server_resources.threads"));
+        rss, rss_now, num_at(j, "server_exporter.open_fds"), num_at(j, "server_exporter.threads"));
+    ASSERT(!at(j, "server_resources")); /* no --server-pid, no embedded bench_app */
     /* bench_app's, not the exporter's own process_resident_memory_bytes. */
     ASSERT(rss > 0.75 * rss_now && rss < 1.33 * rss_now);
-    ASSERT(num_at(j, "server_resources.open_fds") >= 3);
-    ASSERT(num_at(j, "server_resources.threads") >= 1);
-    ASSERT(num_at(j, "server_resources.cpu_seconds") >= 0);
+    ASSERT(num_at(j, "server_exporter.open_fds") >= 3);
+    ASSERT(num_at(j, "server_exporter.threads") >= 1);
+    ASSERT(num_at(j, "server_exporter.cpu_seconds") >= 0);
     ASSERT(!strstr(h.out, "server metrics")); /* every scrape answered */
     json_decref(j);
+    return 0;
+}
+
+/* The fixed exposition of `apart`: an exporter's process_* figures (a
+ * client library's own process), far from bench_app's. */
+#define APART_RSS 1536000000.0
+#define APART_FDS 77.0
+#define APART_CPU 12.5
+
+static int apart(void)
+{
+    proc app, web, h;
+    int port = start_app(&app, "0");
+    /* python3's http.server serves DIR/metrics as the exposition */
+    char dir[128], file[160];
+    snprintf(dir, sizeof(dir), "/tmp/hammer-apart-%d", (int)getpid());
+    ASSERT(mkdir(dir, 0700) == 0 || errno == EEXIST);
+    snprintf(file, sizeof(file), "%s/metrics", dir);
+    write_file(file,
+               "# TYPE process_resident_memory_bytes gauge\n"
+               "process_resident_memory_bytes %.0f\n"
+               "# TYPE process_cpu_seconds_total counter\n"
+               "process_cpu_seconds_total %.1f\n"
+               "# TYPE process_open_fds gauge\n"
+               "process_open_fds %.0f\n",
+               APART_RSS, APART_CPU, APART_FDS);
+    int wport = free_port();
+    char wps[16], murl[96], url[64], ps[16], html[200];
+    snprintf(wps, sizeof(wps), "%d", wport);
+    char py[256];
+    if (!find_tool("python3", py, sizeof(py))) HM_FAIL_("python3 is missing (scripts/deps.sh)");
+    char *wargv[] = {py, "-m", "http.server", "--bind", "127.0.0.1", "--directory", dir, wps, NULL};
+    proc_start(&web, wargv);
+    ASSERT(wait_port(wport, web.pid));
+    snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/metrics", wport);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    snprintf(ps, sizeof(ps), "%d", (int)app.pid);
+    snprintf(html, sizeof(html), "%s/report.html", dir);
+    char *extra[] = {"--url",
+                     url,
+                     "-c",
+                     "2",
+                     "-d",
+                     "4s",
+                     "--interval",
+                     "1s",
+                     "--server-pid",
+                     ps,
+                     "--server-metrics",
+                     murl,
+                     "--json",
+                     json_path,
+                     "--html",
+                     html,
+                     "--metrics-linger",
+                     "120s",
+                     "scenario",
+                     "counter",
+                     NULL};
+    int mport = metrics_start_hammer(&h, hammer, extra);
+    if (!proc_wait_output(&h, "metrics stay up")) HM_FAIL_("hammer did not linger:\n%s", h.out);
+    static char buf[1 << 20];
+    metrics_get(mport, "/metrics", NULL, buf, sizeof(buf));
+    kill(h.pid, SIGINT);
+    ASSERT_EQ(proc_wait(&h, 60), 0);
+    double rss_now = proc_rss(app.pid);
+    stop(&web);
+    stop(&app);
+
+    /* The JSON: one object per source, the exporter's figures as it said them. */
+    json_t *j = load_json(json_path);
+    double rss = num_at(j, "server_resources.resident_bytes");
+    double ex_rss = num_at(j, "server_exporter.resident_bytes");
+    printf("by pid: RSS %.0f B (/proc now %.0f B); by --server-metrics: RSS %.0f B, fds %.0f\n",
+           rss, rss_now, ex_rss, num_at(j, "server_exporter.open_fds"));
+    ASSERT(rss > 0.75 * rss_now && rss < 1.33 * rss_now); /* bench_app's alone, not summed */
+    ASSERT_EQ(ex_rss, APART_RSS);
+    ASSERT_EQ(num_at(j, "server_exporter.open_fds"), APART_FDS);
+    ASSERT_EQ(num_at(j, "server_exporter.cpu_seconds"), 0.0); /* a fixed counter: none used */
+    ASSERT(json_is_null(at(j, "server_exporter.threads")));   /* the exposition has none */
+    ASSERT(num_at(j, "server_resources.open_fds") < APART_FDS);
+    ASSERT(num_at(j, "server_resources.threads") >= 1);
+    ASSERT(at(j, "server_exporter.trends.resident_bytes"));
+    ASSERT(!at(j, "server_exporter.trends.contexts")); /* said once, with the pid source */
+    json_t *iv = json_array_get(at(j, "intervals"), 1);
+    ASSERT_EQ(num_at(iv, "server.exporter_resident_bytes"), APART_RSS);
+    ASSERT(num_at(iv, "server.process_resident_bytes") < APART_RSS);
+    json_decref(j);
+
+    /* The summary: a line per source. */
+    const char *pid_line = strstr(h.out, "Server resources  RSS ");
+    const char *ex_line = strstr(h.out, "Server exporter   RSS 1.43 GiB");
+    if (!pid_line || !ex_line) HM_FAIL_("a source's summary line is missing:\n%s", h.out);
+    ASSERT(strstr(ex_line, "77 fds") && strstr(ex_line, "(--server-metrics)"));
+    ASSERT(strstr(h.out, "Exporter RSS      "));
+
+    /* The metrics: each source's gauges and slopes under their own names. */
+    ASSERT_EQ(metrics_value(buf, "hammer_server_exporter_resident_bytes"), APART_RSS);
+    ASSERT_EQ(metrics_value(buf, "hammer_server_exporter_open_fds"), APART_FDS);
+    double m_rss = metrics_value(buf, "hammer_server_process_resident_bytes");
+    ASSERT(m_rss > 0 && m_rss < APART_RSS);
+    ASSERT(strstr(buf, "\n# TYPE hammer_server_exporter_cpu_seconds_total counter\n"));
+    ASSERT(strstr(buf, "\nhammer_server_exporter_resident_slope_bytes_per_hour "));
+    ASSERT(strstr(buf, "\nhammer_server_exporter_leak_warning 0\n"));
+    ASSERT(strstr(buf, "\nhammer_server_leak_warning 0\n"));
+
+    /* The HTML report: a section per source. */
+    char *page = slurp(html);
+    ASSERT(strstr(page, "<h2>Server resources</h2>"));
+    ASSERT(strstr(page, "<h2>Server exporter</h2>"));
+    ASSERT(strstr(page, "exporter-rss"));
+    free(page);
+    unlink(html);
+    unlink(file);
+    rmdir(dir);
     return 0;
 }
 
@@ -231,6 +351,8 @@ int main(int argc, char **argv)
         rc = pid_exits();
     else if (!strcmp(argv[3], "exporter"))
         rc = exporter();
+    else if (!strcmp(argv[3], "apart"))
+        rc = apart();
     else
         HM_FAIL_("unknown behaviour %s", argv[3]);
     unlink(json_path);

@@ -193,10 +193,25 @@ int main(int argc, char **argv)
     char *browser[] = {hammer,          "-q", "--mode", "browser", "-n",       "60",      "-c", "4",
                        "--watch-grace", "1s", "--json", json,      "scenario", "counter", NULL};
     run_doc(browser, json, 0);
-    /* A short soak: enough samples after the warm-up for server_resources.trends */
-    char *soak[] = {hammer, "-q",     "-d", "3s",       "--interval", "250ms", "-c",
-                    "2",    "--json", json, "scenario", "counter",    NULL};
+    /* A short soak: enough samples after the warm-up for server_resources.trends;
+     * --server-metrics (a fixed exposition python3 serves) for server_exporter */
+    char expo[320], mport_s[16], murl[96];
+    snprintf(expo, sizeof(expo), "%s/metrics", dir);
+    write_file(expo, "process_resident_memory_bytes 1e8\nprocess_open_fds 9\n");
+    int mport = free_port();
+    snprintf(mport_s, sizeof(mport_s), "%d", mport);
+    snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/metrics", mport);
+    char *web_argv[] = {"/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1",
+                        "--directory",      dir,  mport_s,       NULL};
+    proc web;
+    proc_start(&web, web_argv);
+    ASSERT(wait_port(mport, web.pid));
+    char *soak[] = {
+        hammer, "-q",     "-d", "3s",       "--interval", "250ms", "-c", "2", "--server-metrics",
+        murl,   "--json", json, "scenario", "counter",    NULL};
     run_doc(soak, json, 0);
+    kill(web.pid, SIGTERM);
+    proc_wait(&web, 10);
     char *sticky[] = {hammer,   "-q", "-n",       "60",     "-c", "4",
                       "--json", json, "scenario", "sticky", NULL};
     run_doc(sticky, json, -1); /* legacy variants fail by design */

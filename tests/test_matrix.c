@@ -113,6 +113,17 @@ int main(int argc, char **argv)
     ASSERT(strstr(text, "| CPU pinning | server on 0, hammer on 0 |"));
     free(text);
 
+    /* The server the matrix started is sampled by --server-pid: each run's
+     * own JSON (kept in --logs) has its server resources. */
+    char run_js[400];
+    snprintf(run_js, sizeof(run_js), "%s/run-default-counter-r1.json", logs);
+    json_t *run1 = load_json(run_js);
+    json_t *cold = json_array_get(json_object_get(run1, "passes"), 0);
+    ASSERT_GT(json_number_value(
+                  json_object_get(json_object_get(cold, "server_resources"), "resident_bytes")),
+              0);
+    json_decref(run1);
+
     /* JSON: every run, the environment, and the summary. */
     json_t *doc = load_json(js);
     json_t *runs = json_object_get(doc, "runs");

@@ -66,10 +66,13 @@ static void latency_row(int y, const char *span, int64_t n, int64_t p50, int64_t
 }
 
 /* Bars of the whole pass's action latencies by live bucket, from the first
- * bucket with a sample to the last; at most `rows` rows. */
+ * bucket with a sample to the last; at most `rows` rows. When they do not
+ * fit, the fast end is folded into the first row (its "<=" bound holds for
+ * all of them), so the rows still add up to every sample. */
 static int histogram(int y, int rows, const hm_live_figures *f)
 {
-    const uint64_t *b = f->totals.bucket[HM_PHASE_ACTION];
+    uint64_t b[HM_LIVE_BUCKETS + 1];
+    memcpy(b, f->totals.bucket[HM_PHASE_ACTION], sizeof(b));
     int lo = 0, hi = HM_LIVE_BUCKETS;
     while (lo <= HM_LIVE_BUCKETS && !b[lo])
         lo++;
@@ -79,7 +82,12 @@ static int histogram(int y, int rows, const hm_live_figures *f)
         row(y, "  no samples yet");
         return 1;
     }
-    if (hi - lo + 1 > rows) lo = hi - rows + 1; /* the slow end matters most */
+    if (hi - lo + 1 > rows) { /* the slow end matters most */
+        int first = hi - rows + 1;
+        for (int i = lo; i < first; i++)
+            b[first] += b[i];
+        lo = first;
+    }
     uint64_t top = 0;
     for (int i = lo; i <= hi; i++)
         if (b[i] > top) top = b[i];
@@ -179,9 +187,17 @@ static void draw(const hm_live_figures *f, const char *scenario)
     for (int i = 0; i < f->n_server; i += 3) {
         char buf[256];
         size_t n = 0;
-        for (int j = i; j < i + 3 && j < f->n_server; j++)
-            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "  %-24s %12.6g", f->server_names[j],
-                                  f->server[j]);
+        for (int j = i; j < i + 3 && j < f->n_server; j++) {
+            /* A memory figure in bytes reads as one (11.42 MiB, not 1.19726e+07). */
+            const char *nm = f->server_names[j];
+            size_t len = strlen(nm);
+            char v[32];
+            if (len > 6 && !strcmp(nm + len - 6, "_bytes"))
+                hm_format_bytes(v, sizeof(v), f->server[j]);
+            else
+                snprintf(v, sizeof(v), "%.6g", f->server[j]);
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "  %-24s %12s", nm, v);
+        }
         row(y++, "%s", buf);
     }
     if (f->stopping[0]) {

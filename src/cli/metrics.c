@@ -226,20 +226,33 @@ int hm_metrics_write(FILE *f, bool om)
             fprintf(f, "%s%s %.17g\n", name, counter ? "_total" : "", values[i]);
         }
     }
-    hm_leak rss, fds; /* the leak verdict on the samples so far (server_resources.h) */
-    hm_server_resources_live(&rss, &fds);
-    /* Always there, NaN until the samples after the warm-up can be fitted:
-     * a family that comes and goes breaks rules and dashboards. */
-    family(f, om, "hammer_server_resident_slope_bytes_per_hour", "gauge",
-           "The server's RSS trend after the warm-up (least squares); NaN until fitted.");
-    gauge_or_nan(f, "hammer_server_resident_slope_bytes_per_hour", rss.known, rss.slope_h);
-    family(f, om, "hammer_server_resident_slope_ci95_bytes_per_hour", "gauge",
-           "Half the width of that slope's 95% confidence interval; NaN until fitted.");
-    gauge_or_nan(f, "hammer_server_resident_slope_ci95_bytes_per_hour", rss.known, rss.half_h);
-    family(f, om, "hammer_server_leak_warning", "gauge",
-           "1 while RSS or open fds grow clearly and materially (the leak WARNING).");
-    fprintf(f, "hammer_server_leak_warning %d\n",
-            (rss.known && rss.warning) || (fds.known && fds.warning));
+    /* The leak verdict on each source's samples so far (server_resources.h):
+     * the processes by pid always there, NaN until the samples after the
+     * warm-up can be fitted (a family that comes and goes breaks rules and
+     * dashboards); the exporter's when --server-metrics is given. */
+    for (int src = 0; src < HM_RES__SOURCES; src++) {
+        hm_leak rss, fds;
+        bool sampled = hm_server_resources_live((hm_res_source)src, &rss, &fds);
+        if (src == HM_RES_EXPORTER && !sampled) continue;
+        const char *pre = src == HM_RES_EXPORTER ? "hammer_server_exporter_" : "hammer_server_";
+        const char *by = src == HM_RES_EXPORTER ? " by --server-metrics" : "";
+        char name[96], help[160];
+        snprintf(name, sizeof(name), "%sresident_slope_bytes_per_hour", pre);
+        snprintf(help, sizeof(help),
+                 "The server's RSS%s trend after the warm-up (least squares); NaN until fitted.",
+                 by);
+        family(f, om, name, "gauge", help);
+        gauge_or_nan(f, name, rss.known, rss.slope_h);
+        snprintf(name, sizeof(name), "%sresident_slope_ci95_bytes_per_hour", pre);
+        family(f, om, name, "gauge",
+               "Half the width of that slope's 95% confidence interval; NaN until fitted.");
+        gauge_or_nan(f, name, rss.known, rss.half_h);
+        snprintf(name, sizeof(name), "%sleak_warning", pre);
+        snprintf(help, sizeof(help),
+                 "1 while RSS or open fds%s grow clearly and materially (the leak WARNING).", by);
+        family(f, om, name, "gauge", help);
+        fprintf(f, "%s %d\n", name, (rss.known && rss.warning) || (fds.known && fds.warning));
+    }
     if (om) fputs("# EOF\n", f);
     hm_free(t);
     return ferror(f) ? -EIO : 0;

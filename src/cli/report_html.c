@@ -832,16 +832,19 @@ static void over_time(FILE *f, json_t *run)
         hm_free(all[k]);
 }
 
-/* "Server resources": what the server's processes used (RSS with the
- * fitted trend line, CPU as a share of one core, fds and threads), CPU per
- * action, memory per context, and the leak verdict of each trend. */
-static void server_resources_section(FILE *f, json_t *run)
+/* "Server resources" (by pid) or "Server exporter" (--server-metrics):
+ * what the server's processes used (RSS with the fitted trend line, CPU as
+ * a share of one core, fds and threads), CPU per action, memory per
+ * context, and the leak verdict of each trend; a section per source. */
+static void server_resources_section(FILE *f, json_t *run, hm_res_source src)
 {
-    json_t *res = json_object_get(run, "server_resources");
+    const hm_res_names *nm = hm_res_names_of(src);
+    json_t *res = json_object_get(run, nm->json_key);
     json_t *iv = json_object_get(run, "intervals");
     int n = (int)json_array_size(iv);
     if (!res || n == 0) return;
-    fputs("<h2>Server resources</h2>\n<p>", f);
+    fprintf(f, "<h2>%s</h2>\n<p>", nm->heading);
+    if (src == HM_RES_EXPORTER) fputs("As the server's exporter says (--server-metrics): ", f);
     double rss = num(res, "resident_bytes"), cpa = num(res, "cpu_seconds_per_action");
     fprintf(f, "RSS %.1f MiB at the end (peak %.1f MiB)", rss / 1048576,
             num(res, "resident_bytes_max") / 1048576);
@@ -865,7 +868,9 @@ static void server_resources_section(FILE *f, json_t *run)
         fputs("</p>\n", f);
     }
     double *x = series(iv, "t", false);
-    double *mib = series(iv, "server." HM_RES_RSS, false);
+    char key[64], id[32];
+    snprintf(key, sizeof(key), "server.%s", nm->rss);
+    double *mib = series(iv, key, false);
     double *fit = hm_calloc((size_t)n, sizeof(double));
     json_t *rt = at(res, "trends.resident_bytes");
     for (int i = 0; fit && mib && i < n; i++) {
@@ -874,25 +879,34 @@ static void server_resources_section(FILE *f, json_t *run)
                      ? (num(rt, "intercept") + num(rt, "slope_per_hour") / 3600 * x[i]) / 1048576
                      : NAN;
     }
-    fputs("<div class=\"charts\">\n<figure><figcaption>Server RSS and its trend after the "
-          "warm-up</figcaption>\n",
-          f);
+    /* The exporter's charts get ids of their own beside the pid source's. */
+    const char *id_pre = src == HM_RES_EXPORTER ? "exporter" : "server";
+    fprintf(f,
+            "<div class=\"charts\">\n<figure><figcaption>%s RSS and its trend after the "
+            "warm-up</figcaption>\n",
+            nm->prefix);
     hm_html_line ml[] = {{"RSS (MiB)", mib, 0, false}, {"fitted trend", fit, 1, true}};
-    hm_html_time_chart(f, "server-rss", "MiB", HM_HTML_COUNT, x, n, ml, rt ? 2 : 1);
+    snprintf(id, sizeof(id), "%s-rss", id_pre);
+    hm_html_time_chart(f, id, "MiB", HM_HTML_COUNT, x, n, ml, rt ? 2 : 1);
     /* CPU seconds per interval over its length: the share of one core. */
-    double *cpu = series(iv, "server." HM_RES_CPU, false);
+    snprintf(key, sizeof(key), "server.%s", nm->cpu);
+    double *cpu = series(iv, key, false);
     for (int i = n - 1; cpu && i >= 0; i--) {
         double dt = num(json_array_get(iv, (size_t)i), "dt");
         cpu[i] = i > 0 && dt > 0 ? 100 * (cpu[i] - cpu[i - 1]) / dt : NAN;
     }
-    fputs("</figure>\n<figure><figcaption>Server CPU (% of one core)</figcaption>\n", f);
+    fprintf(f, "</figure>\n<figure><figcaption>%s CPU (%% of one core)</figcaption>\n", nm->prefix);
     hm_html_line cl[] = {{"CPU %", cpu, 2, false}};
-    hm_html_time_chart(f, "server-cpu", "% of one core", HM_HTML_COUNT, x, n, cl, 1);
-    double *fds = series(iv, "server." HM_RES_FDS, false);
-    double *thr = series(iv, "server." HM_RES_THREADS, false);
-    fputs("</figure>\n<figure><figcaption>Server open fds and threads</figcaption>\n", f);
+    snprintf(id, sizeof(id), "%s-cpu", id_pre);
+    hm_html_time_chart(f, id, "% of one core", HM_HTML_COUNT, x, n, cl, 1);
+    snprintf(key, sizeof(key), "server.%s", nm->fds);
+    double *fds = series(iv, key, false);
+    snprintf(key, sizeof(key), "server.%s", nm->threads);
+    double *thr = series(iv, key, false);
+    fprintf(f, "</figure>\n<figure><figcaption>%s open fds and threads</figcaption>\n", nm->prefix);
     hm_html_line fl[] = {{"open fds", fds, 3, false}, {"threads", thr, 4, true}};
-    hm_html_time_chart(f, "server-fds", "count", HM_HTML_COUNT, x, n, fl, 2);
+    snprintf(id, sizeof(id), "%s-fds", id_pre);
+    hm_html_time_chart(f, id, "count", HM_HTML_COUNT, x, n, fl, 2);
     fputs("</figure>\n</div>\n", f);
     double *all[] = {x, mib, fit, cpu, fds, thr};
     for (size_t k = 0; k < HM_ARRAY_LEN(all); k++)
@@ -1081,7 +1095,8 @@ static void run_sections(FILE *f, json_t *run, const char *pass)
     distribution(f, run);
     histogram(f, run);
     over_time(f, run);
-    server_resources_section(f, run);
+    for (int src = 0; src < HM_RES__SOURCES; src++)
+        server_resources_section(f, run, (hm_res_source)src);
     steps_section(f, run);
     errors_section(f, run);
     command_section(f, run);

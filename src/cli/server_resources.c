@@ -243,45 +243,72 @@ static struct {
     proc_list procs;
     scrape s;
     int64_t t0;
-    /* The samples so far, for the live verdict (under mu). */
+    /* The samples so far per source, for the live verdicts (under mu). */
     pthread_mutex_t mu;
-    double *t, *rss, *fds;
-    size_t n, cap;
-    hm_leak live_rss, live_fds;
+    struct samples {
+        bool sampled; /* this source is on (stays after the end, for a last scrape) */
+        double *t, *rss, *fds;
+        size_t n, cap;
+        hm_leak live_rss, live_fds;
+    } kept[HM_RES__SOURCES];
 } r = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void keep_sample(double at, const figures *f)
+static void keep_sample(hm_res_source src, double at, const figures *f)
 {
+    struct samples *k = &r.kept[src];
     pthread_mutex_lock(&r.mu);
-    if (r.n == r.cap) {
-        size_t cap = r.cap ? 2 * r.cap : 256;
-        double *a = realloc(r.t, cap * sizeof(double));
-        if (a) r.t = a;
-        double *b = a ? realloc(r.rss, cap * sizeof(double)) : NULL;
-        if (b) r.rss = b;
-        double *c = b ? realloc(r.fds, cap * sizeof(double)) : NULL;
+    k->sampled = true;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 256;
+        double *a = realloc(k->t, cap * sizeof(double));
+        if (a) k->t = a;
+        double *b = a ? realloc(k->rss, cap * sizeof(double)) : NULL;
+        if (b) k->rss = b;
+        double *c = b ? realloc(k->fds, cap * sizeof(double)) : NULL;
         if (c) {
-            r.fds = c;
-            r.cap = cap;
+            k->fds = c;
+            k->cap = cap;
         }
     }
-    if (r.n < r.cap) {
-        r.t[r.n] = at;
-        r.rss[r.n] = f->rss;
-        r.fds[r.n++] = f->fds;
+    if (k->n < k->cap) {
+        k->t[k->n] = at;
+        k->rss[k->n] = f->rss;
+        k->fds[k->n++] = f->fds;
         double run_s = r.o.duration_ns ? (double)r.o.duration_ns / 1e9 : at;
-        hm_leak_judge(HM_LEAK_RSS, r.t, r.rss, (int)r.n, run_s, &r.live_rss);
-        hm_leak_judge(HM_LEAK_FDS, r.t, r.fds, (int)r.n, run_s, &r.live_fds);
+        hm_leak_judge(HM_LEAK_RSS, k->t, k->rss, (int)k->n, run_s, &k->live_rss);
+        hm_leak_judge(HM_LEAK_FDS, k->t, k->fds, (int)k->n, run_s, &k->live_fds);
     }
     pthread_mutex_unlock(&r.mu);
 }
 
-void hm_server_resources_live(hm_leak *rss, hm_leak *fds)
+bool hm_server_resources_live(hm_res_source src, hm_leak *rss, hm_leak *fds)
 {
     pthread_mutex_lock(&r.mu);
-    *rss = r.live_rss;
-    *fds = r.live_fds;
+    const struct samples *k = &r.kept[src];
+    *rss = k->live_rss;
+    *fds = k->live_fds;
+    bool sampled = k->sampled;
     pthread_mutex_unlock(&r.mu);
+    return sampled;
+}
+
+/* Publishes one source's figures (those known) as server watch fields and
+ * keeps them for its live verdict. */
+static void publish(hm_res_source src, const figures *f)
+{
+    const hm_res_names *nm = hm_res_names_of(src);
+    const char *const all[] = {nm->rss, nm->cpu, nm->fds, nm->threads};
+    const double v[] = {f->rss, f->cpu, f->fds, f->threads};
+    const char *names[4];
+    double values[4];
+    int n = 0;
+    for (int k = 0; k < 4; k++)
+        if (!isnan(v[k])) {
+            names[n] = all[k];
+            values[n++] = v[k];
+        }
+    if (r.o.gauges && n) hm_server_watch_publish(r.o.gauges, n, names, values);
+    keep_sample(src, (double)(hm_now_ns() - r.t0) / 1e9, f);
 }
 
 static void sample_now(void)
@@ -313,6 +340,7 @@ static void sample_now(void)
         }
         figures_add(&sum, &f);
     }
+    if (r.o.n_pids) publish(HM_RES_PIDS, &sum);
     if (r.o.metrics_url) {
         int rc = hm_run_on_temp_loop(HM_BACKEND_EPOLL, scrape_coro, &r.s);
         if (rc < 0) {
@@ -320,26 +348,13 @@ static void sample_now(void)
             snprintf(r.s.why, sizeof(r.s.why), "cannot create an event loop: %s", hm_strerror(rc));
         }
         if (r.s.rc == 0) {
-            figures_add(&sum, &r.s.f);
+            publish(HM_RES_EXPORTER, &r.s.f);
         } else if (!r.metrics_said) {
             /* Said once; the next interval asks again (a server restarting). */
             r.metrics_said = true;
             fprintf(stderr, "hammer: server metrics %s: %s\n", r.o.metrics_url, r.s.why);
         }
-        if (r.s.rc < 0 && !r.o.n_pids) return; /* nothing known this interval */
     }
-    const char *names[4];
-    double values[4];
-    int n = 0;
-    const char *const all[] = {HM_RES_RSS, HM_RES_CPU, HM_RES_FDS, HM_RES_THREADS};
-    const double v[] = {sum.rss, sum.cpu, sum.fds, sum.threads};
-    for (int k = 0; k < 4; k++)
-        if (!isnan(v[k])) {
-            names[n] = all[k];
-            values[n++] = v[k];
-        }
-    if (r.o.gauges && n) hm_server_watch_publish(r.o.gauges, n, names, values);
-    keep_sample((double)(hm_now_ns() - r.t0) / 1e9, &sum);
 }
 
 int hm_server_resources_begin(const hm_server_resources_options *o, char *why, size_t whylen)
@@ -367,8 +382,12 @@ int hm_server_resources_begin(const hm_server_resources_options *o, char *why, s
         r.s.timeout_ns = o->timeout_ns < 2000000000LL ? o->timeout_ns : 2000000000LL;
     }
     pthread_mutex_lock(&r.mu);
-    r.n = 0;
-    r.live_rss.known = r.live_fds.known = false;
+    for (int src = 0; src < HM_RES__SOURCES; src++) {
+        struct samples *k = &r.kept[src];
+        k->n = 0;
+        k->sampled = false;
+        k->live_rss.known = k->live_fds.known = false;
+    }
     pthread_mutex_unlock(&r.mu);
     r.t0 = hm_now_ns();
     r.running = true;

@@ -2,7 +2,8 @@
  * time, open file descriptors, threads) once per interval, for soaks that
  * look for leaks (docs/output.md, "Server resources").
  *
- * Two sources, summed when both are given: processes on this machine by
+ * Two sources, each published under its own fields and judged on its own
+ * (stats/resources.h, hm_res_source), never summed: processes on this machine by
  * pid (--server-pid, the embedded bench_app, the matrix's servers), each
  * with all its descendants (worker processes), read from /proc; and a
  * Prometheus text exposition endpoint (--server-metrics URL:
@@ -46,8 +47,9 @@ int hm_server_resources_begin(const hm_server_resources_options *o, char *why, s
 void hm_server_resources_sample(void);
 /* Ends the sampler (a no-op when off). */
 void hm_server_resources_end(void);
-/* The leak verdict on the samples so far (RSS and fds; known false when
- * none), for the metrics endpoint. Any thread. */
-void hm_server_resources_live(hm_leak *rss, hm_leak *fds);
+/* The leak verdict on one source's samples so far (RSS and fds; known
+ * false when too few), for the metrics endpoint; false when the last run
+ * did not sample that source. Any thread. */
+bool hm_server_resources_live(hm_res_source src, hm_leak *rss, hm_leak *fds);
 
 #endif

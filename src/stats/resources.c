@@ -62,10 +62,27 @@ void hm_leak_slope_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t l
     }
 }
 
+const hm_res_names *hm_res_names_of(hm_res_source src)
+{
+    static const hm_res_names names[HM_RES__SOURCES] = {
+        [HM_RES_PIDS] = {HM_RES_RSS, HM_RES_CPU, HM_RES_FDS, HM_RES_THREADS, "server_resources",
+                         "Server resources", "Server", ""},
+        [HM_RES_EXPORTER] = {HM_RES_EXPORTER_RSS, HM_RES_EXPORTER_CPU, HM_RES_EXPORTER_FDS,
+                             HM_RES_EXPORTER_THREADS, "server_exporter", "Server exporter",
+                             "Exporter", " by --server-metrics"},
+    };
+    return &names[src];
+}
+
 bool hm_resources_is_field(const char *name)
 {
-    return !strcmp(name, HM_RES_RSS) || !strcmp(name, HM_RES_CPU) || !strcmp(name, HM_RES_FDS) ||
-           !strcmp(name, HM_RES_THREADS);
+    for (int src = 0; src < HM_RES__SOURCES; src++) {
+        const hm_res_names *n = hm_res_names_of((hm_res_source)src);
+        if (!strcmp(name, n->rss) || !strcmp(name, n->cpu) || !strcmp(name, n->fds) ||
+            !strcmp(name, n->threads))
+            return true;
+    }
+    return false;
 }
 
 /* The column of field name in the series, or -1. */
@@ -88,14 +105,17 @@ static void last_max(const hm_interval_series *s, int k, double *last, double *m
     }
 }
 
-void hm_resources_of(const hm_results *r, hm_resources *out)
+void hm_resources_of(const hm_results *r, hm_res_source src, hm_resources *out)
 {
     memset(out, 0, sizeof(*out));
     const hm_interval_series *s = &r->intervals;
-    int k_rss = column(s, HM_RES_RSS), k_cpu = column(s, HM_RES_CPU);
-    int k_fds = column(s, HM_RES_FDS), k_thr = column(s, HM_RES_THREADS);
+    const hm_res_names *nm = hm_res_names_of(src);
+    int k_rss = column(s, nm->rss), k_cpu = column(s, nm->cpu);
+    int k_fds = column(s, nm->fds), k_thr = column(s, nm->threads);
     out->cpu_per_action_s = out->contexts_max = out->rss_per_context = NAN;
     if (k_rss < 0 || s->n == 0) return;
+    /* The contexts are said with the first source the run has. */
+    bool contexts = src == HM_RES_PIDS || column(s, hm_res_names_of(HM_RES_PIDS)->rss) < 0;
     out->known = true;
     double dummy;
     last_max(s, k_rss, &out->rss_last, &out->rss_max);
@@ -132,7 +152,7 @@ void hm_resources_of(const hm_results *r, hm_resources *out)
     double run_s = s->points[n - 1].t;
     for (int kind = 0; kind < HM_LEAK__COUNT; kind++) {
         int k = kind == HM_LEAK_RSS ? k_rss : kind == HM_LEAK_FDS ? k_fds : 0;
-        if (k < 0) continue;
+        if (k < 0 || (kind == HM_LEAK_CONTEXTS && !contexts)) continue;
         bool any = false;
         for (size_t i = 0; i < n; i++) {
             const hm_interval_point *p = &s->points[i];
@@ -156,14 +176,15 @@ void hm_resources_of(const hm_results *r, hm_resources *out)
         out->rss_per_context = (out->rss_last - rss0) / out->contexts_max;
 }
 
-void hm_leak_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len)
+void hm_leak_text(hm_leak_kind kind, hm_res_source src, const hm_leak *l, char *buf, size_t len)
 {
     char slope[96];
     hm_leak_slope_text(kind, l, slope, sizeof(slope));
     if (l->warning)
         snprintf(buf, len,
-                 "server %s grows %s (95%% CI, %d samples after a %.0f s warm-up): a leak?",
-                 hm_leak_kind_name(kind), slope, l->fit.n, l->warmup_s);
+                 "server %s%s grows %s (95%% CI, %d samples after a %.0f s warm-up): a leak?",
+                 hm_leak_kind_name(kind), kind == HM_LEAK_CONTEXTS ? "" : hm_res_names_of(src)->by,
+                 slope, l->fit.n, l->warmup_s);
     else if (l->fit.x1 - l->fit.x0 < HM_LEAK_MIN_SPAN_S)
         snprintf(buf, len,
                  "trend %s (95%% CI, %d samples after a %.0f s warm-up): %.0f s fitted, too "
@@ -174,21 +195,21 @@ void hm_leak_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len)
                  slope, l->fit.n, l->warmup_s);
 }
 
-static void print_leak(FILE *f, hm_leak_kind kind, const hm_leak *l)
+static void print_leak(FILE *f, hm_leak_kind kind, hm_res_source src, const hm_leak *l)
 {
     if (!l->known) return;
-    char text[300];
-    hm_leak_text(kind, l, text, sizeof(text));
-    if (l->warning)
-        fprintf(f, "WARNING           %s\n", text);
-    else
-        fprintf(f, "Server %-11s%s\n", hm_leak_kind_name(kind), text);
+    char text[300], label[32];
+    hm_leak_text(kind, src, l, text, sizeof(text));
+    snprintf(label, sizeof(label), "%s %s",
+             kind == HM_LEAK_CONTEXTS ? "Server" : hm_res_names_of(src)->prefix,
+             hm_leak_kind_name(kind));
+    fprintf(f, "%-17s %s\n", l->warning ? "WARNING" : label, text);
 }
 
-void hm_resources_print(FILE *f, const hm_results *r)
+static void print_source(FILE *f, const hm_results *r, hm_res_source src)
 {
     hm_resources res;
-    hm_resources_of(r, &res);
+    hm_resources_of(r, src, &res);
     if (!res.known) return;
     char rss[32], peak[32], line[400];
     hm_format_bytes(rss, sizeof(rss), res.rss_last);
@@ -212,12 +233,23 @@ void hm_resources_print(FILE *f, const hm_results *r)
                  "; RSS growth %s%s per context (%.0f at most, by /_health)",
                  res.rss_per_context < 0 ? "-" : "", per, res.contexts_max);
     }
-    fprintf(f, "Server resources  %s\n", line);
+    const hm_res_names *nm = hm_res_names_of(src);
+    fprintf(f, "%-17s %s%s\n", nm->heading, line,
+            src == HM_RES_EXPORTER ? " (--server-metrics)" : "");
     for (int k = 0; k < HM_LEAK__COUNT; k++)
-        print_leak(f, (hm_leak_kind)k, &res.leak[k]);
-    if (!res.leak[HM_LEAK_RSS].known)
-        fprintf(f, "Server RSS trend  not judged: fewer than 3 samples after a %.0f s warm-up\n",
+        print_leak(f, (hm_leak_kind)k, src, &res.leak[k]);
+    if (!res.leak[HM_LEAK_RSS].known) {
+        char label[32];
+        snprintf(label, sizeof(label), "%s RSS trend", nm->prefix);
+        fprintf(f, "%-17s not judged: fewer than 3 samples after a %.0f s warm-up\n", label,
                 res.leak[HM_LEAK_RSS].warmup_s);
+    }
+}
+
+void hm_resources_print(FILE *f, const hm_results *r)
+{
+    for (int src = 0; src < HM_RES__SOURCES; src++)
+        print_source(f, r, (hm_res_source)src);
 }
 
 static json_t *num_or_null(double v)
@@ -225,10 +257,10 @@ static json_t *num_or_null(double v)
     return isnan(v) ? json_null() : json_real(v);
 }
 
-json_t *hm_resources_json(const hm_results *r)
+json_t *hm_resources_json(const hm_results *r, hm_res_source src)
 {
     hm_resources res;
-    hm_resources_of(r, &res);
+    hm_resources_of(r, src, &res);
     if (!res.known) return NULL;
     json_t *o = json_object();
     json_object_set_new(o, "resident_bytes", num_or_null(res.rss_last));
@@ -255,7 +287,7 @@ json_t *hm_resources_json(const hm_results *r)
         json_object_set_new(t, "warning", json_boolean(l->warning));
         json_object_set_new(t, "intercept", json_real(l->fit.intercept));
         char text[300];
-        hm_leak_text((hm_leak_kind)k, l, text, sizeof(text));
+        hm_leak_text((hm_leak_kind)k, src, l, text, sizeof(text));
         json_object_set_new(t, "text", json_string(text));
         json_object_set_new(trends, hm_leak_kind_key((hm_leak_kind)k), t);
     }

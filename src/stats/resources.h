@@ -17,11 +17,37 @@
 #include "stats/results.h"
 #include "stats/trend.h"
 
-/* The server watch's field names the resource sampler publishes. */
+/* Where the figures come from. Each source has fields and a verdict of its
+ * own, never summed with the other's: an exporter may well count the same
+ * processes as --server-pid, and its figures are the exporter's choice. */
+typedef enum hm_res_source {
+    HM_RES_PIDS,     /* this machine's processes by pid, from /proc (--server-pid,
+                        the embedded bench_app, the matrix's servers) */
+    HM_RES_EXPORTER, /* a Prometheus endpoint (--server-metrics) */
+    HM_RES__SOURCES
+} hm_res_source;
+
+/* The server watch's field names the resource sampler publishes, per source. */
 #define HM_RES_RSS "process_resident_bytes"
 #define HM_RES_CPU "process_cpu_seconds_total" /* only grows: a counter (docs/metrics.md) */
 #define HM_RES_FDS "process_open_fds"
 #define HM_RES_THREADS "process_threads"
+#define HM_RES_EXPORTER_RSS "exporter_resident_bytes"
+#define HM_RES_EXPORTER_CPU "exporter_cpu_seconds_total"
+#define HM_RES_EXPORTER_FDS "exporter_open_fds"
+#define HM_RES_EXPORTER_THREADS "exporter_threads"
+
+/* What names a source: its fields, its key in the JSON document, its words. */
+typedef struct hm_res_names {
+    const char *rss, *cpu, *fds, *threads;
+    const char *json_key; /* "server_resources", "server_exporter" */
+    const char *heading;  /* the summary's label: "Server resources", "Server exporter" */
+    const char *prefix;   /* of its trend labels: "Server", "Exporter" */
+    const char *by;       /* "" or " by --server-metrics": after "server RSS" in a verdict */
+} hm_res_names;
+
+/* The names of src (static storage). */
+const hm_res_names *hm_res_names_of(hm_res_source src);
 
 #define HM_LEAK_WARMUP_SHARE 0.2
 #define HM_LEAK_WARMUP_MAX_S 30.0
@@ -62,13 +88,16 @@ const char *hm_leak_kind_key(hm_leak_kind kind);
 void hm_leak_slope_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len);
 
 /* The verdict in words, without a label: "server RSS grows +3.52 GiB/h ±
- * 42 KiB/h (95% CI, 568 samples after a 30 s warm-up): a leak?" or "trend
- * ...: no leak seen" (the summary's, the JSON's "text", the HTML's). */
-void hm_leak_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len);
-/* Whether a server watch field is one of the resource sampler's. */
+ * 42 KiB/h (95% CI, 568 samples after a 30 s warm-up): a leak?" ("server
+ * RSS by --server-metrics grows" for the exporter) or "trend ...: no leak
+ * seen" (the summary's, the JSON's "text", the HTML's). */
+void hm_leak_text(hm_leak_kind kind, hm_res_source src, const hm_leak *l, char *buf, size_t len);
+/* Whether a server watch field is one of the resource sampler's (either source). */
 bool hm_resources_is_field(const char *name);
 
-/* The run's server resources, from its interval series. */
+/* The run's server resources of one source, from its interval series. The
+ * contexts' trend (from /_health, not a source's) is the first known
+ * source's only, so it is said once. */
 typedef struct hm_resources {
     bool known;               /* the series has the resource fields */
     double rss_last, rss_max; /* bytes */
@@ -81,11 +110,12 @@ typedef struct hm_resources {
     hm_leak leak[HM_LEAK__COUNT]; /* known: false when the field is missing */
 } hm_resources;
 
-void hm_resources_of(const hm_results *r, hm_resources *out);
-/* The summary's lines ("Server resources", the leak verdict); none when
- * the run had no resource fields. */
+void hm_resources_of(const hm_results *r, hm_res_source src, hm_resources *out);
+/* The summary's lines ("Server resources", "Server exporter", the leak
+ * verdicts), one block per source the run sampled; none without. */
 void hm_resources_print(FILE *f, const hm_results *r);
-/* The JSON document's "server_resources", or NULL when none. */
-struct json_t *hm_resources_json(const hm_results *r);
+/* The JSON document's object of one source (its json_key), or NULL when the
+ * run did not sample it. */
+struct json_t *hm_resources_json(const hm_results *r, hm_res_source src);
 
 #endif

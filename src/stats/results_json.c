@@ -387,8 +387,10 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "intervals", iv);
     json_t *watch = server_watch_json(r);
     if (watch) json_object_set_new(root, "server_watch", watch);
-    json_t *res = hm_resources_json(r);
-    if (res) json_object_set_new(root, "server_resources", res);
+    for (int src = 0; src < HM_RES__SOURCES; src++) {
+        json_t *res = hm_resources_json(r, (hm_res_source)src);
+        if (res) json_object_set_new(root, hm_res_names_of((hm_res_source)src)->json_key, res);
+    }
     return root;
 }
 

@@ -14,6 +14,13 @@ stalled: tests/misbehave/server.py never reads the senders' connections:
          --timeout expired.
 failures: every action answers 500: the status count, failed = sent, OK
          0.00% and the latest failure's reason are on the screen.
+histogram: on a terminal too short for every bucket, the latency
+         histogram's rows still add up to every sample (the fast end folded
+         into its first "<=" row), not fewer than "run to last tick" counts;
+         the server's RSS in bytes (MiB), not 1.19726e+07.
+ctrl_c:  Ctrl-C typed on the terminal (not q) ends the run as it does
+         without the view: Interrupted, PASS, exit 0, the terminal restored
+         (the summary on the normal screen, the view's labels gone).
 pipe:    with stdout piped, hammer writes no escape sequence; --no-tui on
          the terminal keeps the live line.
 
@@ -43,13 +50,16 @@ class Term:
 
     count = 0
 
-    def __init__(self, command):
+    def __init__(self, command, rows=ROWS):
         # A socket per session: a server being killed never takes the next one.
         Term.count += 1
         self.sock = "hammer-liveview-%d-%d" % (os.getpid(), Term.count)
-        # The shell stays after hammer so its exit status can be read.
-        sh = "%s; echo HAMMER_EXIT=$?; sleep 100000" % command
-        self.tmux("new-session", "-d", "-s", "t", "-x", str(COLS), "-y", str(ROWS),
+        # The shell stays after hammer so its exit status can be read; a
+        # Ctrl-C typed on the terminal reaches the shell too, which goes on
+        # (as an interactive one would) while hammer, reset to the default
+        # at exec, handles it.
+        sh = "trap : INT; %s; echo HAMMER_EXIT=$?; sleep 100000" % command
+        self.tmux("new-session", "-d", "-s", "t", "-x", str(COLS), "-y", str(rows),
                   "sh", "-c", sh)
 
     def tmux(self, *args):
@@ -214,6 +224,59 @@ def case_failures(hammer):
             srv.kill()
 
 
+def case_histogram(hammer):
+    d = 20
+    cmd = "%s -t 1 -c 4 -d %ds --timeout 2s scenario counter" % (shlex.quote(hammer), d)
+    term = Term(cmd, rows=26)  # room for a row or two of the histogram
+    try:
+        # every server field on the screen (its rows settled) and a tick's samples
+        term.wait(r"process_threads", d, "the server's resources")
+        m, text = term.wait(r"^  run to last tick .* (\d+)\s*$", d, "the run's samples")
+        while int(m.group(1)) == 0:
+            m, text = term.wait(r"^  run to last tick .* (\d+)\s*$", d, "the run's samples")
+        rows = re.findall(r"^  (?:<=|  ) +[\d.]+(?:us|ms|s)? +#* +(\d+)\s*$|^     +more +#* +(\d+)\s*$",
+                          text, re.M)
+        shown = sum(int(a or b) for a, b in rows)
+        run = int(m.group(1))
+        if not rows:
+            fail("no histogram row on the screen:\n%s" % text)
+        if shown < run:
+            fail("the histogram's %d rows add up to %d, fewer than the %d samples of the run "
+                 "to the last tick:\n%s" % (len(rows), shown, run, text))
+        # a memory figure reads as one
+        if not re.search(r"process_resident_bytes +[\d.]+ [KMG]iB ", text):
+            fail("the server's RSS is not in bytes:\n%s" % text)
+        term.keys("q")
+        rc, text = exit_status(term, d + 2 * 2 + 10)
+        if rc != 0:
+            fail("exit %d after q, not 0:\n%s" % (rc, text))
+        print("ok: %d histogram row(s) hold %d samples (run to last tick: %d)" %
+              (len(rows), shown, run))
+    finally:
+        term.close()
+
+
+def case_ctrl_c(hammer):
+    d = 20  # long enough that Ctrl-C, not -d, ends it
+    cmd = "%s -t 1 -c 4 -d %ds --timeout 2s scenario counter" % (shlex.quote(hammer), d)
+    term = Term(cmd)
+    try:
+        # work done (a rate above 0): the set-up is over, Ctrl-C stops a running pass
+        term.wait(r"^Rate +[1-9]\d* actions/s", d, "a rate above 0")
+        term.keys("C-c")  # the terminal's interrupt character, as a user types it
+        rc, text = exit_status(term, d + 2 * 2 + 10)
+        if rc != 0:
+            fail("exit %d after Ctrl-C, not 0:\n%s" % (rc, text))
+        for pat in (r"^Interrupted +after \d+\.\d s", r"^Result +PASS"):
+            if not re.search(pat, text, re.M):
+                fail("summary lacks /%s/:\n%s" % (pat, text))
+        if "q quit (as Ctrl-C" in term.screen():
+            fail("the view is still on the screen after the run:\n%s" % term.screen())
+        print("ok: Ctrl-C -> Interrupted, PASS, exit 0, the terminal restored")
+    finally:
+        term.close()
+
+
 def case_pipe(hammer):
     tmp = tempfile.mkdtemp(prefix="hammer-liveview-")
     out = os.path.join(tmp, "out")
@@ -251,13 +314,13 @@ def case_pipe(hammer):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hammer", required=True)
-    ap.add_argument("case", choices=["screen", "stalled", "failures", "pipe"])
+    ap.add_argument("case", choices=["screen", "stalled", "failures", "histogram", "ctrl_c", "pipe"])
     a = ap.parse_args()
     if not shutil.which("tmux"):
         print("SKIP: tmux not found (apt-get install tmux): the live view needs a terminal")
         sys.exit(77)
     {"screen": case_screen, "stalled": case_stalled, "failures": case_failures,
-     "pipe": case_pipe}[a.case](a.hammer)
+     "histogram": case_histogram, "ctrl_c": case_ctrl_c, "pipe": case_pipe}[a.case](a.hammer)
 
 
 if __name__ == "__main__":
