@@ -127,6 +127,14 @@ static inline void hm_thread_stats_take_bytes(hm_thread_stats *st, hm_http_conn 
     c->resp.coded_in = c->resp.decoded_out = 0;
 }
 
+/* An SSE stream answered 200 with its headers: counted as opened
+ * (sse.opened) and open on the live gauge until hm_gauge_sse_open(o, -1). */
+static inline void hm_sse_note_opened(hm_thread_stats *st, const hm_options *o)
+{
+    st->sse_opened++;
+    hm_gauge_sse_open(o, 1);
+}
+
 /* Adds a finished connection's counters to st. */
 static inline void hm_thread_stats_add_conn(hm_thread_stats *st, hm_http_conn *c)
 {

@@ -142,8 +142,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     if (p->status != 200) return -HM_ESTATUS;
     v->connected = true;
     v->streaming = true;
-    v->run->stats[v->thread].sse_opened++;
-    hm_gauge_sse_open(v->run->o, 1);
+    hm_sse_note_opened(&v->run->stats[v->thread], v->run->o);
     return 0;
 }
 

@@ -269,8 +269,7 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     ob->empty = hm_via_sse_empty(p);
     if (p->status != 200) return -HM_ESTATUS;
     ob->connected = ob->streaming = true;
-    ob->u->cfg.st->sse_opened++;
-    hm_gauge_sse_open(ob->u->cfg.o, 1);
+    hm_sse_note_opened(ob->u->cfg.st, ob->u->cfg.o);
     return 0;
 }
 

@@ -66,7 +66,10 @@ typedef struct sse_probe {
     size_t len;
     int64_t deadline;
     hm_watch watch;
+    hm_thread_stats *st;
+    const hm_options *o;
     int status, rc;
+    bool opened;    /* answered 200: an SSE stream opened (sse.opened) */
     bool empty;     /* 200 with Content-Length: 0 */
     uint64_t bytes; /* body bytes */
     hm_task reader; /* the reading coroutine */
@@ -78,7 +81,10 @@ static int sse_headers(void *user, hm_http_resp_parser *p)
     pr->status = p->status;
     pr->empty = hm_via_sse_empty(p);
     /* Only a 200 can be a stream; the status says the rest. */
-    return p->status == 200 ? 0 : -ECANCELED;
+    if (p->status != 200) return -ECANCELED;
+    pr->opened = true;
+    hm_sse_note_opened(pr->st, pr->o);
+    return 0;
 }
 
 static int sse_body(void *user, const char *at, size_t len)
@@ -107,7 +113,7 @@ static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const cha
     sticky_thread *t = &sv->run->threads[sv->thread];
     size_t len = 0;
     char *req = hm_via_sse_request(c->target, ctx, cookie, &len); /* sized, not on the stack */
-    sse_probe pr = {.c = c, .req = req, .len = req ? len : 0, .rc = -EINVAL};
+    sse_probe pr = {.c = c, .req = req, .len = req ? len : 0, .rc = -EINVAL, .st = &t->st, .o = o};
     pr.deadline = hm_now_ns() + o->timeout_ns;
     hm_watch_init(&pr.watch, o->workload, o->signal ? o->signal : "");
     bool open_at_deadline = false;
@@ -119,6 +125,7 @@ static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const cha
         while (!pr.reader.done)
             if (hm_task_join(&pr.reader, 0) < 0) hm_coro_yield(); /* this VU cancelled too */
     }
+    if (pr.opened) hm_gauge_sse_open(o, -1);
     hm_sse_outcome k = HM_SSE_OUTCOME_OTHER;
     if (pr.status == 403)
         k = HM_SSE_OUTCOME_403;

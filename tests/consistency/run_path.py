@@ -402,6 +402,12 @@ def run_sticky(opts, p):
     c.that(vsent == r.j("actions.sent") and vok == r.j("actions.ok"), "variants add up",
            "variants sent %d ok %d, actions sent %r ok %r" % (vsent, vok, r.j("actions.sent"),
                                                             r.j("actions.ok")))
+    # Every probe answered 200 opened a stream (live, a reload script or an
+    # empty 200), and the run's sse.opened says so.
+    answered = sum(v.get("sse_outcomes", {}).get(k, 0) for v in variants.values()
+                   for k in ("live", "reload_script", "empty_200"))
+    c.that(answered > 0 and r.j("sse.opened") == answered, "sse.opened counts the probes",
+           "sse.opened %r, probes answered 200: %d" % (r.j("sse.opened"), answered))
     name = "cookie variant reaches 100% HTTP OK"
     c.that(r.j("check.name") == name and r.j("check.passed") is True, "check verdict PASS",
            "check.name %r, passed %r, detail %r" % (r.j("check.name"), r.j("check.passed"),
