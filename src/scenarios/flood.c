@@ -41,7 +41,7 @@ struct flood {
     hm_loop *loop;
     hm_thread_stats *st;
     hm_timeq timeout; /* every exchange's deadline: --timeout */
-    hm_http_aopts aopts;
+    hm_http_xopts aopts;
     flood_conn *conns;
     int n, left;
     int started;   /* connections started so far (the rest wait their turn) */
@@ -266,11 +266,12 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
     hm_timeq_init(f.loop, &f.timeout, cfg->o->timeout_ns);
     /* Nothing reads a flood's response headers: status and framing suffice,
      * unless bodies come coded (--compressed): Content-Encoding is needed. */
-    f.aopts = (hm_http_aopts){.idempotent = cfg->idempotent,
+    f.aopts = (hm_http_xopts){.idempotent = cfg->idempotent,
                               .head = cfg->head,
                               .discard_body = cfg->discard_body,
                               .no_headers = !cfg->o->target.accept_encoding,
-                              .timeq = &f.timeout};
+                              .timeq = &f.timeout,
+                              .req_outlives = true};
     hm_event_init(&f.all_done);
     for (int i = 0; i < n; i++) {
         flood_conn *fc = &f.conns[i];
