@@ -41,7 +41,7 @@ struct flood {
     hm_loop *loop;
     hm_thread_stats *st;
     hm_timeq timeout; /* every exchange's deadline: --timeout */
-    hm_http_xopts aopts;
+    hm_http_xopts xopts;
     flood_conn *conns;
     int n, left;
     int started;   /* connections started so far (the rest wait their turn) */
@@ -180,7 +180,7 @@ static void conn_send(flood_conn *fc)
     fc->state = FC_BUSY;
     fc->t0 = hm_now_ns();
     hm_thread_stats_in_flight(f->st, 1);
-    int rc = hm_http_conn_start(&fc->c, f->loop, req, len, &f->aopts, exchange_done, fc);
+    int rc = hm_http_conn_start(&fc->c, f->loop, req, len, &f->xopts, exchange_done, fc);
     if (rc < 0) {
         hm_thread_stats_in_flight(f->st, -1);
         int none = 0;
@@ -266,7 +266,7 @@ int hm_flood_run(const hm_flood_cfg *cfg, hm_thread_stats *st, int first_index, 
     hm_timeq_init(f.loop, &f.timeout, cfg->o->timeout_ns);
     /* Nothing reads a flood's response headers: status and framing suffice,
      * unless bodies come coded (--compressed): Content-Encoding is needed. */
-    f.aopts = (hm_http_xopts){.idempotent = cfg->idempotent,
+    f.xopts = (hm_http_xopts){.idempotent = cfg->idempotent,
                               .head = cfg->head,
                               .discard_body = cfg->discard_body,
                               .no_headers = !cfg->o->target.accept_encoding,
