@@ -1,55 +1,126 @@
 #!/usr/bin/env bash
-# TLS cost on hammer's side, in one run against nginx (one worker, CPU 1;
-# hammer one thread, CPU 0; 100 connections, DURATION s each, ROUNDS rounds,
-# interleaved): plain HTTP keep-alive, HTTPS keep-alive, and HTTPS with one
-# request per connection (every request a handshake; resumed after the
-# first, and full with --no-resume... not offered: resumption is always on).
+# TLS cost on hammer's side, against nginx (one worker, CPU 1; without
+# nginx, two bench_apps serving /_health, plain and TLS; hammer one
+# thread, CPU 0; 100 connections, DURATION s each, ROUNDS rounds, every
+# variant of every binary interleaved, the order rotating each round):
+# plain HTTP keep-alive, HTTPS keep-alive, and HTTPS with one request per
+# connection (Connection: close; every request a handshake, resumed after
+# the first). Then
+# the memory of a connection: peak RSS of http and https keep-alive get at
+# RSS_CONNS (two sizes) connections, and the marginal cost per connection.
+# HAMMERS lists "label=path" binaries to compare (default: this build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-HAMMER=${HAMMER:-build/bin/hammer}
+HAMMERS=${HAMMERS:-hammer=${HAMMER:-build/bin/hammer}}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
+RSS_CONNS=${RSS_CONNS:-"200 2000"}
 dir=$(mktemp -d)
 sh scripts/gen-test-cert.sh "$dir/cert" >/dev/null
 p=$(bench_port)
-cat > "$dir/nginx.conf" <<CONF
+APP=${APP:-build/bin/bench_app}
+if command -v nginx >/dev/null; then
+    server=nginx
+    cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 daemon on;
 pid $dir/nginx.pid;
 error_log $dir/error.log;
-events { worker_connections 4096; }
+worker_rlimit_nofile 20000;
+events { worker_connections 8192; }
 http {
     access_log off;
     ssl_certificate $dir/cert/server.pem;
     ssl_certificate_key $dir/cert/server.key;
     ssl_session_cache shared:S:10m;
+    keepalive_timeout 300s;
     server { listen 127.0.0.1:$p; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
-    server { listen 127.0.0.1:$((p + 1)) ssl; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
-    server { listen 127.0.0.1:$((p + 2)) ssl; keepalive_requests 1; location / { return 200 "Hello, world!"; } }
+    server { listen 127.0.0.1:$((p + 1)) ssl backlog=4096; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
 }
 CONF
-taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
-trap 'kill $(cat "$dir/nginx.pid") 2>/dev/null || true; rm -rf "$dir"' EXIT
+    ulimit -n 20000
+    taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
+    trap 'kill $(cat "$dir/nginx.pid") 2>/dev/null || true; rm -rf "$dir"' EXIT
+    path=/
+else
+    # No nginx here: bench_app (one thread each, CPU 1) serves /_health,
+    # plain and over TLS.
+    server=bench_app
+    ulimit -n 20000
+    taskset -c 1 "$APP" --port "$p" --quiet &
+    a1=$!
+    taskset -c 1 "$APP" --port "$((p + 1))" --quiet --tls-cert "$dir/cert/server.pem" \
+        --tls-key "$dir/cert/server.key" &
+    a2=$!
+    trap 'kill $a1 $a2 2>/dev/null || true; rm -rf "$dir"' EXIT
+    wait_port "$p"
+    wait_port "$((p + 1))"
+    path=/_health
+fi
+echo "server: $server"
 sleep 0.5
-run() { # name url -> "name rps cpu_us_per_req full resumed"
-    taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$HAMMER" -q --no-server-watch -t 1 -c 100 -d "${DURATION}s" \
-        --cacert "$dir/cert/ca.pem" --url "$2" --json "$dir/r.json" scenario get || true
+run() { # label binary variant url [options] -> "label variant rps cpu_us_per_req full resumed"
+    taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$2" -q --no-server-watch -t 1 -c 100 -d "${DURATION}s" \
+        --cacert "$dir/cert/ca.pem" --url "$4" --json "$dir/r.json" "${@:5}" scenario get >/dev/null 2>&1 || true
     read -r u s <"$dir/time"
     sent=$(grep -o '"sent": [0-9]*' "$dir/r.json" | head -1 | grep -o '[0-9]*$')
     rps=$(grep -o '"throughput_rps": [0-9.e+]*' "$dir/r.json" | awk '{print $2}')
     full=$(grep -o '"full_handshakes": [0-9]*' "$dir/r.json" | grep -o '[0-9]*$')
     res=$(grep -o '"resumed_handshakes": [0-9]*' "$dir/r.json" | grep -o '[0-9]*$')
-    awk -v n="$1" -v r="$rps" -v u="$u" -v s="$s" -v c="$sent" -v f="$full" -v x="$res" \
-        'BEGIN { printf "%s %.0f %.2f %d %d\n", n, r, (u + s) * 1e6 / c, f, x }' | tee -a "$dir/res"
+    awk -v l="$1" -v n="$3" -v r="$rps" -v u="$u" -v s="$s" -v c="$sent" -v f="$full" -v x="$res" \
+        'BEGIN { printf "%s %s %.0f %.2f %d %d\n", l, n, r, (u + s) * 1e6 / c, f, x }' | tee -a "$dir/res"
 }
+read -r -a bins <<<"$HAMMERS"
+variants=(http https https-per-request)
+urls=("http://127.0.0.1:$p$path" "https://127.0.0.1:$((p + 1))$path" "https://127.0.0.1:$((p + 1))$path")
+jobs=()
+for b in "${bins[@]}"; do for v in 0 1 2; do jobs+=("$b $v"); done; done
 for ((r = 0; r < ROUNDS; r++)); do
-    run http "http://127.0.0.1:$p/"
-    run https "https://127.0.0.1:$((p + 1))/"
-    run https-per-request "https://127.0.0.1:$((p + 2))/"
+    for ((j = 0; j < ${#jobs[@]}; j++)); do
+        read -r b v <<<"${jobs[$(((j + r) % ${#jobs[@]}))]}"
+        # one request per connection: the client asks the server to close
+        extra=()
+        [ "$v" = 2 ] && extra=(-H "Connection: close")
+        run "${b%%=*}" "${b#*=}" "${variants[$v]}" "${urls[$v]}" "${extra[@]}"
+    done
 done
-echo "variant             req/s median (range)      client CPU us/req median (range)"
-for v in http https https-per-request; do
-    printf "%-19s %-25s %s\n" "$v" "$(awk -v v=$v '$1 == v {print $2}' "$dir/res" | stat)" \
-        "$(awk -v v=$v '$1 == v {print $3}' "$dir/res" | stat)"
+echo "binary     variant             req/s median (range)      client CPU us/req median (range)"
+for b in "${bins[@]}"; do
+    l=${b%%=*}
+    for v in "${variants[@]}"; do
+        printf "%-10s %-19s %-25s %s\n" "$l" "$v" \
+            "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $3}' "$dir/res" | stat)" \
+            "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $4}' "$dir/res" | stat)"
+    done
+    # https / http in each round (the nth run of each), then across rounds
+    printf "%-10s https / http CPU per request, per round: %s\n" "$l" "$(awk -v l="$l" '
+        $1 == l && $2 == "http" { h[++nh] = $4 } $1 == l && $2 == "https" { s[++ns] = $4 }
+        END { for (i = 1; i <= nh && i <= ns; i++) printf "%.3f\n", s[i] / h[i] }' "$dir/res" | stat)"
+done
+if [ ${#bins[@]} -gt 1 ]; then
+    first=${bins[0]%%=*}
+    for b in "${bins[@]:1}"; do
+        l=${b%%=*}
+        printf "%s / %s https CPU per request, per round: %s\n" "$l" "$first" "$(awk -v a="$first" -v l="$l" '
+            $1 == a && $2 == "https" { x[++na] = $4 } $1 == l && $2 == "https" { y[++nl] = $4 }
+            END { for (i = 1; i <= na && i <= nl; i++) printf "%.3f\n", y[i] / x[i] }' "$dir/res" | stat)"
+    done
+fi
+echo "== keep-alive get, peak RSS (KiB) of one client thread, http and https"
+for b in "${bins[@]}"; do
+    l=${b%%=*}
+    for v in 0 1; do
+        : >"$dir/rss_$l"
+        for n in $RSS_CONNS; do
+            /usr/bin/time -f "%M" -o "$dir/rss" taskset -c 0 "${b#*=}" -q --no-server-watch -t 1 -c "$n" \
+                -d 4s --timeout 20s --cacert "$dir/cert/ca.pem" --url "${urls[$v]}" \
+                scenario get >/dev/null 2>&1 || true
+            k=$(tail -1 "$dir/rss")
+            echo "$n $k" >>"$dir/rss_$l"
+            printf "%-10s %-6s %6d conns: %8d KiB\n" "$l" "${variants[$v]}" "$n" "$k"
+        done
+        awk -v l="$l" -v v="${variants[$v]}" 'NR == 1 { n1 = $1; k1 = $2 } NR == 2 {
+            printf "%-10s %-6s marginal per connection: %.2f KiB\n", l, v, ($2 - k1) / ($1 - n1) }' "$dir/rss_$l"
+    done
 done

@@ -72,7 +72,7 @@ static int run_exchange(hm_http_conn *c, const char *req, size_t len, bool disca
     hm_timeq_init(hm_loop_current(), &q, timeout_ns);
     waiting w = {.rc = 1};
     hm_event_init(&w.ev);
-    hm_http_aopts ao = {.discard_body = discard, .timeq = &q};
+    hm_http_xopts ao = {.discard_body = discard, .timeq = &q};
     ASSERT_EQ(hm_http_conn_start(c, hm_loop_current(), req, len, &ao, async_done, &w), 0);
     ASSERT(!w.done); /* never inside the start */
     while (!w.done)

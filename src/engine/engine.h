@@ -115,6 +115,9 @@ int64_t hm_loop_now(const hm_loop *loop);
  * connections, timers) is pending; each hold is released once. */
 void hm_loop_hold(hm_loop *loop);
 void hm_loop_release(hm_loop *loop);
+/* Frees p (hm_alloc'd) when the loop is destroyed: memory that a detached
+ * send on a socket closed early may still be reading. */
+void hm_loop_free_later(hm_loop *loop, void *p);
 /* The features the loop's backend uses, for logs and tests: a
  * space-separated list of the names HAMMER_ENGINE_DISABLE takes. */
 const char *hm_loop_features(const hm_loop *loop);
@@ -249,8 +252,9 @@ ssize_t hm_sock_writev(hm_sock *s, const struct iovec *iov, int iovcnt, int64_t 
 int hm_sock_send_detached(hm_sock *s, const void *buf, size_t len);
 /* Sends what the socket takes now (a non-blocking send) and returns at
  * once; the rest, if any, is copied and sent detached (the copy lives with
- * the socket). For a request that is built once and not kept (an SSE
- * request): the caller may free buf when this returns. Failures as for
+ * the socket until its next send or its close). For a request that is not
+ * kept: the caller may free buf when this returns. As for a detached send,
+ * the next send on s comes after the peer has answered. Failures as for
  * hm_sock_send_detached. */
 int hm_sock_send_copy(hm_sock *s, const void *buf, size_t len);
 /* The error of a failed detached send (0 if none); *nothing_sent (optional)
@@ -401,6 +405,11 @@ typedef struct hm_event {
 void hm_event_init(hm_event *ev);
 /* Suspends until notified: 0, -ETIMEDOUT or -ECANCELED. */
 int hm_event_wait(hm_event *ev, int64_t deadline);
+/* As hm_event_wait, for a coroutine that waits for I/O which callbacks
+ * drive (an exchange on a callback reader): an interrupt's STOP leaves it
+ * waiting, as it leaves socket operations; ABORT and hm_coro_cancel end
+ * it (-ECANCELED). */
+int hm_event_wait_io(hm_event *ev, int64_t deadline);
 /* Wakes every waiter. */
 void hm_event_notify(hm_event *ev);
 

@@ -510,6 +510,15 @@ void hm__loop_defer_free(hm_loop *loop, void *p)
     loop->defer_free[loop->defer_len++] = p;
 }
 
+void hm_loop_free_later(hm_loop *loop, void *p)
+{
+    if (!loop) {
+        hm_free(p);
+        return;
+    }
+    if (p) hm__loop_defer_free(loop, p);
+}
+
 void hm_loop_destroy(hm_loop *loop)
 {
     if (!loop) return;

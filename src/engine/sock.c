@@ -679,21 +679,24 @@ int hm_sock_send_copy(hm_sock *s, const void *buf, size_t len)
     if (s->send_err) return s->send_err;
     if (len == 0) return 0;
     size_t done = 0;
-    if (!s->ds_copy) { /* nothing of ours in flight: the kernel may take it all now */
-        for (;;) {
-            ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n >= 0) {
-                done = (size_t)n;
-                break;
-            }
-            if (errno == EINTR) continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+    if (s->ds_copy) {
+        /* The caller sends after the peer answered, so the last copy has
+         * left (epoll says so; io_uring skips the success). */
+        if (s->ds_len) return -EBUSY; /* one at a time */
+        hm_free(s->ds_copy);
+        s->ds_copy = NULL;
+    }
+    for (;;) { /* nothing of ours in flight: the kernel may take it all now */
+        ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0) {
+            done = (size_t)n;
             break;
         }
-        if (done == len) return 0;
-    } else {
-        return -EBUSY; /* one at a time */
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+        break;
     }
+    if (done == len) return 0;
     s->ds_copy = hm_alloc(len - done);
     if (!s->ds_copy) return -ENOMEM;
     memcpy(s->ds_copy, (const char *)buf + done, len - done);

@@ -58,7 +58,7 @@ static void waiter_cancel(hm_loop *loop, hm__op *op)
     hm__op_complete(loop, op, op->cancel_reason);
 }
 
-static int wait_on(waitq *q, waiter *w, int64_t deadline)
+static int wait_on_as(waitq *q, waiter *w, int64_t deadline, bool soft)
 {
     hm_loop *loop = hm_loop_current();
     if (!loop || !loop->current) return -EPERM; /* only coroutines can block */
@@ -67,9 +67,14 @@ static int wait_on(waitq *q, waiter *w, int64_t deadline)
         hm_coro_yield();
         return -ECANCELED;
     }
-    w->op = (hm__op){.cancel = waiter_cancel, .soft = true};
+    w->op = (hm__op){.cancel = waiter_cancel, .soft = soft};
     waitq_push(q, w);
     return (int)hm__op_wait(loop, &w->op, deadline);
+}
+
+static int wait_on(waitq *q, waiter *w, int64_t deadline)
+{
+    return wait_on_as(q, w, deadline, true);
 }
 
 static void wake(waiter *w, int res)
@@ -218,6 +223,12 @@ int hm_event_wait(hm_event *ev, int64_t deadline)
 {
     waiter w = {0};
     return wait_on(EV_QUEUE(ev), &w, deadline);
+}
+
+int hm_event_wait_io(hm_event *ev, int64_t deadline)
+{
+    waiter w = {0};
+    return wait_on_as(EV_QUEUE(ev), &w, deadline, false);
 }
 
 void hm_event_notify(hm_event *ev)

@@ -41,7 +41,7 @@ struct pool {
     hm_loop *loop;
     hm_thread_stats *st;
     hm_timeq timeout; /* every exchange's deadline: --timeout */
-    hm_http_aopts aopts;
+    hm_http_xopts xopts;
     pool_conn *conns;
     int n, left;
     int started;   /* connections started so far (the rest wait their turn) */
@@ -180,7 +180,7 @@ static void conn_send(pool_conn *fc)
     fc->state = FC_BUSY;
     fc->t0 = hm_now_ns();
     hm_thread_stats_in_flight(f->st, 1);
-    int rc = hm_http_conn_start(&fc->c, f->loop, req, len, &f->aopts, exchange_done, fc);
+    int rc = hm_http_conn_start(&fc->c, f->loop, req, len, &f->xopts, exchange_done, fc);
     if (rc < 0) {
         hm_thread_stats_in_flight(f->st, -1);
         int none = 0;
@@ -266,11 +266,12 @@ int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int f
     hm_timeq_init(f.loop, &f.timeout, cfg->o->timeout_ns);
     /* Nothing reads a pool's response headers: status and framing suffice,
      * unless bodies come coded (--compressed): Content-Encoding is needed. */
-    f.aopts = (hm_http_aopts){.idempotent = cfg->idempotent,
+    f.xopts = (hm_http_xopts){.idempotent = cfg->idempotent,
                               .head = cfg->head,
                               .discard_body = cfg->discard_body,
                               .no_headers = !cfg->o->target.accept_encoding,
-                              .timeq = &f.timeout};
+                              .timeq = &f.timeout,
+                              .req_outlives = true};
     hm_event_init(&f.all_done);
     for (int i = 0; i < n; i++) {
         pool_conn *fc = &f.conns[i];

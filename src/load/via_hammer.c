@@ -5,9 +5,10 @@
  * must hold (for counter: the net increment equals the number of HTTP OK).
  *
  * Threads: every engine thread runs its share of the -c connections; thread
- * 0 also runs the user's observers and reloader, and the finisher. Over plain
- * HTTP/1.1 a thread's senders are state machines (load/sender_pool.h) with no stack
- * each; over TLS or HTTP/2 each is a coroutine (vh_sender_coro, --streams of
+ * 0 also runs the user's observers and reloader, and the finisher. Over
+ * HTTP/1.1 (plain or TLS) a thread's senders are state machines
+ * (load/sender_pool.h) with no stack each; over HTTP/2 each is a coroutine
+ * (vh_sender_coro, --streams of
  * them on one HTTP/2 connection). Both pick the context before each
  * action (hm_via_user_target) and account its outcome the same way
  * (hm_via_user_account). Threads share only the atomics in counter_run and
@@ -186,8 +187,9 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     for (int i = 0; i < idx; i++)
         first += hm_share(o->concurrency, o->threads, i);
     int mine = hm_share(o->concurrency, o->threads, idx);
-    /* Plain HTTP/1.1 only: TLS and HTTP/2 keep a coroutine per sender. */
-    if (!o->target.tls && !o->http2) {
+    /* HTTP/1.1 (plain or TLS): stackless senders; HTTP/2 keeps a coroutine
+     * per sender. */
+    if (!o->http2) {
         sender_thread *t = hm_alloc(sizeof(*t));
         int rc = t ? 0 : -ENOMEM;
         if (t) *t = (sender_thread){run, idx, first, mine};

@@ -1,6 +1,7 @@
-/* The hammer model's senders (via_hammer.c says the model): over plain
- * HTTP/1.1 a thread's connections as state machines (load/sender_pool.h) driven by
- * senders_driver, over TLS or HTTP/2 one coroutine each (sender_coro). Both
+/* The hammer model's senders (via_hammer.c says the model): over HTTP/1.1
+ * (plain or TLS) a thread's connections as state machines
+ * (load/sender_pool.h) driven by senders_driver, over HTTP/2 one coroutine
+ * each (sender_coro). Both
  * pick the newest ready context before each action and account its
  * outcome against the context it went to. */
 #include "load/via_hammer_internal.h"

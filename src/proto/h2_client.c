@@ -580,63 +580,18 @@ ssize_t h2l_read_req_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t 
     return (ssize_t)k;
 }
 
-/* ---- failures in words (c->why), as http_client.c says them ---------------------- */
-
-/* A connect or handshake that failed: link_connect set c->fail (and
- * c->why when it knew more). */
-static void connect_words(hm_http_conn *c, int rc, int64_t budget_ns)
-{
-    if (c->why[0]) return;
-    double secs = (double)budget_ns / 1e9;
-    const hm_tls *tls = c->h2 ? c->h2->tls : NULL;
-    if (c->fail == HM_FAIL_CONNECT && rc == -ETIMEDOUT)
-        snprintf(c->why, sizeof(c->why), "connect not done within %.3g s", secs);
-    else if (c->fail == HM_FAIL_CONNECT)
-        snprintf(c->why, sizeof(c->why), "connect failed: %s", hm_strerror(rc));
-    else if (c->fail == HM_FAIL_TIMEOUT)
-        snprintf(c->why, sizeof(c->why), "TLS handshake not done within %.3g s", secs);
-    else if (c->fail == HM_FAIL_TLS)
-        snprintf(c->why, sizeof(c->why), "TLS handshake failed: %s",
-                 tls && hm_tls_last_reason(tls)[0] ? hm_tls_last_reason(tls) : hm_strerror(rc));
-    else
-        snprintf(c->why, sizeof(c->why), "cannot open an HTTP/2 connection: %s", hm_strerror(rc));
-}
+/* ---- failures in words (c->why): hm_http_conn_word ------------------------------ */
 
 /* A stream that failed with rc (c->fail set): why, when its origin said,
  * else words from the kind. Returns rc. */
 int h2l_stream_words(hm_http_conn *c, int rc, const char *why, int64_t budget_ns, bool got_head)
 {
-    if (c->why[0]) return rc;
-    if (why && why[0]) {
-        snprintf(c->why, sizeof(c->why), "%s", why);
-        return rc;
-    }
-    double secs = (double)budget_ns / 1e9;
-    const char *parser = hm_http_resp_error_reason(&c->resp);
-    const hm_tls *tls = c->h2 ? c->h2->tls : NULL;
-    switch (c->fail) {
-    case HM_FAIL_TIMEOUT:
-        snprintf(c->why, sizeof(c->why), "no %s within %.3g s (HTTP/2 stream reset)",
-                 got_head ? "complete response" : "response head", secs);
-        break;
-    case HM_FAIL_RESET:
-        snprintf(c->why, sizeof(c->why), "HTTP/2 connection reset by the server");
-        break;
-    case HM_FAIL_CLOSED:
-        snprintf(c->why, sizeof(c->why),
-                 "HTTP/2 connection closed before the response was complete");
-        break;
-    case HM_FAIL_TLS:
-        snprintf(c->why, sizeof(c->why), "%s",
-                 tls && hm_tls_last_reason(tls)[0] ? hm_tls_last_reason(tls) : hm_strerror(rc));
-        break;
-    default:
-        if (rc == -ECANCELED)
-            snprintf(c->why, sizeof(c->why), "cancelled (the run was interrupted)");
-        else
-            snprintf(c->why, sizeof(c->why), "%s", parser ? parser : hm_strerror(rc));
-    }
-    return rc;
+    return hm_http_conn_word(c,
+                             &(hm_http_failure){.rc = rc,
+                                                .where = got_head ? HM_AT_RECEIVE : HM_AT_HEADERS,
+                                                .budget_ns = budget_ns,
+                                                .h2 = true,
+                                                .why = why});
 }
 
 /* ---- connecting ------------------------------------------------------------------ */
@@ -810,7 +765,10 @@ int h2l_get_link(hm_http_conn *c, int64_t deadline, h2_link **out)
         int rc = link_connect(h, c, deadline, &L);
         h->connect_gen++;
         h->connect_err = rc;
-        if (rc < 0) connect_words(c, rc, budget);
+        if (rc < 0)
+            hm_http_conn_word(
+                c, &(hm_http_failure){
+                       .rc = rc, .where = HM_AT_CONNECT, .budget_ns = budget, .h2 = true});
         h->connect_fail = c->fail;
         snprintf(h->connect_why, sizeof(h->connect_why), "%s", c->why);
         if (rc == 0) h->link = L;

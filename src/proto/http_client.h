@@ -2,9 +2,21 @@
  * or HTTP/2 streams (h2_client.h) when the target says so.
  *
  * A hm_http_conn is one logical connection to one target, used by one
- * coroutine at a time. It (re)connects on demand, sends a complete request
+ * exchange at a time. It (re)connects on demand, sends a complete request
  * that the caller serialized (as HTTP/1.1 bytes, whatever the protocol),
- * and parses the response with http1.h. Over HTTP/2 (target->http2) each
+ * and parses the response with http1.h.
+ *
+ * HTTP/1.1 has one implementation: a state machine the loop's callbacks
+ * drive (the connect's callback, the socket's callback reader, the
+ * deadline's timer), so a connection needs no coroutine and no stack.
+ * Over https, TLS is a filter on that reader (tls.h "without a
+ * coroutine"): ciphertext goes into OpenSSL's memory BIO, the plaintext to
+ * the same parser, and the handshake is a state of the same machine
+ * under the same deadline. hm_http_conn_start and
+ * hm_http_conn_stream_start run it and call done; hm_http_conn_exchange
+ * and hm_http_conn_stream, for a coroutine, start it and wait for done.
+ *
+ * Over HTTP/2 (target->http2) each
  * request is a stream instead: on the conn's own HTTP/2 connection, or on
  * one it shares with other conns (hm_http_conn_init_shared), each conn
  * with one stream in flight; the response lands in c->resp as it would
@@ -18,10 +30,10 @@
  * before the first response byte.
  *
  * Ownership: the caller owns the hm_http_conn struct and the target (which
- * must outlive the conn). The conn owns its socket and parser, and over TLS
- * a read buffer (plain HTTP parses the engine's received bytes in place);
- * the response (c->resp: status, headers, body) stays valid until the next
- * request on the conn or hm_http_conn_free(). */
+ * must outlive the conn). The conn owns its socket, parser and TLS state;
+ * it owns no read buffer (plain HTTP parses the engine's received bytes in
+ * place, TLS decrypts into a buffer of the thread's); the response (c->resp: status, headers, body)
+ * stays valid until the next request on the conn or hm_http_conn_free(). */
 #ifndef HM_PROTO_HTTP_CLIENT_H
 #define HM_PROTO_HTTP_CLIENT_H
 
@@ -72,17 +84,17 @@ typedef struct hm_http_async_ {
     char *req_copy;
     int64_t budget;    /* the deadline's span, for the words of a timeout */
     int64_t t_connect; /* when the connect began */
+    int64_t t_tls;     /* when the TLS handshake began */
     int rc;            /* a failure found inside a start, for the loop to report */
     uint8_t state;
     bool idempotent, head, retried, reused, got_bytes, stream;
+    bool detach; /* req outlives the loop: sent detached, else copied when it must wait */
 } hm_http_async_;
 
 typedef struct hm_http_conn {
     const hm_http_target *target;
     hm_sock *sock;
     hm_http_resp_parser resp;
-    char *rbuf;
-    size_t rcap;
     int64_t last_used_ns;           /* when the last response completed */
     int64_t connect_ns;             /* duration of the last connect, 0 if reused */
     hm_fail_kind fail;              /* kind of the last failure */
@@ -110,7 +122,7 @@ typedef struct hm_http_conn {
     bool h2_own;
     hm_h2_stream *h2s;
 
-    /* Private: an exchange or stream started without a coroutine. */
+    /* Private: the exchange or stream in progress. */
     hm_loop *loop_;
     hm_timer timer_; /* its deadline (whole exchange; a stream's headers) */
     hm_http_async_ as_;
@@ -124,12 +136,17 @@ typedef struct hm_http_xopts {
                         * status, the body's length and the evidence remain) */
     bool discard_body; /* count the body's bytes (body_bytes), keep none: c->resp.body
                         * stays empty and no body size limit applies */
-    int64_t deadline;  /* absolute; covers connect, write and the whole response */
+    bool no_headers;   /* HTTP/1.1: keep no response header (hm_http_resp_set_lean) */
+    /* The deadline, covering connect, handshake, write and the whole
+     * response: absolute, or (timeq set, callback starts) now +
+     * timeq->duration, armed in that FIFO of timers. 0 and no timeq: none. */
+    int64_t deadline;
+    hm_timeq *timeq;
     int64_t span_ns;   /* HTTP/2 starts: the span the deadline was set with (--timeout),
                         * for the words of a timeout; 0: what is left of it now */
     bool req_outlives; /* the request buffer stays valid until the loop ends (one
-                        * serialized for the whole run): it is sent without
-                        * suspending the caller (hm_sock_send_detached) */
+                        * serialized for the whole run): it is sent detached, never
+                        * copied (hm_sock_send_detached) */
 } hm_http_xopts;
 
 /* Prepares c for target t; allocates nothing until the first request.
@@ -140,52 +157,77 @@ void hm_http_conn_init(hm_http_conn *c, const hm_http_target *t, const hm_http_l
  * SSE stream and actions on one connection). h2 NULL: as init. */
 void hm_http_conn_init_shared(hm_http_conn *c, const hm_http_target *t, const hm_http_limits *lim,
                               hm_h2_conn *h2);
+/* ---- from a coroutine --------------------------------------------------------
+ *
+ * Start the exchange (below), then wait until it is done: the coroutine
+ * suspends, and hm_coro_cancel (or an aborted run) stops the exchange
+ * with -ECANCELED; an interrupt's STOP lets it finish within its
+ * deadline, as a socket operation would. */
+
 /* Sends req[0..len) and reads the whole response into c->resp (buffered
  * body, or counted only with discard_body). Returns 0, or a negative error
- * with c->fail saying what kind and c->why in words. The deadline is
- * checked before every read and write, also when data keeps coming. Bytes
- * after the response (we never pipeline, so unsolicited) fail it as
- * protocol: the connection can no longer tell which answer is whose. */
+ * with c->fail saying what kind and c->why in words. Bytes after the
+ * response (we never pipeline, so unsolicited) fail it as protocol: the
+ * connection can no longer tell which answer is whose. req must stay valid
+ * until this returns (what the kernel has not taken by then is copied). */
 int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o);
 /* Sends req and streams the response body to on_body until the server ends
  * it, the connection drops, or the coroutine is cancelled (-ECANCELED).
  * header_deadline bounds the wait for the status line and headers only.
+ * on_headers and on_body run on the loop's stack and must not suspend.
  * Returns 0 when the body ended normally; on failure c->fail and c->why as
  * for an exchange. */
 int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                         hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
-/* ---- without a coroutine ------------------------------------------------
- *
- * The same exchanges, driven by the loop's callbacks instead of a
- * suspended coroutine, so a connection needs no stack: plain HTTP only
- * (-EPROTONOSUPPORT for https: TLS reads and writes through a coroutine). */
 
-/* Options of hm_http_conn_start. */
-typedef struct hm_http_aopts {
-    bool idempotent;   /* GET/HEAD: may be re-sent as described above */
-    bool head;         /* HEAD: the response has no body */
-    bool discard_body; /* count the body's bytes, keep none */
-    bool no_headers;   /* keep no response header (hm_http_resp_set_lean) */
-    hm_timeq *timeq;   /* the exchange's deadline: now + timeq->duration (--timeout) */
-} hm_http_aopts;
+/* ---- without a coroutine --------------------------------------------------- */
 
-/* Starts an exchange of req (which must stay valid until the loop ends: it
- * is sent detached) on c from `loop`: connects when needed, sends, parses,
- * then calls done. 0, or a negative error (nothing started, done not
- * called). c must not be in an exchange or stream already. */
+/* Starts an exchange of req on c from `loop`: connects (and over https
+ * runs the TLS handshake) when needed, sends, parses, then calls done from
+ * the loop. req must stay valid until done runs, and with req_outlives
+ * until the loop ends. HTTP/1.1 only (-EPROTONOSUPPORT for an HTTP/2
+ * target: hm_h2_start). 0, or a negative error (nothing started, done not
+ * called). c must not be in an exchange or stream already (-EBUSY). */
 int hm_http_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
-                       const hm_http_aopts *o, hm_http_done_fn done, void *user);
+                       const hm_http_xopts *o, hm_http_done_fn done, void *user);
 /* Starts a stream as hm_http_conn_stream does (req is copied: the caller
- * may free it at once); done runs when it ends. header_deadline bounds the
- * wait for the headers only. */
+ * may free it at once); done(c, rc, done_user) runs when it ends.
+ * header_deadline bounds the wait for the headers only. */
 int hm_http_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
                               int64_t header_deadline, hm_http_resp_headers_fn on_headers,
-                              hm_http_body_fn on_body, void *user, hm_http_done_fn done);
+                              hm_http_body_fn on_body, void *user, hm_http_done_fn done,
+                              void *done_user);
 /* True while an exchange or stream started so has not ended. */
 bool hm_http_conn_busy(const hm_http_conn *c);
 /* Ends what c started without calling done (the caller stops it: the run
  * ends, the tab closes), and closes the socket. */
 void hm_http_conn_stop(hm_http_conn *c);
+
+/* ---- failures in words --------------------------------------------------- */
+
+/* Where a request was when it failed. */
+typedef enum hm_http_where {
+    HM_AT_CONNECT, /* opening the connection: the connect, then the TLS handshake */
+    HM_AT_SEND,    /* writing the request */
+    HM_AT_HEADERS, /* waiting for the response's head (a stream's deadline covers it) */
+    HM_AT_RECEIVE, /* reading the response */
+} hm_http_where;
+
+/* A failure to put in words. */
+typedef struct hm_http_failure {
+    int rc; /* the negative error */
+    hm_http_where where;
+    int64_t budget_ns; /* the deadline's span, for a timeout's words */
+    bool h2;           /* an HTTP/2 connection or stream */
+    const char *why;   /* words its origin had already (HTTP/2: a stream's), or NULL */
+} hm_http_failure;
+
+/* Says in c->why what happened, unless c->why says it already: from the
+ * kind (c->fail, which the caller set; an interrupted connect becomes
+ * HM_FAIL_OTHER), the reason (the origin's words, TLS's, the parser's),
+ * where it was and the bytes received (c->resp_bytes). The one wording of
+ * every request failure: connect, TLS, HTTP/1.1 and HTTP/2. Returns f->rc. */
+int hm_http_conn_word(hm_http_conn *c, const hm_http_failure *f);
 
 /* Why the last request failed, in words: c->why, else OpenSSL's reason
  * (TLS) or hm_strerror(err). */

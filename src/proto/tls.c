@@ -24,6 +24,11 @@ struct hm_tls {
     char *server_name;
     bool resumed;
     bool renegotiation_asked; /* the server sent a HelloRequest (TLS 1.2) */
+    /* hm_tls_send_pending's copy of the last flight, which a detached send
+     * reads until the peer answers (unanswered: nothing came back since). */
+    char *flight;
+    size_t flight_cap;
+    bool flight_unanswered;
     hm_tls_fail fail;
     char reason[256];
 };
@@ -273,6 +278,14 @@ void hm_tls_reset(hm_tls *t)
     if (t->ssl) SSL_free(t->ssl); /* frees both BIOs */
     t->ssl = NULL;
     t->in = t->out = NULL;
+    if (t->flight_unanswered) {
+        /* The kernel may still be sending it on the closing socket: it
+         * goes with the loop, and the next flight gets a buffer of its own. */
+        hm_loop_free_later(hm_loop_current(), t->flight);
+        t->flight = NULL;
+        t->flight_cap = 0;
+        t->flight_unanswered = false;
+    }
 }
 
 void hm_tls_free(hm_tls *t)
@@ -281,6 +294,7 @@ void hm_tls_free(hm_tls *t)
     hm_tls_reset(t);
     if (t->session) SSL_SESSION_free(t->session);
     hm_free(t->server_name);
+    hm_free(t->flight);
     hm_free(t);
 }
 
@@ -377,10 +391,10 @@ static int tls_begin(hm_tls *t)
     return 0;
 }
 
-int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
+int hm_tls_client_begin(hm_tls *t)
 {
-    int rc0 = tls_begin(t);
-    if (rc0 < 0) return rc0;
+    int rc = tls_begin(t);
+    if (rc < 0) return rc;
     SSL_set_connect_state(t->ssl);
     if (t->server_name[0]) {
         if (!is_ip_literal(t->server_name)) SSL_set_tlsext_host_name(t->ssl, t->server_name);
@@ -393,78 +407,66 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
         }
     }
     if (t->session) SSL_set_session(t->ssl, t->session);
+    return 0;
+}
+
+int hm_tls_handshake_step(hm_tls *t)
+{
+    if (!t->ssl) return -ENOTCONN;
+    int rc = ssl_shallow(t->ssl, SSL_OP_HANDSHAKE, NULL, 0);
+    if (rc == 1) {
+        t->resumed = SSL_session_reused(t->ssl);
+        return 1;
+    }
+    if (SSL_get_error(t->ssl, rc) == SSL_ERROR_WANT_READ) return 0;
+    long vr = SSL_get_verify_result(t->ssl);
+    if (vr != X509_V_OK) {
+        t->fail = HM_TLS_VERIFY;
+        snprintf(t->reason, sizeof(t->reason), "certificate verification failed: %s",
+                 X509_verify_cert_error_string(vr));
+        ERR_clear_error();
+    } else {
+        t->fail = HM_TLS_HANDSHAKE;
+        set_reason_from_queue(t, "handshake failed");
+    }
+    return -HM_ETLS;
+}
+
+int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    int rc = hm_tls_client_begin(t);
+    if (rc < 0) return rc;
     for (;;) {
-        int rc = ssl_shallow(t->ssl, SSL_OP_HANDSHAKE, NULL, 0);
+        int step = hm_tls_handshake_step(t);
         int fl = flush_out(t, s, deadline);
         if (fl < 0) {
             t->fail = HM_TLS_HANDSHAKE;
             snprintf(t->reason, sizeof(t->reason), "handshake: %s", hm_strerror(fl));
             return fl;
         }
-        if (rc == 1) break;
-        int err = SSL_get_error(t->ssl, rc);
-        if (err == SSL_ERROR_WANT_READ) {
-            ssize_t n = fill_in(t, s, deadline);
-            if (n > 0) continue;
-            t->fail = n == 0 ? HM_TLS_EOF : HM_TLS_HANDSHAKE;
-            snprintf(t->reason, sizeof(t->reason), "handshake: %s",
-                     n == 0 ? "the server closed the connection" : hm_strerror((int)n));
-            return n == 0 ? -HM_ETLS : (int)n;
-        }
-        long vr = SSL_get_verify_result(t->ssl);
-        if (vr != X509_V_OK) {
-            t->fail = HM_TLS_VERIFY;
-            snprintf(t->reason, sizeof(t->reason), "certificate verification failed: %s",
-                     X509_verify_cert_error_string(vr));
-            ERR_clear_error();
-        } else {
-            t->fail = HM_TLS_HANDSHAKE;
-            set_reason_from_queue(t, "handshake failed");
-        }
-        return -HM_ETLS;
+        if (step != 0) return step < 0 ? step : 0;
+        ssize_t n = fill_in(t, s, deadline);
+        if (n <= 0) return hm_tls_peer_ended(t, (int)n);
     }
-    t->resumed = SSL_session_reused(t->ssl);
-    return 0;
 }
 
 /* hm_tls_read, and with quiet set hm_tls_read_quiet: what SSL_read wants
  * to send is left in `out` for the writer. */
 static ssize_t tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline, bool quiet)
 {
-    if (!t->ssl) return -ENOTCONN;
     for (;;) {
-        int n = ssl_shallow(t->ssl, SSL_OP_READ, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
-        if (n > 0) return n;
-        int err = SSL_get_error(t->ssl, n);
+        ssize_t n = hm_tls_take(t, buf, len);
+        if (n > 0 || n == -ENOTCONN) return n;
         /* TLS 1.3 tickets and key updates may want to write (and a refused
          * renegotiation its alert). */
         if (!quiet) {
             int fl = flush_out(t, s, deadline);
             if (fl < 0) return fl;
         }
-        if (t->renegotiation_asked) {
-            /* Nothing more comes on this connection until the handshake
-             * hammer will not run: end it, saying why. */
-            t->fail = HM_TLS_PROTOCOL;
-            snprintf(t->reason, sizeof(t->reason),
-                     "the server asked to renegotiate TLS (a TLS 1.2 HelloRequest); hammer "
-                     "refuses renegotiation");
-            ERR_clear_error();
-            return -HM_ETLS;
-        }
-        if (err == SSL_ERROR_ZERO_RETURN) return 0;
-        if (err == SSL_ERROR_WANT_READ) {
-            ssize_t r = fill_in(t, s, deadline);
-            if (r > 0) continue;
-            if (r == 0) {
-                t->fail = HM_TLS_EOF; /* closed without close_notify */
-                return 0;
-            }
-            return r;
-        }
-        t->fail = HM_TLS_PROTOCOL;
-        set_reason_from_queue(t, "TLS read failed");
-        return -HM_ETLS;
+        if (n != -EAGAIN) return n;
+        ssize_t r = fill_in(t, s, deadline);
+        if (r > 0) continue;
+        return hm_tls_peer_ended(t, (int)r);
     }
 }
 
@@ -482,7 +484,82 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
                      size_t *sent)
 {
     if (sent) *sent = 0;
+    int rc = hm_tls_seal(t, buf, len);
+    if (rc < 0) return rc;
+    /* From here the record may reach the server even if the flush fails
+     * part way, so the caller must treat the request as sent. */
+    if (sent) *sent = len;
+    int fl = flush_out(t, s, deadline);
+    return fl < 0 ? fl : (ssize_t)len;
+}
+
+/* ---- client side without a coroutine --------------------------------------- */
+
+int hm_tls_feed(hm_tls *t, const char *data, size_t len)
+{
     if (!t->ssl) return -ENOTCONN;
+    t->flight_unanswered = false; /* the peer spoke: it has what we sent */
+    while (len) {
+        int n = len > INT_MAX ? INT_MAX : (int)len;
+        /* A memory BIO takes every byte or fails to grow: bytes it dropped
+         * would corrupt the record stream, so that is an error. */
+        if (BIO_write(t->in, data, n) != n) return -ENOMEM;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+ssize_t hm_tls_take(hm_tls *t, void *buf, size_t len)
+{
+    if (!t->ssl) return -ENOTCONN;
+    int n = ssl_shallow(t->ssl, SSL_OP_READ, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
+    if (n > 0) return n;
+    int err = SSL_get_error(t->ssl, n);
+    if (t->renegotiation_asked) {
+        /* Nothing more comes on this connection until the handshake
+         * hammer will not run: end it, saying why. */
+        t->fail = HM_TLS_PROTOCOL;
+        snprintf(t->reason, sizeof(t->reason),
+                 "the server asked to renegotiate TLS (a TLS 1.2 HelloRequest); hammer "
+                 "refuses renegotiation");
+        ERR_clear_error();
+        return -HM_ETLS;
+    }
+    if (err == SSL_ERROR_ZERO_RETURN) return 0;
+    if (err == SSL_ERROR_WANT_READ) return -EAGAIN;
+    t->fail = HM_TLS_PROTOCOL;
+    set_reason_from_queue(t, "TLS read failed");
+    return -HM_ETLS;
+}
+
+bool hm_tls_has_input(const hm_tls *t)
+{
+    return t->ssl && (SSL_pending(t->ssl) > 0 || BIO_ctrl_pending(t->in) > 0);
+}
+
+size_t hm_tls_plain_pending(const hm_tls *t)
+{
+    int n = t->ssl ? SSL_pending(t->ssl) : 0;
+    return n > 0 ? (size_t)n : 0;
+}
+
+int hm_tls_peer_ended(hm_tls *t, int err)
+{
+    if (t->ssl && !SSL_is_init_finished(t->ssl)) {
+        t->fail = err == 0 ? HM_TLS_EOF : HM_TLS_HANDSHAKE;
+        snprintf(t->reason, sizeof(t->reason), "handshake: %s",
+                 err == 0 ? "the server closed the connection" : hm_strerror(err));
+        return err == 0 ? -HM_ETLS : err;
+    }
+    if (err == 0) t->fail = HM_TLS_EOF; /* closed without close_notify */
+    return err;
+}
+
+int hm_tls_seal(hm_tls *t, const void *buf, size_t len)
+{
+    if (!t->ssl) return -ENOTCONN;
+    if (len == 0) return 0;
     /* A memory BIO never blocks, so SSL_write takes everything at once. */
     int n = ssl_shallow(t->ssl, SSL_OP_WRITE, (void *)buf, (int)len);
     if (n <= 0) {
@@ -490,11 +567,27 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
         set_reason_from_queue(t, "TLS write failed");
         return -HM_ETLS;
     }
-    /* From here the record may reach the server even if the flush fails
-     * part way, so the caller must treat the request as sent. */
-    if (sent) *sent = len;
-    int fl = flush_out(t, s, deadline);
-    return fl < 0 ? fl : (ssize_t)len;
+    return 0;
+}
+
+int hm_tls_send_pending(hm_tls *t, hm_sock *s)
+{
+    if (!t->ssl) return -ENOTCONN;
+    char *p = NULL;
+    long n = BIO_get_mem_data(t->out, &p);
+    if (n <= 0) return 0;
+    if ((size_t)n > t->flight_cap) {
+        /* The previous flight was answered (the caller's rule), so its
+         * buffer may go. */
+        char *bigger = hm_realloc(t->flight, (size_t)n);
+        if (!bigger) return -ENOMEM;
+        t->flight = bigger;
+        t->flight_cap = (size_t)n;
+    }
+    memcpy(t->flight, p, (size_t)n);
+    (void)BIO_reset(t->out);
+    t->flight_unanswered = true;
+    return hm_sock_send_detached(s, t->flight, (size_t)n);
 }
 
 int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline)

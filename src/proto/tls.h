@@ -17,7 +17,11 @@
  * and then hm_tls_read / hm_tls_write as a client's does; hm_tls_reset
  * when the socket closes (the record, with its hm_tls, may be reused).
  * Only one coroutine may write through a hm_tls; another may read at the
- * same time with hm_tls_read_quiet (which never writes to the socket). */
+ * same time with hm_tls_read_quiet (which never writes to the socket).
+ *
+ * Client connections of HTTP/1.1 (http_client.c) use the functions
+ * "without a coroutine" below, driven by the socket's callback reader;
+ * HTTP/2's links and the server side use the suspending ones above. */
 #ifndef HM_PROTO_TLS_H
 #define HM_PROTO_TLS_H
 
@@ -55,6 +59,45 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline);
 ssize_t hm_tls_read(hm_tls *t, hm_sock *s, void *buf, size_t len, int64_t deadline);
 ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t deadline,
                      size_t *sent);
+/* ---- client side without a coroutine ------------------------------------
+ *
+ * TLS as a filter between a callback reader (hm_sock_set_reader) and the
+ * protocol above it: ciphertext the reader is handed goes in with
+ * hm_tls_feed, plaintext comes out of hm_tls_take, and what OpenSSL wants
+ * to send leaves with hm_tls_send_pending. None of these suspends, so a
+ * connection needs no coroutine; OpenSSL runs on the loop's stack. */
+
+/* Prepares a client handshake on a fresh connection (resuming the last
+ * session when there is one). 0 or -ENOMEM. */
+int hm_tls_client_begin(hm_tls *t);
+/* Runs the handshake on what was fed so far: 1 done (hm_tls_resumed
+ * tells how), 0 it waits for the server (send what is pending, then feed
+ * what comes), or -HM_ETLS with hm_tls_last_fail and hm_tls_last_reason. */
+int hm_tls_handshake_step(hm_tls *t);
+/* Takes ciphertext received from the server (copied). 0, or -ENOMEM. */
+int hm_tls_feed(hm_tls *t, const char *data, size_t len);
+/* Decrypts into buf what was fed: the count of plaintext bytes, -EAGAIN
+ * when a whole record has not arrived yet, 0 at the server's
+ * close_notify, or -HM_ETLS (a refused renegotiation, a bad record) with
+ * the reason. */
+ssize_t hm_tls_take(hm_tls *t, void *buf, size_t len);
+/* Whether fed bytes wait to be taken (a record, or plaintext of one). */
+bool hm_tls_has_input(const hm_tls *t);
+/* Plaintext bytes decrypted and not taken yet. */
+size_t hm_tls_plain_pending(const hm_tls *t);
+/* The socket ended (err 0: EOF, else its negative errno): records why in
+ * the TLS state and returns the error to report: during the handshake
+ * -HM_ETLS for an EOF (or err), after it err. */
+int hm_tls_peer_ended(hm_tls *t, int err);
+/* Encrypts buf into records waiting to be sent. 0, or -HM_ETLS. */
+int hm_tls_seal(hm_tls *t, const void *buf, size_t len);
+/* Sends every byte OpenSSL has for the server, detached
+ * (hm_sock_send_detached) from a copy the hm_tls keeps. Call it only once
+ * the server has answered the previous flight: the handshake's flights,
+ * then each request, alternate with the server's answers. 0 or a negative
+ * errno. */
+int hm_tls_send_pending(hm_tls *t, hm_sock *s);
+
 /* Forgets the connection (not the session): call when the socket closes. */
 void hm_tls_reset(hm_tls *t);
 

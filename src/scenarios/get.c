@@ -5,10 +5,10 @@
  * change the request (as wrk's, oha's and hey's do). Over HTTP/2 each
  * connection carries --streams such senders, as h2load's -m.
  *
- * Plain HTTP/1.1: each thread's connections are state machines in one
- * array (load/sender_pool.h), driven by one coroutine per thread, so a keep-alive
- * connection holds its socket, parser state and deadline and no stack.
- * https: one coroutine per connection (TLS reads and writes through one).
+ * HTTP/1.1, plain or over TLS: each thread's connections are state
+ * machines in one array (load/sender_pool.h), driven by one coroutine per thread, so a
+ * keep-alive connection holds its socket, parser and TLS state and its
+ * deadline, and no stack.
  * HTTP/2: a pump coroutine per connection drives its streams (-R: a
  * coroutine per stream). */
 #include "proto/h2_client.h"
@@ -238,7 +238,7 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     get_run *run = arg;
     const hm_options *o = run->o;
-    if (!o->target.tls && !o->http2) {
+    if (!o->http2) {
         get_thread *gt = hm_alloc(sizeof(*gt));
         int first = 0;
         for (int i = 0; i < idx; i++)

@@ -1,0 +1,209 @@
+/* hm_http_conn over https without a coroutine: hm_http_conn_start runs the
+ * TLS handshake and the exchange on the socket's callback reader (TLS as a
+ * filter), against a TLS server on the same loop (tls.h's server side).
+ * Checked: the response, keep-alive reuse without a second handshake, a
+ * resumed handshake after the server closed, the coroutine calls (the same
+ * machine, waited for), and the words and kinds of a handshake that times
+ * out or does not verify. argv: BACKEND GEN_CERT_SCRIPT */
+#include "engine_test_util.h"
+#include "proto/http_client.h"
+#include "run_util.h"
+
+#include <string.h>
+
+#define MS 1000000LL
+
+/* What the server does with each connection. */
+enum { SERVE_KEEP, SERVE_ONE_THEN_CLOSE, SERVE_SILENT };
+
+static hm_sock *listener;
+static hm_tls_config *server_cfg;
+static int serve_mode;
+static int accepted;
+static hm_task server;
+static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+static void serve_conn(void *arg)
+{
+    hm_sock *s = arg;
+    int mode = serve_mode;
+    if (mode == SERVE_SILENT) { /* accepts, never answers the ClientHello */
+        hm_coro_sleep(1000 * MS);
+        hm_sock_close(s);
+        return;
+    }
+    hm_tls *t = NULL;
+    ASSERT_EQ(hm_tls_create(&t, server_cfg, NULL), 0);
+    if (hm_tls_accept(t, s, hm_now_ns() + 5000 * MS) == 0) {
+        char buf[4096];
+        size_t have = 0;
+        for (;;) {
+            ssize_t n = hm_tls_read(t, s, buf + have, sizeof(buf) - 1 - have, 0);
+            if (n <= 0) break;
+            have += (size_t)n;
+            buf[have] = 0;
+            if (!strstr(buf, "\r\n\r\n")) continue;
+            have = 0;
+            if (hm_tls_write(t, s, reply, sizeof(reply) - 1, 0, NULL) < 0) break;
+            if (mode == SERVE_ONE_THEN_CLOSE) {
+                hm_tls_close_notify(t, s, 0);
+                break;
+            }
+        }
+    }
+    hm_tls_free(t);
+    hm_sock_close(s);
+}
+
+static void server_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        hm_sock *s;
+        if (hm_sock_accept(listener, &s, 0) < 0) return;
+        accepted++;
+        ASSERT_EQ(hm_coro_spawn(NULL, serve_conn, s, NULL), 0);
+    }
+}
+
+typedef struct waiting {
+    hm_event ev;
+    bool done;
+    int rc;
+} waiting;
+
+static void on_done(hm_http_conn *c, int rc, void *user)
+{
+    (void)c;
+    waiting *w = user;
+    w->done = true;
+    w->rc = rc;
+    hm_event_notify(&w->ev);
+}
+
+static const char req[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+/* One exchange on the loop's callbacks; this coroutine only waits. */
+static int exchange_cb(hm_http_conn *c, int64_t timeout_ns)
+{
+    waiting w = {0};
+    hm_event_init(&w.ev);
+    hm_http_xopts o = {.idempotent = true, .deadline = hm_now_ns() + timeout_ns};
+    int rc = hm_http_conn_start(c, hm_loop_current(), req, sizeof(req) - 1, &o, on_done, &w);
+    ASSERT_EQ(rc, 0); /* https is no longer refused */
+    ASSERT(!w.done);  /* never inside the start */
+    while (!w.done)
+        hm_event_wait(&w.ev, 0);
+    return w.rc;
+}
+
+static hm_http_target target;
+static char *ca_path;
+
+static void tests(void *arg)
+{
+    (void)arg;
+    char why[256];
+    hm_tls_config *ccfg;
+    ASSERT_EQ(hm_tls_config_create(&ccfg, false, ca_path, why, sizeof(why)), 0);
+    target.tls_cfg = ccfg;
+
+    /* Keep-alive: two exchanges, one connection, one full handshake. */
+    serve_mode = SERVE_KEEP;
+    hm_http_conn c;
+    hm_http_conn_init(&c, &target, NULL);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(exchange_cb(&c, 5000 * MS), 0);
+        ASSERT_EQ(c.resp.status, 200);
+        ASSERT_EQ(c.resp.body_len, 5);
+        ASSERT(memcmp(c.resp.body, "hello", 5) == 0);
+    }
+    ASSERT_EQ(c.connects, 1);
+    ASSERT_EQ(c.tls_full, 1);
+    ASSERT_EQ(c.tls_resumed, 0);
+    ASSERT(c.tls_ns == 0); /* the second one reused the connection */
+    printf("keep-alive over TLS on callbacks: 2 exchanges, 1 connect, 1 full handshake\n");
+
+    /* The server closes after each answer: the next exchange reconnects
+     * and resumes the session (a ticket came with the first answer). */
+    serve_mode = SERVE_ONE_THEN_CLOSE;
+    hm_http_conn_close(&c);
+    ASSERT_EQ(exchange_cb(&c, 5000 * MS), 0);
+    hm_coro_sleep(20 * MS); /* the close_notify and FIN arrive */
+    ASSERT_EQ(exchange_cb(&c, 5000 * MS), 0);
+    ASSERT_EQ(c.resp.status, 200);
+    ASSERT_EQ(c.connects, 3);
+    ASSERT(c.tls_resumed >= 1);
+    ASSERT(hm_tls_resumed(hm_http_conn_tls(&c)));
+    printf("reconnect: resumed (%llu full, %llu resumed)\n", (unsigned long long)c.tls_full,
+           (unsigned long long)c.tls_resumed);
+
+    /* The coroutine's call is the same machine, waited for. */
+    serve_mode = SERVE_KEEP;
+    hm_http_conn_close(&c);
+    hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + 5000 * MS};
+    ASSERT_EQ(hm_http_conn_exchange(&c, req, sizeof(req) - 1, &xo), 0);
+    ASSERT_EQ(c.resp.status, 200);
+    ASSERT(memcmp(c.resp.body, "hello", 5) == 0);
+    hm_http_conn_free(&c);
+    printf("hm_http_conn_exchange over TLS: 200\n");
+
+    /* A server that never answers the ClientHello: the exchange's deadline
+     * ends the handshake, worded as such. */
+    serve_mode = SERVE_SILENT;
+    hm_http_conn_init(&c, &target, NULL);
+    int64_t t0 = hm_now_ns();
+    int rc = exchange_cb(&c, 200 * MS);
+    ASSERT_EQ(rc, -ETIMEDOUT);
+    ASSERT(hm_now_ns() - t0 >= 200 * MS);
+    ASSERT_EQ(c.fail, HM_FAIL_TIMEOUT);
+    ASSERT(strstr(c.why, "TLS handshake not done within 0.2 s"));
+    printf("silent server: %s\n", c.why);
+    hm_http_conn_free(&c);
+
+    /* A certificate no CA here signed: a TLS failure that says why. */
+    serve_mode = SERVE_KEEP;
+    hm_tls_config *strict;
+    ASSERT_EQ(hm_tls_config_create(&strict, false, NULL, why, sizeof(why)), 0);
+    target.tls_cfg = strict;
+    hm_http_conn_init(&c, &target, NULL);
+    rc = exchange_cb(&c, 5000 * MS);
+    ASSERT_EQ(rc, -HM_ETLS);
+    ASSERT_EQ(c.fail, HM_FAIL_TLS);
+    ASSERT(strstr(c.why, "TLS handshake failed: certificate verification failed"));
+    ASSERT_EQ(hm_tls_last_fail(hm_http_conn_tls(&c)), HM_TLS_VERIFY);
+    printf("unverified server: %s\n", c.why);
+    hm_http_conn_free(&c);
+
+    hm_task_cancel(&server); /* ends server_main's accept */
+    hm_task_join(&server, 0);
+    hm_sock_close(listener);
+    hm_coro_sleep(1100 * MS); /* the silent server's connection ends */
+    hm_tls_config_free(ccfg);
+    hm_tls_config_free(strict);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) HM_FAIL_("usage: %s BACKEND GEN_CERT", argv[0]);
+    hm_loop_options lo = test_loop_options(argc, argv);
+    test_certs certs;
+    test_certs_make(&certs, argv[2], "h1tls");
+    ca_path = certs.ca;
+    char why[256];
+    ASSERT_EQ(hm_tls_server_config_create(&server_cfg, certs.cert, certs.key, why, sizeof(why)), 0);
+    hm_loop *loop;
+    ASSERT_EQ(hm_loop_create(&loop, &lo), 0);
+    struct sockaddr_in a = loopback_addr(0);
+    ASSERT_EQ(hm_sock_listen(&listener, (struct sockaddr *)&a, sizeof(a), 16), 0);
+    char url[64];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/", hm_sock_local_port(listener));
+    ASSERT_EQ(hm_http_target_from_url(url, &target, NULL), 0);
+    ASSERT_EQ(hm_task_spawn(&server, loop, server_main, NULL), 0);
+    ASSERT_EQ(hm_coro_spawn(loop, tests, NULL, NULL), 0);
+    ASSERT_EQ(hm_loop_run(loop), 0);
+    hm_loop_destroy(loop);
+    hm_tls_config_free(server_cfg);
+    printf("ok (%d connections accepted)\n", accepted);
+    return 0;
+}
