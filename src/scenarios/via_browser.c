@@ -78,6 +78,7 @@ struct hammer_vu {
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
     bool failed;
     char fail_why[200];
+    char load_why[150]; /* why its last page load failed, for a tab the run ends reloading */
     char where_sse[40]; /* "SSE GET /_sse, VU N" */
     /* Context loss (a server restart, another worker): the page's context
      * is gone (400 Invalid context, or the stream's reload script or empty
@@ -326,6 +327,7 @@ static int load_page(vu *v, const char *path, bool fail_vu)
     hm_thread_stats_note_conn(st, &v->conn);
     if (rc < 0 && rc != -HM_ENOTFOUND) {
         tot->page_failed++;
+        snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
         if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
         return rc;
     }
@@ -696,6 +698,7 @@ static int reload_page(vu *v, const char *cause)
         }
         if (rc == -ECANCELED) break;
         st->reload_failed++;
+        snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
         int64_t now = hm_now_ns();
         if (hm_liveness_report(&run->live, now, false, v->conn.fail, o->timeout_ns)) break;
         if (!first_fail) first_fail = now;
@@ -730,7 +733,11 @@ static int load_first_page(vu *v)
     }
     int reloaded = reload_page(v, "its page did not load");
     if (reloaded == 0) return v->conn.resp.status;
-    if (reloaded == -ECANCELED) hammer_vu_fail(v, "its page did not load before the run ended");
+    if (reloaded == -ECANCELED) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "its page did not load before the run ended: %s", v->load_why);
+        hammer_vu_fail(v, msg);
+    }
     return rc;
 }
 

@@ -976,6 +976,17 @@ each_model("page_fails_once", "the first two page loads answer 500: those tabs a
                    output_matches(r"^Check +.*FAIL.* VUs passed, [12] page loads failed, "),
                    output_matches(r"^Net increment +\d+ .*matches HTTP OK: YES")])
 
+# A page slower than --timeout on every load, in a run that ends while the
+# tab is still reloading it: the tab's failure names why its loads failed,
+# not only that the run ended first.
+each_model("page_slow_reloading", "every page load dribbles past --timeout", "slow-bytes",
+           ("br",), srv_kw=dict(where="page"), phases=5,
+           args={"br": model_args("br", "-c", "4", "-d", "2s", "--timeout", "1s")},
+           checks=[exit_in(1), json_equals("actions.sent", 0),
+                   output_matches(r"^Check +.*FAIL.* 0/4 VUs passed, [1-9]\d* page loads failed"),
+                   detail_or_fatal_matches(r"its page did not load before the run ended: .*"
+                                           r"no complete response within 1 s")])
+
 
 # ---- hostile peers: codings and SSE framing (docs/reliability.md) -----------
 
