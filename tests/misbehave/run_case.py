@@ -895,9 +895,15 @@ each_model("gzip_unoffered", "the page comes gzip though no Accept-Encoding was 
 
 # After a 101 the connection speaks another protocol: hammer retires it and
 # sends the next request on a new one, so every request gets its 101 at
-# once (none waits out --timeout on the handed-over connection).
+# once (none waits out --timeout on the handed-over connection). A request
+# sent there never gets an answer, whatever --timeout is: 5 s, so that a
+# loaded machine slow to run the server's thread per connection (get
+# opens ~200) is not taken for one.
+SWITCH_ARGS = {"hm": model_args("hm", "-c", "4", "-n", "200", "-d", "2s", "--timeout", "5s"),
+               "br": model_args("br", "-c", "4", "-n", "40", "-d", "2s", "--timeout", "5s"),
+               "get": model_args("get", "-c", "4", "-n", "200", "-d", "2s", "--timeout", "5s")}
 each_model("switching_101", "every request answers 101 Switching Protocols", "switching-101",
-           ("hm", "br", "get"),
+           ("hm", "br", "get"), args=SWITCH_ARGS,
            checks=[exit_in(1), status_is_all(101), json_equals("errors.timeout", 0)])
 
 # A refused connect is a connect attempt, not an action: while bench_app is
