@@ -252,6 +252,15 @@ static inline void untrack(pid_t pid)
         if (tracked_pids[i] == pid) tracked_pids[i] = 0;
 }
 
+/* Skips the test (77) when hammer cannot run on engine here (io_uring
+ * where the kernel lacks it). */
+static inline void skip_unless_engine(const char *hammer, const char *engine)
+{
+    char *argv[] = {(char *)hammer, "--engine", (char *)engine, "--version", NULL};
+    proc p;
+    if (proc_run(&p, argv, 30) != 0) HM_SKIP("engine %s is not available here: %s", engine, p.out);
+}
+
 /* A throwaway CA and a certificate for 127.0.0.1 and localhost
  * (scripts/gen-test-cert.sh) in a new directory /tmp/hammer-TAG-XXXXXX;
  * the test skips (77) when they cannot be made. */
@@ -270,6 +279,15 @@ static inline void test_certs_make(test_certs *c, const char *script, const char
     snprintf(c->ca, sizeof(c->ca), "%s/ca.pem", c->dir);
     snprintf(c->cert, sizeof(c->cert), "%s/server.pem", c->dir);
     snprintf(c->key, sizeof(c->key), "%s/server.key", c->dir);
+}
+
+/* Removes the directory test_certs_make made, with what the test wrote
+ * there; a failed test leaves it, to be looked at. */
+static inline void test_certs_remove(const test_certs *c)
+{
+    char *argv[] = {"/bin/rm", "-rf", (char *)c->dir, NULL};
+    proc p;
+    proc_run(&p, argv, 30);
 }
 
 /* A TCP socket listening on 127.0.0.1 at a port the kernel picked. */

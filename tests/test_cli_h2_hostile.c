@@ -153,9 +153,7 @@ int main(int argc, char **argv)
     snprintf(json_path, sizeof(json_path), "/tmp/hammer-h2-hostile-%d.json", (int)getpid());
     atexit(cleanup);
     char url[160];
-    proc p;
-    char *ver[] = {(char *)hammer, "--engine", (char *)engine, "--version", NULL};
-    if (proc_run(&p, ver, 30) != 0) HM_SKIP("engine %s is not available here", engine);
+    skip_unless_engine(hammer, engine);
 
     h2ts srv = {0};
     h2ts_start(&srv);

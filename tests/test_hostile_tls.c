@@ -1,5 +1,6 @@
 /* Hostile TLS peers on 127.0.0.1, each a small scripted server in a child,
- * against hammer's `get` on both engines: what the user is told (exit
+ * against hammer's `get` (ctest runs each on both engines, as
+ * hostile_tls_PEER_ENGINE): what the user is told (exit
  * code, the fatal reason or errors.* with error_reasons.*) and that no
  * work is done twice (connections.retries 0) or dropped silently (sent =
  * ok + failed). The peers (docs/reliability.md, "Hostile TLS peers"):
@@ -11,12 +12,10 @@
  *   drip_slow   the same, slower than --timeout allows for one response
  *   expired     a certificate that expired yesterday
  *   wrong_host  a certificate for another host name
- * argv: HAMMER GEN_CERT_SCRIPT */
-#include "engine/engine.h"
-#include "run_util.h"
+ * argv: HAMMER GEN_CERT_SCRIPT ENGINE PEER (ENGINE io_uring or epoll,
+ * skipped when not available here). */
+#include "tls_peer.h"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +30,12 @@ static void sh(const char *cmd)
     if (proc_run(&p, argv, 60) != 0) HM_SKIP("cannot make test certificates: %s: %s", cmd, p.out);
 }
 
-static void gen_certs(const char *script)
+/* The CA and a good certificate; with bad, also the expired and the
+ * wrong-host ones (for the same key, x.key). */
+static void gen_certs(const char *script, bool bad)
 {
     test_certs_make(&certs, script, "hostile-tls");
+    if (!bad) return;
     char cmd[2048];
     snprintf(xkey, sizeof(xkey), "%s/x.key", certdir);
     snprintf(expired, sizeof(expired), "%s/expired.pem", certdir);
@@ -59,89 +61,46 @@ static const char *peer_name[] = {"stall",     "garbage", "cut",       "drip",
 
 static const char ok_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
-/* Reads one request head; false when the client went. */
-static bool read_head(SSL *ssl)
+/* stall and garbage never get to TLS: the ClientHello is read, then
+ * nothing or bytes that are no TLS record, and the connection held open
+ * (the client must give up by itself). */
+static bool no_handshake(int fd, int conn_no, void *arg)
 {
-    char buf[4096];
-    size_t have = 0;
-    while (have < sizeof(buf) - 1) {
-        int n = SSL_read(ssl, buf + have, (int)(sizeof(buf) - 1 - have));
-        if (n <= 0) return false;
-        have += (size_t)n;
-        buf[have] = 0;
-        if (strstr(buf, "\r\n\r\n")) return true;
+    (void)conn_no;
+    peer how = *(const peer *)arg;
+    if (how != STALL && how != GARBAGE) return false;
+    char hello[4096];
+    if (read(fd, hello, sizeof(hello)) > 0 && how == GARBAGE) {
+        static const char junk[] = "HTTP/1.1 400 Bad Request\r\n\r\nnot TLS at all";
+        if (write(fd, junk, sizeof(junk) - 1) < 0) return true;
     }
-    return false;
+    char b;
+    while (read(fd, &b, 1) > 0) {
+    }
+    return true;
 }
 
-static void serve_tls(int fd, SSL_CTX *ctx, peer how, int conn_no)
+/* The first connection (hammer's probe) is served well by every peer that
+ * gets past the handshake; the peer's misbehaviour meets the run's. */
+static bool answer(SSL *ssl, int conn_no, void *arg)
 {
-    SSL *ssl = SSL_new(ctx);
-    SSL_set_fd(ssl, fd);
-    if (SSL_accept(ssl) == 1) {
-        while (read_head(ssl)) {
-            if (how == CUT && conn_no > 0) {
-                /* Half a response, then close_notify: a response cut short. */
-                static const char half[] = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc";
-                SSL_write(ssl, half, sizeof(half) - 1);
-                SSL_shutdown(ssl);
-                break;
-            }
-            if ((how == DRIP || how == DRIP_SLOW) && conn_no > 0) {
-                /* One byte per TLS record. */
-                bool gone = false;
-                for (size_t i = 0; i < sizeof(ok_resp) - 1 && !gone; i++) {
-                    gone = SSL_write(ssl, ok_resp + i, 1) <= 0;
-                    usleep(how == DRIP ? 2000 : 100000);
-                }
-                if (gone) break;
-                continue;
-            }
-            if (SSL_write(ssl, ok_resp, sizeof(ok_resp) - 1) <= 0) break;
-        }
+    peer how = *(const peer *)arg;
+    if (how == CUT && conn_no > 0) {
+        /* Half a response, then close_notify: a response cut short. */
+        static const char half[] = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc";
+        SSL_write(ssl, half, sizeof(half) - 1);
+        SSL_shutdown(ssl);
+        return false;
     }
-    SSL_free(ssl);
-    ERR_clear_error();
-}
-
-/* The server, in a child; the first connection (hammer's probe) is served
- * well by every peer that gets past the handshake. */
-static void serve(int listen_fd, peer how)
-{
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGCHLD, SIG_IGN); /* connection children reap themselves */
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    const char *c = how == EXPIRED ? expired : how == WRONG_HOST ? wrong : cert;
-    const char *k = how == EXPIRED || how == WRONG_HOST ? xkey : key;
-    if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, c) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx, k, SSL_FILETYPE_PEM) != 1)
-        _exit(3);
-    for (int conn_no = 0;; conn_no++) {
-        int fd = accept(listen_fd, NULL, NULL);
-        if (fd < 0) _exit(0);
-        /* Each connection in its own child: a probe connection hammer keeps
-         * open must not hold the next one's handshake back. */
-        pid_t child = fork();
-        if (child != 0) {
-            close(fd);
-            continue;
+    if ((how == DRIP || how == DRIP_SLOW) && conn_no > 0) {
+        /* One byte per TLS record. */
+        for (size_t i = 0; i < sizeof(ok_resp) - 1; i++) {
+            if (SSL_write(ssl, ok_resp + i, 1) <= 0) return false;
+            usleep(how == DRIP ? 2000 : 100000);
         }
-        close(listen_fd);
-        if (how == STALL || how == GARBAGE) {
-            char hello[4096];
-            if (read(fd, hello, sizeof(hello)) > 0 && how == GARBAGE) {
-                static const char junk[] = "HTTP/1.1 400 Bad Request\r\n\r\nnot TLS at all";
-                if (write(fd, junk, sizeof(junk) - 1) < 0) _exit(4);
-            }
-            /* Held open: the client must give up by itself. */
-            char b;
-            while (read(fd, &b, 1) > 0) {
-            }
-        } else {
-            serve_tls(fd, ctx, how, conn_no);
-        }
-        _exit(0);
+        return true;
     }
+    return SSL_write(ssl, ok_resp, sizeof(ok_resp) - 1) > 0;
 }
 
 static const char *str_at(json_t *doc, const char *a, const char *b, const char *c)
@@ -154,115 +113,89 @@ static const char *str_at(json_t *doc, const char *a, const char *b, const char 
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) HM_FAIL_("usage: %s HAMMER GEN_CERT", argv[0]);
-    const char *hammer = argv[1];
-    gen_certs(argv[2]);
+    if (argc < 5) HM_FAIL_("usage: %s HAMMER GEN_CERT ENGINE PEER", argv[0]);
+    const char *hammer = argv[1], *engine = argv[3];
+    int named = 0;
+    while (named < PEER__COUNT && strcmp(peer_name[named], argv[4]) != 0)
+        named++;
+    if (named == PEER__COUNT) HM_FAIL_("unknown peer %s", argv[4]);
+    peer how = (peer)named;
+    skip_unless_engine(hammer, engine);
+    gen_certs(argv[2], how == EXPIRED || how == WRONG_HOST);
     char json_path[300];
     snprintf(json_path, sizeof(json_path), "%s/run.json", certdir);
 
-    const char *engines[] = {"io_uring", "epoll"};
-    for (int e = 0; e < 2; e++) {
-        const char *why = NULL;
-        if (e == 0 && hm_io_uring_probe(&why) < 0) {
-            printf("io_uring runs skipped: %s\n", why);
-            continue;
-        }
-        for (int how = 0; how < PEER__COUNT; how++) {
-            int port;
-            int lfd = listen_loopback(&port);
-            pid_t server = fork();
-            ASSERT(server >= 0);
-            if (server == 0) serve(lfd, (peer)how);
-            close(lfd);
-
-            char url[64];
-            snprintf(url, sizeof(url), "https://127.0.0.1:%d/", port);
-            unlink(json_path);
-            /* drip_slow: 39 bytes 100 ms apart take ~4 s, past --timeout 1s. */
-            const char *timeout = how == DRIP_SLOW ? "1s" : "2s";
-            char *run_argv[] = {(char *)hammer,
-                                "--no-server-watch",
-                                "--engine",
-                                (char *)engines[e],
-                                "-t",
-                                "1",
-                                "-c",
-                                "1",
-                                "-n",
-                                "4",
-                                "--timeout",
-                                (char *)timeout,
-                                "--cacert",
-                                ca,
-                                "--json",
-                                json_path,
-                                "--url",
-                                url,
-                                "scenario",
-                                "get",
-                                NULL};
-            proc p;
-            int rc = proc_run(&p, run_argv, 120);
-            kill(server, SIGTERM);
-            waitpid(server, NULL, 0);
-            json_t *doc = load_json(json_path);
-            const char *fatal = str_at(doc, "fatal", NULL, NULL);
-            long long sent = json_int_at(doc, "actions.sent"), ok = json_int_at(doc, "actions.ok");
-            long long failed = json_int_at(doc, "actions.failed");
-            printf("%s %s: exit %d, sent %lld ok %lld failed %lld, fatal \"%s\"\n", engines[e],
-                   peer_name[how], rc, sent, ok, failed, fatal);
-            ASSERT_EQ(json_int_at(doc, "connections.retries"), 0);
-            ASSERT_EQ(sent, ok + failed);
-            switch ((peer)how) {
-            case STALL:
-                /* The probe's handshake waits out --timeout and says so. */
-                if (rc != 2) HM_FAIL_("stall: exit %d, want 2:\n%s", rc, p.out);
-                ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "TLS handshake"));
-                ASSERT(strstr(fatal, "within 2 s")); /* the run's --timeout */
-                break;
-            case GARBAGE:
-                if (rc != 2) HM_FAIL_("garbage: exit %d, want 2:\n%s", rc, p.out);
-                ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "TLS"));
-                break;
-            case CUT: {
-                /* Every request after the probe is cut short: a failure
-                 * with its reason, never an OK. */
-                if (rc != 1) HM_FAIL_("cut: exit %d, want 1:\n%s", rc, p.out);
-                long long closed = json_int_at(doc, "errors.closed");
-                long long tls = json_int_at(doc, "errors.tls");
-                ASSERT_EQ(ok, 0);
-                ASSERT_EQ(closed + tls, sent);
-                const char *reason =
-                    str_at(doc, "error_reasons", closed ? "closed" : "tls", "reason");
-                printf("  reason \"%s\"\n", reason);
-                ASSERT(reason[0] && strstr(p.out, reason));
-                break;
-            }
-            case DRIP:
-                if (rc != 0) HM_FAIL_("drip: exit %d, want 0:\n%s", rc, p.out);
-                ASSERT_EQ(ok, 4);
-                break;
-            case DRIP_SLOW: {
-                if (rc != 1) HM_FAIL_("drip_slow: exit %d, want 1:\n%s", rc, p.out);
-                ASSERT(json_int_at(doc, "errors.timeout") >= 1);
-                const char *reason = str_at(doc, "error_reasons", "timeout", "reason");
-                printf("  reason \"%s\"\n", reason);
-                if (!reason[0] || !strstr(p.out, reason)) HM_FAIL_("drip_slow:\n%s", p.out);
-                break;
-            }
-            case EXPIRED:
-                if (rc != 2) HM_FAIL_("expired: exit %d, want 2:\n%s", rc, p.out);
-                ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "certificate has expired"));
-                break;
-            case WRONG_HOST:
-                if (rc != 2) HM_FAIL_("wrong_host: exit %d, want 2:\n%s", rc, p.out);
-                ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "mismatch"));
-                break;
-            case PEER__COUNT:
-                break;
-            }
-            json_decref(doc);
-        }
+    tls_peer srv = {.cert = how == EXPIRED      ? expired
+                            : how == WRONG_HOST ? wrong
+                                                : cert,
+                    .key = how == EXPIRED || how == WRONG_HOST ? xkey : key,
+                    .fork_each = true,
+                    .raw = no_handshake,
+                    .answer = answer,
+                    .arg = &how};
+    int port;
+    pid_t server = tls_peer_start(&srv, &port);
+    /* drip_slow: 39 bytes 100 ms apart take ~4 s, past --timeout 1s. */
+    proc p;
+    int rc =
+        tls_peer_hammer(&p, hammer, engine, port, 4, how == DRIP_SLOW ? "1s" : "2s", ca, json_path);
+    tls_peer_stop(server);
+    json_t *doc = load_json(json_path);
+    const char *fatal = str_at(doc, "fatal", NULL, NULL);
+    long long sent = json_int_at(doc, "actions.sent"), ok = json_int_at(doc, "actions.ok");
+    long long failed = json_int_at(doc, "actions.failed");
+    printf("%s %s: exit %d, sent %lld ok %lld failed %lld, fatal \"%s\"\n", engine, peer_name[how],
+           rc, sent, ok, failed, fatal);
+    ASSERT_EQ(json_int_at(doc, "connections.retries"), 0);
+    ASSERT_EQ(sent, ok + failed);
+    switch (how) {
+    case STALL:
+        /* The probe's handshake waits out --timeout and says so. */
+        if (rc != 2) HM_FAIL_("stall: exit %d, want 2:\n%s", rc, p.out);
+        ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "TLS handshake"));
+        ASSERT(strstr(fatal, "within 2 s")); /* the run's --timeout */
+        break;
+    case GARBAGE:
+        if (rc != 2) HM_FAIL_("garbage: exit %d, want 2:\n%s", rc, p.out);
+        ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "TLS"));
+        break;
+    case CUT: {
+        /* Every request after the probe is cut short: a failure with its
+         * reason, never an OK. */
+        if (rc != 1) HM_FAIL_("cut: exit %d, want 1:\n%s", rc, p.out);
+        long long closed = json_int_at(doc, "errors.closed");
+        long long tls = json_int_at(doc, "errors.tls");
+        ASSERT_EQ(ok, 0);
+        ASSERT_EQ(closed + tls, sent);
+        const char *reason = str_at(doc, "error_reasons", closed ? "closed" : "tls", "reason");
+        printf("  reason \"%s\"\n", reason);
+        ASSERT(reason[0] && strstr(p.out, reason));
+        break;
     }
+    case DRIP:
+        if (rc != 0) HM_FAIL_("drip: exit %d, want 0:\n%s", rc, p.out);
+        ASSERT_EQ(ok, 4);
+        break;
+    case DRIP_SLOW: {
+        if (rc != 1) HM_FAIL_("drip_slow: exit %d, want 1:\n%s", rc, p.out);
+        ASSERT(json_int_at(doc, "errors.timeout") >= 1);
+        const char *reason = str_at(doc, "error_reasons", "timeout", "reason");
+        printf("  reason \"%s\"\n", reason);
+        if (!reason[0] || !strstr(p.out, reason)) HM_FAIL_("drip_slow:\n%s", p.out);
+        break;
+    }
+    case EXPIRED:
+        if (rc != 2) HM_FAIL_("expired: exit %d, want 2:\n%s", rc, p.out);
+        ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "certificate has expired"));
+        break;
+    case WRONG_HOST:
+        if (rc != 2) HM_FAIL_("wrong_host: exit %d, want 2:\n%s", rc, p.out);
+        ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "mismatch"));
+        break;
+    case PEER__COUNT:
+        break;
+    }
+    json_decref(doc);
+    test_certs_remove(&certs);
     return 0;
 }

@@ -79,6 +79,7 @@ struct hammer_vu {
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
     bool failed;
     char fail_why[200];
+    char load_why[150]; /* why its last page load failed, for a tab the run ends reloading */
     char where_sse[40]; /* "SSE GET /_sse, VU N" */
     /* Context loss (a server restart, another worker): the page's context
      * is gone (400 Invalid context, or the stream's reload script or empty
@@ -326,6 +327,7 @@ static int load_page(vu *v, const char *path, bool fail_vu)
     hm_thread_stats_note_conn(st, &v->conn);
     if (rc < 0 && rc != -HM_ENOTFOUND) {
         tot->page_failed++;
+        snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
         if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
         return rc;
     }
@@ -686,6 +688,7 @@ static int reload_page(vu *v, const char *cause)
     char why[256];
     int rc = hm_via_reload_page(&v->conn, &v->jar, v->path, o->action, o, st, &run->live,
                                 vu_goes_on, v, &v->page, why, sizeof(why));
+    if (rc != 0 && why[0]) snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
     if (rc == 0) {
         hm_free(v->html);
         v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
@@ -723,7 +726,11 @@ static int load_first_page(vu *v)
     }
     int reloaded = reload_page(v, "its page did not load");
     if (reloaded == 0) return v->conn.resp.status;
-    if (reloaded == -ECANCELED) hammer_vu_fail(v, "its page did not load before the run ended");
+    if (reloaded == -ECANCELED) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "its page did not load before the run ended: %s", v->load_why);
+        hammer_vu_fail(v, msg);
+    }
     return rc;
 }
 

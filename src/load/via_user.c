@@ -304,6 +304,7 @@ int hm_via_reload_page(hm_http_conn *c, hm_cookie_jar *jar, const char *path, co
 {
     hm_backoff backoff = HM_BACKOFF_RELOAD;
     int64_t first_fail = 0;
+    if (whylen) why[0] = '\0';
     for (;;) {
         if (atomic_load(&hm_stop_requested) || atomic_load(&live->dead) || !go_on(arg))
             return -ECANCELED;

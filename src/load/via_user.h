@@ -129,8 +129,9 @@ struct hm_via_user {
  * counts in st->reload_failed and reaches the liveness watch. Returns 0
  * (loaded: its page load recorded in st), -ECANCELED when the run ended
  * first (Ctrl-C, the target dead, or go_on(arg) false before a try), or
- * -ETIMEDOUT when the server answered but served no page for --timeout
- * (why: its last answer). The one reload loop of both load models. */
+ * -ETIMEDOUT when the server answered but served no page for --timeout.
+ * why: the last failed try's reason (also on -ECANCELED), empty when no
+ * try failed. The one reload loop of both load models. */
 int hm_via_reload_page(hm_http_conn *c, hm_cookie_jar *jar, const char *path, const char *action,
                        const hm_options *o, hm_thread_stats *st, hm_liveness *live,
                        bool (*go_on)(void *arg), void *arg, hm_via_page *page, char *why,

@@ -10,7 +10,8 @@ usage: run_case.py --hammer HAMMER --bench-app BENCH_APP [options] CASE...
 Every assertion of a case is evaluated and printed (PASS/FAIL), not just the
 first that fails, and one "RESULT {json}" line per case summarises the run
 (exit code, duration, peak RSS, failed checks). Exit 0 when every check of
-every case held, 1 otherwise.
+every case held, 1 otherwise, 77 when every case was skipped (a case that
+names --engine io_uring where io_uring is not available, with why).
 
 Bounds are derived from the run's own options, never from the machine's
 speed: a run must end within -d + k x --timeout + SLACK seconds (k counts the
@@ -411,6 +412,47 @@ def srv(mode, **kw):
     d = {"mode": mode}
     d.update(kw)
     return d
+
+
+ENGINES = ("io_uring", "epoll")
+
+
+def each_engine(name, doc, hammer, **kw):
+    """The case once per engine, NAME_io_uring and NAME_epoll: the engines
+    read, wait and time out by different code, so a behaviour must hold on
+    both (an io_uring case skips where io_uring is not available)."""
+    for eng in ENGINES:
+        case("%s_%s" % (name, eng), "%s (%s)" % (doc, eng), ["--engine", eng] + list(hammer),
+             **kw)
+
+
+# The load models a behaviour may belong to: the hammer model, the browser
+# model (both php-via) and get, with how many --timeout waits each may take.
+MODELS = {"hm": ("hammer mode", HM, 3), "br": ("browser mode", BR, 4), "get": ("get", GET, 3)}
+
+
+def model_args(model, *opts):
+    """hammer's arguments for MODEL with opts (-c, -n, -d, --timeout ...)."""
+    head = ["-t", "1"] + (["--mode", "browser"] if model == "br" else [])
+    return head + list(opts) + ["scenario", "get" if model == "get" else "counter"]
+
+
+def each_model(stem, doc, mode, models, checks, args=None, srv_kw=None, **kw):
+    """STEM_<model>_<engine> for each of models ("hm", "br", "get") on each
+    engine, against server.py --mode MODE. get's requests are /flood, so
+    there the mode misbehaves on /flood. args: model -> hammer arguments
+    (default MODELS'); checks: a list, or model -> list."""
+    for m in models:
+        what, hammer, phases = MODELS[m]
+        opts = dict(srv_kw or {})
+        more = dict(phases=phases)
+        if m == "get":
+            opts["where"] = "flood"
+            more.update(path="/flood", php_via=False)
+        more.update(kw)
+        each_engine("%s_%s" % (stem, m), "%s (%s)" % (doc, what), args[m] if args else hammer,
+                    server=srv(mode, **opts), checks=checks(m) if callable(checks) else checks,
+                    **more)
 
 
 def request_error_case(stem, mode, kinds, pattern=None, browser=False, **srv_kw):
@@ -837,27 +879,32 @@ case("fault_restarted_br", "bench_app killed at 1 s and restarted 0.5 s later (b
 # RFC 9110 §15: 000 and 999 are no status at all: a protocol error with its
 # reason and the status line, never an unexplained "other".
 for _code in ("000", "999"):
-    case("status_%s_hm" % _code, "every action answers HTTP/1.1 %s" % _code, HM,
-         srv("status-" + _code),
-         checks=[exit_in(1), errors_at_least(1, "protocol"),
-                 reason_for("protocol", r"status outside 100-599"),
-                 json_equals("errors.other", 0), status_absent(int(_code)),
-                 output_matches(r"HTTP/1\.1 %s Odd" % _code)])
+    each_model("status_%s" % _code, "every request answers HTTP/1.1 %s" % _code,
+               "status-" + _code, ("hm", "br", "get"),
+               checks=[exit_in(1), errors_at_least(1, "protocol"),
+                       reason_for("protocol", r"status outside 100-599"),
+                       json_equals("errors.other", 0), status_absent(int(_code)),
+                       output_matches(r"HTTP/1\.1 %s Odd" % _code)])
 
 # A gzip page for a request that offered no Accept-Encoding: RFC 9110
 # §12.5.3 lets the server code it, so hammer decodes it and runs.
-case("gzip_unoffered_hm", "the page comes gzip though no Accept-Encoding was sent", HM,
-     srv("gzip-unoffered"),
-     checks=[exit_in(0), errors_none, json_at_least("bytes.compressed", 1),
-             output_matches(r"^Compression +")])
+each_model("gzip_unoffered", "the page comes gzip though no Accept-Encoding was sent",
+           "gzip-unoffered", ("hm", "br"),
+           checks=[exit_in(0), errors_none, json_at_least("bytes.compressed", 1),
+                   output_matches(r"^Compression +")])
 
 # After a 101 the connection speaks another protocol: hammer retires it and
-# sends the next action on a new one, so every action gets its 101 at once
-# (none waits out --timeout on the handed-over connection).
-for _stem, _args, _phases in (("hm", HM, 3), ("br", BR, 4)):
-    case("switching_101_" + _stem, "every action answers 101 Switching Protocols", _args,
-         srv("switching-101"), phases=_phases,
-         checks=[exit_in(1), status_is_all(101), json_equals("errors.timeout", 0)])
+# sends the next request on a new one, so every request gets its 101 at
+# once (none waits out --timeout on the handed-over connection). A request
+# sent there never gets an answer, whatever --timeout is: 5 s, so that a
+# loaded machine slow to run the server's thread per connection (get
+# opens ~200) is not taken for one.
+SWITCH_ARGS = {"hm": model_args("hm", "-c", "4", "-n", "200", "-d", "2s", "--timeout", "5s"),
+               "br": model_args("br", "-c", "4", "-n", "40", "-d", "2s", "--timeout", "5s"),
+               "get": model_args("get", "-c", "4", "-n", "200", "-d", "2s", "--timeout", "5s")}
+each_model("switching_101", "every request answers 101 Switching Protocols", "switching-101",
+           ("hm", "br", "get"), args=SWITCH_ARGS,
+           checks=[exit_in(1), status_is_all(101), json_equals("errors.timeout", 0)])
 
 # A refused connect is a connect attempt, not an action: while bench_app is
 # down no action is counted (errors.connect stays 0), the attempts are
@@ -927,31 +974,51 @@ def every_vu_worked(r):
         "disruption.reloads %s, check.detail %r" % (reloads, detail)
 every_vu_worked.label = "every VU worked"
 # -d, not -n: the other tabs must not spend the run before the back-off ends.
-case("page_fails_once_br", "the first two page loads answer 500: those tabs are reloaded",
-     ["-t", "1", "--mode", "browser", "-c", "4", "-d", "2s", "--timeout", "1s", "scenario",
-      "counter"], srv("all-500", where="page", times=2), phases=5,
-     checks=[exit_in(1), every_vu_worked,
-             output_matches(r"^Check +.*FAIL.* VUs passed, [12] page loads failed, "),
-             output_matches(r"^Net increment +\d+ .*matches HTTP OK: YES")])
+# The hammer model has no tabs: its one page load is set-up (all_500_page).
+each_model("page_fails_once", "the first two page loads answer 500: those tabs are reloaded",
+           "all-500", ("br",), srv_kw=dict(where="page", times=2), phases=5,
+           args={"br": model_args("br", "-c", "4", "-d", "2s", "--timeout", "1s")},
+           checks=[exit_in(1), every_vu_worked,
+                   output_matches(r"^Check +.*FAIL.* VUs passed, [12] page loads failed, "),
+                   output_matches(r"^Net increment +\d+ .*matches HTTP OK: YES")])
+
+# A page slower than --timeout on every load, in a run that ends while the
+# tab is still reloading it: the tab's failure names why its loads failed,
+# not only that the run ended first.
+each_model("page_slow_reloading", "every page load dribbles past --timeout", "slow-bytes",
+           ("br",), srv_kw=dict(where="page"), phases=5,
+           args={"br": model_args("br", "-c", "4", "-d", "2s", "--timeout", "1s")},
+           checks=[exit_in(1), json_equals("actions.sent", 0),
+                   output_matches(r"^Check +.*FAIL.* 0/4 VUs passed, [1-9]\d* page loads failed"),
+                   detail_or_fatal_matches(r"its page did not load before the run ended: .*"
+                                           r"no complete response within 1 s")])
 
 
 # ---- hostile peers: codings and SSE framing (docs/reliability.md) -----------
 
 # A page in a coding hammer does not decode (stacked, unknown) is refused
 # naming the coding, never taken raw for the page; a gzip bomb stops at the
-# 8 MiB body bound with its reason.
+# 8 MiB body bound with its reason. The hammer model's one page load is
+# set-up (exit 2, fatal); a browser tab's is its own work, not reloaded as
+# no reload can help (exit 1, the check's first failure).
+def coding_refused(want):
+    return lambda m: [exit_in(2 if m == "hm" else 1),
+                      (fatal_matches if m == "hm" else detail_or_fatal_matches)(want),
+                      json_equals("actions.sent", 0)]
+
+
 for _stem, _mode, _want in (("stacked", "coding-stacked", r'"gzip, br": a coding hammer does '
                              r'not decode'),
                             ("zstd", "coding-zstd", r'"zstd": a coding hammer does not decode'),
                             ("x_foo", "coding-x-foo", r'"x-foo": a coding hammer does not decode'),
                             ("gzip_bomb", "gzip-bomb", r"decoded body over the size limit")):
-    for _eng in ("io_uring", "epoll"):
-        case("coding_%s_%s" % (_stem, _eng), "the page comes %s (%s)" % (_mode, _eng),
-             ["--engine", _eng] + HM, srv(_mode),
-             checks=[exit_in(2), fatal_matches(_want), json_equals("actions.sent", 0)])
+    each_model("coding_" + _stem, "the page comes " + _mode, _mode, ("hm", "br"),
+               checks=coding_refused(_want))
 
 # An SSE stream whose one gzip chunk decodes past the per-read bound.
-sse_case("sse_gzip_bomb", "sse-gzip-bomb", "protocol", r"expands past the limit of one read")
+each_model("sse_gzip_bomb", "/_sse: sse-gzip-bomb", "sse-gzip-bomb", ("hm", "br"),
+           checks=[exit_in(1), sse_failures_at_least(1, "protocol"),
+                   sse_reason(r"expands past the limit of one read")])
 
 
 def patches_all_seen(r):
@@ -965,34 +1032,31 @@ patches_all_seen.label = "patches counted"
 # an id: with a NUL (ignored): every action's patch is seen, nothing else.
 SSE_OK = [exit_in(0), errors_none, patches_all_seen, json_equals("patches.extra", 0),
           json_equals("sse.first_failure", None)]
+SSE_N = {m: model_args(m, "-c", "4", "-n", "60", "--timeout", "5s") for m in ("hm", "br")}
 for _stem, _mode in (("line_ends_mixed", "sse-line-ends-mixed"), ("bom_mid", "sse-bom-mid"),
                      ("retry_huge", "sse-retry-huge"), ("id_nul", "sse-id-nul")):
-    for _eng in ("io_uring", "epoll"):
-        case("sse_%s_%s" % (_stem, _eng), "/_sse: %s (%s)" % (_mode, _eng),
-             ["--engine", _eng, "-t", "1", "-c", "4", "-n", "60", "--timeout", "5s",
-              "scenario", "counter"], srv(_mode), checks=SSE_OK)
+    each_model("sse_" + _stem, "/_sse: " + _mode, _mode, ("hm", "br"), args=SSE_N,
+               checks=SSE_OK)
 
 # After the page's state, a stream stuck in a line that never ends (or in
 # heartbeats only): the run must not say "failures: none" over no patch.
-for _eng in ("io_uring", "epoll"):
-    # -d, not -n: the line's quiet time is the run's, well past --timeout.
-    case("sse_endless_line_%s" % _eng, "/_sse: one line that never ends, dripped (%s)" % _eng,
-         ["--engine", _eng, "-t", "1", "-c", "4", "-d", "3s", "--timeout", "1s", "scenario",
-          "counter"], srv("sse-endless-line"),
-         checks=[exit_in(1), sse_failures_at_least(1, "timeout"),
-                 sse_reason(r"inside an unfinished line or event of \d+ bytes, "
-                            r"\d+\.\d s after its last complete event"),
-                 json_at_least("sse.ended_mid_event", 1),
-                 json_at_least("sse.ended_mid_event_bytes", 16),
-                 output_matches(r"^SSE streams .*failures: timeout ×\d+; \d+ ended by the run "
-                                r"inside an unfinished line or event \(up to \d+ bytes\)")])
-    case("sse_comments_forever_%s" % _eng, "/_sse: only heartbeats after the state (%s)" % _eng,
-         ["--engine", _eng, "-t", "1", "-c", "4", "-d", "3s", "--timeout", "1s", "scenario",
-          "counter"], srv("sse-comments-forever"),
-         checks=[exit_in(1), json_equals("patches.observed", 0),
-                 output_matches(r"^Check +.*FAIL"), json_at_least("sse.ended_comments_only", 1),
-                 output_matches(r"^SSE streams .*; 1 sent only comments for longer than "
-                                r"--timeout before the run ended")])
+# -d, not -n: the line's quiet time is the run's, well past --timeout.
+SSE_D = {m: model_args(m, "-c", "4", "-d", "3s", "--timeout", "1s") for m in ("hm", "br")}
+each_model("sse_endless_line", "/_sse: one line that never ends, dripped", "sse-endless-line",
+           ("hm", "br"), args=SSE_D,
+           checks=[exit_in(1), sse_failures_at_least(1, "timeout"),
+                   sse_reason(r"inside an unfinished line or event of \d+ bytes, "
+                              r"\d+\.\d s after its last complete event"),
+                   json_at_least("sse.ended_mid_event", 1),
+                   json_at_least("sse.ended_mid_event_bytes", 16),
+                   output_matches(r"^SSE streams .*failures: timeout ×\d+; \d+ ended by the run "
+                                  r"inside an unfinished line or event \(up to \d+ bytes\)")])
+each_model("sse_comments_forever", "/_sse: only heartbeats after the state",
+           "sse-comments-forever", ("hm", "br"), args=SSE_D,
+           checks=[exit_in(1), json_equals("patches.observed", 0),
+                   output_matches(r"^Check +.*FAIL"), json_at_least("sse.ended_comments_only", 1),
+                   output_matches(r"^SSE streams .*; [1-9]\d* sent only comments for longer than "
+                                  r"--timeout before the run ended")])
 
 
 # ---- running one case ---------------------------------------------------------
@@ -1055,9 +1119,25 @@ def app_health(port):
         return {}
 
 
+def engine_missing(hammer, hargs):
+    """Why the engine hargs name cannot run here (hammer refuses an
+    --engine io_uring the kernel lacks), or None."""
+    eng = opt_value(hargs, "--engine")
+    if not eng:
+        return None
+    p = subprocess.run([hammer, "--engine", eng, "--version"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return None if p.returncode == 0 else p.stdout.strip() or "exit %d" % p.returncode
+
+
 def run_case(name, opts):
+    """True when every check held, False when one failed, None: skipped."""
     c = CASES[name]
     hargs = c["hammer"]
+    missing = engine_missing(opts.hammer, hargs)
+    if missing:
+        print("SKIP %s: the engine is not available here: %s" % (name, missing), flush=True)
+        return None
     d = parse_duration(opt_value(hargs, "-d", "--duration") or "0")
     timeout = parse_duration(opt_value(hargs, "--timeout") or "5s")
     slack = SLACK_S * (2 if opts.sanitized else 1)
@@ -1183,10 +1263,10 @@ def main():
     unknown = [n for n in opts.cases if n not in CASES]
     if unknown:
         ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
-    ok = True
-    for name in opts.cases:
-        ok = run_case(name, opts) and ok
-    return 0 if ok else 1
+    results = [run_case(name, opts) for name in opts.cases]
+    if False in results:
+        return 1
+    return 77 if all(r is None for r in results) else 0
 
 
 if __name__ == "__main__":

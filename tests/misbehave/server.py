@@ -27,6 +27,7 @@ Python 3 standard library only; listens on 127.0.0.1 only.
 """
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -146,6 +147,12 @@ class Server:
         self.held = []  # never-read sockets, kept open
         self.stopping = threading.Event()
         self.started = time.monotonic()
+        # A bomb is compressed once, before the port is printed: made per
+        # request it takes a loaded machine past hammer's --timeout, and
+        # the case would test the server's speed, not the bound.
+        # (16 MiB of zeros for a page, of blank lines for a stream.)
+        fill = {"gzip-bomb": b"\0", "sse-gzip-bomb": b"\n"}.get(self.mode)
+        self.bomb = gzip.compress(fill * (16 << 20)) if fill else None
 
     # ---- helpers -------------------------------------------------------
 
@@ -415,8 +422,10 @@ class Server:
         ctx_id = signals.get("via_ctx") if isinstance(signals, dict) else None
         return self.lookup(ctx_id, headers)
 
-    def stream_patches(self, sock, ctx, seen):
-        """Sends one patch per change of the context's count until the client goes."""
+    def stream_patches(self, sock, ctx, seen, frame=None):
+        """Sends one patch per change of the context's count until the client
+        goes; frame(event, n), when given, rewrites the n-th (from 0)."""
+        n = 0
         while not self.stopping.is_set():
             with ctx.cond:
                 if ctx.version == seen:
@@ -429,7 +438,9 @@ class Server:
                 if self.client_gone(sock):
                     return False
                 continue
-            self.send(sock, self.chunk(self.signals_event(ctx, value)))
+            ev = self.signals_event(ctx, value)
+            self.send(sock, self.chunk(frame(ev, n) if frame else ev))
+            n += 1
         return False
 
     def sse(self, sock, query, headers):
@@ -534,7 +545,6 @@ class Server:
             return True
         if m == "gzip-unoffered":
             # A gzip page sent to a client that offered no Accept-Encoding.
-            import gzip
             ctx = self.new_context(path, headers)
             raw = self.page_bytes(ctx)
             head, _, page = raw.partition(b"\r\n\r\n")
@@ -545,14 +555,12 @@ class Server:
         if m in ("coding-stacked", "coding-zstd", "coding-x-foo", "gzip-bomb"):
             # A page in a coding hammer must refuse, or a bomb: 16 MiB of
             # zeros in a few KiB of gzip (past the 8 MiB body bound).
-            import gzip
             ctx = self.new_context(path, headers)
             raw = self.page_bytes(ctx)
             head, _, page = raw.partition(b"\r\n\r\n")
             coding = {"coding-stacked": b"gzip, br", "coding-zstd": b"zstd",
                       "coding-x-foo": b"x-foo", "gzip-bomb": b"gzip"}[m]
-            packed = (gzip.compress(b"\0" * (16 << 20)) if m == "gzip-bomb"
-                      else gzip.compress(page))
+            packed = self.bomb if m == "gzip-bomb" else gzip.compress(page)
             head = re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % len(packed), head)
             self.send(sock, head + b"\r\nContent-Encoding: " + coding + b"\r\n\r\n" + packed)
             return True
@@ -610,10 +618,9 @@ class Server:
         if m == "sse-gzip-bomb":
             # A gzip stream whose one chunk decodes to 16 MiB of blank lines:
             # past the bound on what one read may expand to.
-            import gzip
             self.send(sock, self.SSE_HEAD.replace("Cache-Control",
                                                   "Content-Encoding: gzip\r\nCache-Control"))
-            self.send(sock, self.chunk(gzip.compress(b"\n" * (16 << 20))))
+            self.send(sock, self.chunk(self.bomb))
             self.wait_closed(sock)
             return False
         self.send(sock, self.SSE_HEAD)
@@ -669,15 +676,6 @@ class Server:
             return False
         raise AssertionError("mode %s has no SSE misbehaviour" % m)
 
-    @staticmethod
-    def framed(ev, style):
-        """One event written in a framing an EventSource must accept alike."""
-        if style == "cr":
-            return ev.replace("\n", "\r")
-        if style == "crlf":
-            return ev.replace("\n", "\r\n")
-        return ev
-
     def sse_framing(self, sock, ctx, seen, value):
         """The page's state and then one patch per change, each event framed
         as the mode says: line ends CR, CRLF and LF in turn (WHATWG: all
@@ -687,34 +685,20 @@ class Server:
         no patch: a client that strips it sees a count of -1000); a retry: of 10^30 ms and
         an id: with a NUL (ignored) before each patch."""
         m = self.mode
+
+        def frame(ev, n):
+            if m == "sse-line-ends-mixed":
+                return ev.replace("\n", ("\r", "\r\n", "\n")[n % 3])
+            if m == "sse-bom-mid":
+                return ("\ufeffevent: datastar-patch-signals\ndata: signals %s\n\n"
+                        % json.dumps({ctx.signal: -1000}, separators=(",", ":"))) + ev
+            if m == "sse-retry-huge":
+                return "retry: 1" + "0" * 30 + "\n" + ev
+            return "id: a\0b\n" + ev  # sse-id-nul
+
         self.send(sock, self.chunk(self.elements_event()) +
                   self.chunk(self.signals_event(ctx, value)))
-        n = 0
-        while not self.stopping.is_set():
-            with ctx.cond:
-                if ctx.version == seen:
-                    ctx.cond.wait(0.2)
-                if ctx.version == seen:
-                    value = None
-                else:
-                    seen, value = ctx.version, ctx.count
-            if value is None:
-                if self.client_gone(sock):
-                    return False
-                continue
-            ev = self.signals_event(ctx, value)
-            if m == "sse-line-ends-mixed":
-                ev = self.framed(ev, ("cr", "crlf", "lf")[n % 3])
-            elif m == "sse-bom-mid":
-                ev = ("\ufeffevent: datastar-patch-signals\ndata: signals %s\n\n"
-                      % json.dumps({ctx.signal: -1000}, separators=(",", ":"))) + ev
-            elif m == "sse-retry-huge":
-                ev = "retry: 1" + "0" * 30 + "\n" + ev
-            elif m == "sse-id-nul":
-                ev = "id: a\0b\n" + ev
-            n += 1
-            self.send(sock, self.chunk(ev))
-        return False
+        return self.stream_patches(sock, ctx, seen, frame)
 
     # ---- accept loop -------------------------------------------------------
 
