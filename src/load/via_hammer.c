@@ -236,6 +236,8 @@ static void watch_fresh(observer *ob)
     hm_watch_init(&ob->watch, ob->run->o->workload, ob->run->o->signal);
     ob->watch.on_patch = on_patch;
     ob->watch.user = ob;
+    /* After the baseline (start_senders' signals), only values are read. */
+    ob->watch.value_only = true;
 }
 
 /* The main observer moves to the newest context: its view of the old one
