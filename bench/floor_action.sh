@@ -3,11 +3,14 @@
 # bench_floor sends bench_app the very action hammer sends (POST
 # /_action/increment with the session's cookie and via_ctx), as the least
 # client work one keep-alive action can cost, and hammer runs the counter
-# scenario (with its SSE observer). bench_app's CPU per action is measured
+# scenario (with its SSE observer). floor-sse is the floor with its
+# observer: one more connection holds the page's SSE stream and finds the
+# patched value in each read (bench/floor.c), the least an observer can
+# cost; hammer is compared with it. bench_app's CPU per action is measured
 # over each run too, so the table says how low hammer / bench_app can go
 # at all: no client goes below the floor. hammer (one thread) and the floor
-# on CPU 0, bench_app on CPU 1; ROUNDS rounds, the order rotating. A third
-# variant, hammer-no-sse (--observers 0), splits the SSE observer's share.
+# on CPU 0, bench_app on CPU 1; ROUNDS rounds, the order rotating. A fourth
+# variant, hammer-no-sse (--observers 0), is compared with the plain floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -22,21 +25,20 @@ dir=$(mktemp -d)
 port=$(bench_port)
 start_app_cpu1 "$APP" "$port" "$dir"
 
-# A session and the action request hammer would send (its body carries the
-# page's via_ctx as the page wrote it).
-ctx=$(curl -s -c "$dir/jar" "http://127.0.0.1:$port/bench/counter" | grep -o '"via_ctx":"[^"]*"' | head -1)
-sid=$(awk '$6 == "via_session_id" {print $7}' "$dir/jar")
-body="{$ctx}"
-printf 'POST /_action/increment HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nCookie: via_session_id=%s\r\nContent-Type: application/json\r\nDatastar-Request: true\r\nOrigin: http://127.0.0.1:%s\r\nContent-Length: %d\r\n\r\n%s' \
-    "$port" "$sid" "$port" "${#body}" "$body" >"$dir/action.req"
-
 run() { # tool round -> appends "tool round client_us bench_app_us"
     local a0 a1 n
     a0=$(ticks)
-    if [ "$1" = floor ]; then
+    if [ "$1" = floor ] || [ "$1" = floor-sse ]; then
+        # A session and the requests hammer would send for it (a page of
+        # its own: a context shows its signals on its first stream only).
+        via_requests "$port" "$dir"
+        local sse_args=()
+        [ "$1" = floor-sse ] && sse_args=("@$dir/sse.req" "$FLOOR_SIGNAL")
+        a0=$(ticks)
         taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
-            "$FLOOR" "127.0.0.1:$port" "$CONNS" "$DURATION" "@$dir/action.req" >"$dir/out"
-        n=$(awk '/^requests / {print $2}' "$dir/out")
+            "$FLOOR" "127.0.0.1:$port" "$CONNS" "$DURATION" "@$dir/action.req" "${sse_args[@]}" >"$dir/out"
+        n=$(awk '/^requests / {print $2 + 1}' "$dir/out") # and the first action
+        awk '/^increment / && $2 != $4 { print "floor-sse read " $2 " of " $4 " patches" > "/dev/stderr" }' "$dir/out"
     else
         # hammer-no-sse: the same senders without the SSE observer, so the
         # difference to hammer is what reading the patches costs.
@@ -53,9 +55,9 @@ run() { # tool round -> appends "tool round client_us bench_app_us"
         'BEGIN { printf "%s %d %.3f %.3f\n", t, r, (u + s) * 1e6 / n, at / hz * 1e6 / n }' >>"$dir/res"
     tail -1 "$dir/res"
 }
-tools=(floor hammer hammer-no-sse)
+tools=(floor floor-sse hammer hammer-no-sse)
 for ((r = 0; r < ROUNDS; r++)); do
-    for ((k = 0; k < 3; k++)); do run "${tools[$(((r + k) % 3))]}" "$r"; done
+    for ((k = 0; k < 4; k++)); do run "${tools[$(((r + k) % 4))]}" "$r"; done
 done
 echo "median (range) over $ROUNDS rounds, -c $CONNS; ratios per round"
 for t in "${tools[@]}"; do
@@ -63,7 +65,10 @@ for t in "${tools[@]}"; do
         "bench_app CPU us/action $(awk -v t=$t '$1 == t {print $4}' "$dir/res" | stat)," \
         "client / bench_app $(awk -v t=$t '$1 == t && $4 > 0 {printf "%.3f\n", $3 / $4}' "$dir/res" | stat)"
 done
-for t in hammer hammer-no-sse; do
-    echo "  $t / floor: $(awk -v t=$t '$1 == "floor" { f[$2] = $3 } $1 == t { h[$2] = $3 }
-        END { for (r in h) if (f[r] > 0) printf "%.3f\n", h[r] / f[r] }' "$dir/res" | stat)"
-done
+ratio() { # tool floor-variant
+    echo "  $1 / $2: $(awk -v t="$1" -v f="$2" '$1 == f { b[$2] = $3 } $1 == t { h[$2] = $3 }
+        END { for (r in h) if (b[r] > 0) printf "%.3f\n", h[r] / b[r] }' "$dir/res" | stat)"
+}
+ratio hammer floor-sse
+ratio hammer floor
+ratio hammer-no-sse floor

@@ -32,3 +32,23 @@ start_app_cpu1() {
     hz=$(getconf CLK_TCK)
 }
 ticks() { awk '{print $14 + $15}' "/proc/$app/stat"; }
+
+# via_requests PORT DIR: loads /bench/counter as a new session and writes
+# the raw requests hammer would send for it: DIR/action.req (POST
+# /_action/increment with the session's cookie and the page's via_ctx) and
+# DIR/sse.req (the page's SSE stream). A context shows its signals on its
+# first stream only, so each run that observes needs a page of its own.
+via_requests() {
+    local ctx sid body enc
+    ctx=$(curl -s -c "$2/jar" "http://127.0.0.1:$1/bench/counter" | grep -o '"via_ctx":"[^"]*"' | head -1)
+    sid=$(awk '$6 == "via_session_id" {print $7}' "$2/jar")
+    body="{$ctx}"
+    printf 'POST /_action/increment HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nCookie: via_session_id=%s\r\nContent-Type: application/json\r\nDatastar-Request: true\r\nOrigin: http://127.0.0.1:%s\r\nContent-Length: %d\r\n\r\n%s' \
+        "$1" "$sid" "$1" "${#body}" "$body" >"$2/action.req"
+    enc=$(printf '%s' "$body" | od -An -tx1 -v | tr -d ' \n' | sed 's/../%&/g') # every byte %-encoded
+    printf 'GET /_sse?datastar=%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAccept: text/event-stream\r\nDatastar-Request: true\r\nCookie: via_session_id=%s\r\n\r\n' \
+        "$enc" "$1" "$sid" >"$2/sse.req"
+}
+# The floor's observer looks for this in the stream: the counter's wire id
+# starts so (count__<route>__<hex>, docs/php-via-protocol.md).
+FLOOR_SIGNAL='"count__'

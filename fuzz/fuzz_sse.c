@@ -5,9 +5,12 @@
  * The payload is an SSE response body. On a coroutine-sized stack it is
  * parsed fed whole and in the pieces the split bytes choose; every event
  * (type, data, id, retry) and its Datastar decoding (kind, fields, the
- * signals found by name) must be the same both ways. Then a hm_watch eats
- * the stream as a virtual user's does, and the action body a browser VU
- * would send next is built from the signals it merged.
+ * signals found by name) must be the same both ways, and wherever the scan
+ * for one signal (hm_datastar_scan_int) decides an event it must say what
+ * the decoding says. Then a hm_watch eats the stream as a virtual user's
+ * does, and the action body a browser VU would send next is built from the
+ * signals it merged; a second watch eats it as the hammer model's
+ * observers do (value_only) and must count and check the same.
  *
  * Flags (byte 0):
  *   bit 0  small events (max_event 256) instead of the default 1 MiB
@@ -50,6 +53,21 @@ static void log_found(hm_fuzz_log *l, json_t *signals, const char *name)
     hm_fuzz_log_printf(l, " %s=%d/%lld", name, rc, (long long)v);
 }
 
+/* A decided scan answers as the decode (rc, out) and hm_signals_find_int. */
+static void check_scan(const hm_sse_event *ev, int rc, const hm_datastar_event *out)
+{
+    static const char *const names[] = {"count", "a", "x_count", "a.count"};
+    for (size_t i = 0; i < HM_ARRAY_LEN(names); i++) {
+        int64_t fast = 0, slow = 0;
+        hm_datastar_scan s = hm_datastar_scan_int(ev, names[i], &fast);
+        if (s == HM_DATASTAR_UNDECIDED) continue;
+        HM_FUZZ_CHECK(rc == 0 && out->kind == HM_DATASTAR_PATCH_SIGNALS);
+        bool found = hm_signals_find_int(out->signals, names[i], &slow) == 0;
+        HM_FUZZ_CHECK(found == (s == HM_DATASTAR_FOUND));
+        HM_FUZZ_CHECK(!found || fast == slow);
+    }
+}
+
 static int on_event(const hm_sse_event *sev, void *user)
 {
     run *r = user;
@@ -77,6 +95,7 @@ static int on_event(const hm_sse_event *sev, void *user)
 
     int rc = hm_datastar_decode(&ev, &r->ev);
     hm_fuzz_log_printf(&r->log, " decode=%d kind=%d", rc, r->ev.kind);
+    check_scan(&ev, rc, &r->ev);
     if (rc < 0) return 0;
     if (r->ev.kind == HM_DATASTAR_PATCH_SIGNALS) {
         HM_FUZZ_CHECK(json_is_object(r->ev.signals));
@@ -118,23 +137,40 @@ static void parse(run *r)
     hm_datastar_event_clear(&r->ev);
 }
 
-/* The stream as a virtual user's watch sees it, then the body of the next
- * action a browser VU sends (the merged signals echoed back). */
-static void watch(const hm_fuzz_input *in)
+static void feed_watch(const hm_fuzz_input *in, hm_watch *w, bool value_only)
 {
     static const hm_workload counter = {.check = HM_CHECK_NET_INCREMENT};
     static const hm_workload table = {.check = HM_CHECK_TABLE};
-    hm_watch w;
-    hm_watch_init(&w, (in->flags & F_TABLE) ? &table : &counter, "count");
+    hm_watch_init(w, (in->flags & F_TABLE) ? &table : &counter, "count");
+    w->value_only = value_only;
     size_t off = 0, piece = 0;
     while (off < in->len) {
         size_t len = hm_fuzz_piece(in, piece++, in->len - off);
-        if (hm_watch_feed(&w, (const char *)in->data + off, len) < 0) break;
+        if (hm_watch_feed(w, (const char *)in->data + off, len) < 0) break;
         off += len;
     }
+}
+
+/* The stream as a virtual user's watch sees it, then the body of the next
+ * action a browser VU sends (the merged signals echoed back); and as the
+ * hammer model's observer sees it, with the same counts and checks. */
+static void watch(const hm_fuzz_input *in)
+{
+    static const hm_workload counter = {.check = HM_CHECK_NET_INCREMENT};
+    hm_watch w, v;
+    feed_watch(in, &w, false);
     char *body = NULL;
     if (hm_workload_body(&counter, "ctx", NULL, w.signals, true, &body) == 0) hm_free(body);
+    feed_watch(in, &v, true);
+    HM_FUZZ_CHECK(v.have_baseline == w.have_baseline && v.baseline == w.baseline &&
+                  v.last == w.last && v.patches == w.patches && v.extra == w.extra &&
+                  v.opening == w.opening && v.events == w.events && v.bad == w.bad &&
+                  v.undecodable == w.undecodable && v.reload_asked == w.reload_asked);
+    HM_FUZZ_CHECK(strcmp(v.bad_example, w.bad_example) == 0 &&
+                  strcmp(v.undecodable_why, w.undecodable_why) == 0 &&
+                  strcmp(v.error, w.error) == 0);
     hm_watch_free(&w);
+    hm_watch_free(&v);
 }
 
 static void both(void *arg)

@@ -181,6 +181,14 @@ seed("sse", "nested_ok", b"event: datastar-patch-signals\ndata: signals " + b'{"
 NEST = b"event: datastar-patch-signals\ndata: signals {\"a\":1,\"b\":" + b'{"a":' + b"[]}}\n\n"
 seed("sse", "nested_expand", NEST, flags=0x80, expand=(NEST.index(b'{"a":['), 4, 2))
 
+# The scan for one signal (hm_datastar_scan_int) and the value_only watch:
+# flat patches it decides after a baseline, and the shapes it leaves to
+# jansson (an escape, an exponent, a duplicate, a nested object).
+seed("sse", "scan_flat", b"".join(b"event: datastar-patch-signals\ndata: signals " + p + b"\n\n" for p in (
+    b'{"count__r__3f":1}', b'{ "a" : "x" , "count__r__3f" : 2 , "t":true,"n":null}',
+    b'{"count__r__3f":2}', b'{"c\\u006funt":3}', b'{"count":4e0}', b'{"count":5,"count":6}',
+    b'{"a":{"count":9}}', b'{"count":-0}', b'{"count":007}', b'{}')), splits=SPLITS)
+
 # ---- cookie ---------------------------------------------------------------------
 # each line: selector byte (host bits 0-1, path bits 2-3, secure bit 4, days
 # bits 5-7), then the Set-Cookie value; flags 1: lines are name=value puts.

@@ -277,6 +277,7 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
                             .make = user_make,
                             .free_data = req_free,
                             .on_baseline = start_senders,
+                            .values_only = true,
                             .over = user_over,
                             .user = &run};
     if ((rc = hm_via_user_init(&run.user, &ucfg)) < 0) {

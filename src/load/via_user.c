@@ -280,6 +280,7 @@ static void watch_fresh(hm_via_observer *ob)
     ob->watch.on_patch = on_patch;
     ob->watch.user = ob;
     ob->watch.actions_sent = u->cfg.seq;
+    ob->watch.value_only = u->cfg.values_only;
 }
 
 /* The main observer moves to the newest context: its view of the old one

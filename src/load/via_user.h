@@ -71,6 +71,10 @@ typedef struct hm_via_user_cfg {
     hm_event *progress;   /* thread 0: notified on each patch and an observer's end */
     hm_latch *run_end;    /* opens when every sender is done */
     int observers;        /* SSE streams: 0 (none), 1 (the main one), more: extra tabs */
+    /* The model reads nothing of the streams but the watched signal's
+     * values once the baseline is in (hm_watch.value_only): the built-in
+     * hammer model; a flow reads the signals its steps name. */
+    bool values_only;
     /* The model's hooks (user: cfg.user). make: fills g->data from g->page
      * and g->cookie; false (with why) when the page cannot serve the model.
      * on_baseline (may be NULL): the main stream showed a context's first

@@ -115,6 +115,27 @@ static void check_spreadsheet(hm_watch *w, int64_t count)
 }
 
 static void apply_event(hm_watch *w);
+static void apply_value(hm_watch *w, int64_t v);
+
+/* value_only: the event's value without decoding it, when the scan can
+ * tell; false when the event must be decoded. */
+static bool scanned(hm_watch *w, const hm_sse_event *ev)
+{
+    if (!w->value_only || !w->have_baseline || w->on_event || !w->signal || !w->signal[0] ||
+        w->w->check == HM_CHECK_SPREADSHEET || w->w->check == HM_CHECK_TABLE)
+        return false;
+    int64_t v;
+    switch (hm_datastar_scan_int(ev, w->signal, &v)) {
+    case HM_DATASTAR_FOUND:
+        apply_value(w, v);
+        return true;
+    case HM_DATASTAR_ABSENT:
+        return true;
+    case HM_DATASTAR_UNDECIDED:
+        break;
+    }
+    return false;
+}
 
 static int on_event(const hm_sse_event *ev, void *user)
 {
@@ -126,6 +147,7 @@ static int on_event(const hm_sse_event *ev, void *user)
     if (ev->data_len >= sizeof(reload) - 1 &&
         memmem(ev->data, ev->data_len, reload, sizeof(reload) - 1))
         w->reload_asked = true;
+    if (scanned(w, ev)) return 0;
     int rc = hm_datastar_decode(ev, &w->ev);
     if (rc < 0) {
         /* The server sent what no client can use: an SSE protocol failure
@@ -143,6 +165,29 @@ static int on_event(const hm_sse_event *ev, void *user)
     return 0;
 }
 
+/* The watched signal's value v from one patch-signals event: the
+ * baseline, the same count again, or a patch. */
+static void apply_value(hm_watch *w, int64_t v)
+{
+    if (!w->have_baseline) {
+        w->have_baseline = true;
+        w->baseline = w->last = v;
+        return;
+    }
+    bool counting = w->w->check == HM_CHECK_NET_INCREMENT || w->w->check == HM_CHECK_SPREADSHEET;
+    if (counting && v == w->last) { /* the same count again: no action's effect */
+        w->extra++;
+        return;
+    }
+    w->patches++;
+    w->last = v;
+    w->last_patch_ns = hm_now_ns();
+    if (w->w->check == HM_CHECK_CONSTANT && v != w->w->expected)
+        note_bad(w, "patched value %lld, expected %lld", v, w->w->expected);
+    if (w->w->check == HM_CHECK_SPREADSHEET) check_spreadsheet(w, v);
+    if (w->on_patch) w->on_patch(w, v, w->user);
+}
+
 /* The workload's view of one decoded event (w->ev). */
 static void apply_event(hm_watch *w)
 {
@@ -150,25 +195,7 @@ static void apply_event(hm_watch *w)
         json_object_update(w->signals, w->ev.signals);
         if (w->w->check == HM_CHECK_TABLE) return;
         int64_t v;
-        if (hm_signals_find_int(w->ev.signals, w->signal, &v) < 0) return;
-        if (!w->have_baseline) {
-            w->have_baseline = true;
-            w->baseline = w->last = v;
-            return;
-        }
-        bool counting =
-            w->w->check == HM_CHECK_NET_INCREMENT || w->w->check == HM_CHECK_SPREADSHEET;
-        if (counting && v == w->last) { /* the same count again: no action's effect */
-            w->extra++;
-            return;
-        }
-        w->patches++;
-        w->last = v;
-        w->last_patch_ns = hm_now_ns();
-        if (w->w->check == HM_CHECK_CONSTANT && v != w->w->expected)
-            note_bad(w, "patched value %lld, expected %lld", v, w->w->expected);
-        if (w->w->check == HM_CHECK_SPREADSHEET) check_spreadsheet(w, v);
-        if (w->on_patch) w->on_patch(w, v, w->user);
+        if (hm_signals_find_int(w->ev.signals, w->signal, &v) == 0) apply_value(w, v);
     } else if (w->ev.kind == HM_DATASTAR_PATCH_ELEMENTS && w->w->check == HM_CHECK_TABLE) {
         const char *html = w->ev.elements ? w->ev.elements : "";
         size_t len = w->ev.elements ? w->ev.elements_len : 0;

@@ -78,6 +78,16 @@ typedef struct hm_watch {
     /* Called for every decoded Datastar event, after the checks and the
      * merged signals took it in (w->ev is the event); NULL for none. */
     void (*on_event)(struct hm_watch *w, void *user);
+    /* Set by an owner that, once the baseline is in, reads nothing of this
+     * watch but the watched signal's values and the counts (the hammer
+     * model's observers). Then a patch-signals event that
+     * hm_datastar_scan_int decides is checked from the value it found,
+     * without jansson: w->ev keeps the last event decoded in full and
+     * w->signals stops following the stream. Counts, checks and
+     * callbacks are the same either way; it applies only to a watched
+     * signal whose check reads no other (not HM_CHECK_SPREADSHEET nor
+     * HM_CHECK_TABLE) and with no on_event. */
+    bool value_only;
 } hm_watch;
 
 void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal);

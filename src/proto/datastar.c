@@ -302,3 +302,148 @@ int hm_signals_find_int(json_t *signals, const char *wanted, int64_t *out)
     }
     return -HM_ENOTFOUND;
 }
+
+/* --- the scan for one signal -------------------------------------------- */
+
+/* A cursor over the signals line; every step that meets what it does not
+ * handle says so (false), and the scan gives the event to jansson. */
+typedef struct {
+    const char *p, *end;
+} scan;
+
+static void skip_ws(scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static bool take(scan *s, char c)
+{
+    skip_ws(s);
+    if (s->p == s->end || *s->p != c) return false;
+    s->p++;
+    return true;
+}
+
+/* A string after its opening quote: printable ASCII, no escapes. */
+static bool plain_string(scan *s, const char **str, size_t *n)
+{
+    const char *start = s->p;
+    while (s->p < s->end && *s->p != '"') {
+        unsigned char c = (unsigned char)*s->p;
+        if (c < 0x20 || c > 0x7e || c == '\\') return false;
+        s->p++;
+    }
+    if (s->p == s->end) return false;
+    *str = start;
+    *n = (size_t)(s->p++ - start);
+    return true;
+}
+
+/* An integer as JSON writes it (no leading zeros), small enough that no
+ * bound of jansson's or int64's is near. */
+static bool plain_integer(scan *s, int64_t *v)
+{
+    bool neg = s->p < s->end && *s->p == '-';
+    if (neg) s->p++;
+    const char *digits = s->p;
+    int64_t x = 0;
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9' && s->p - digits < 18)
+        x = x * 10 + (*s->p++ - '0');
+    size_t n = (size_t)(s->p - digits);
+    if (n == 0 || (n > 1 && digits[0] == '0')) return false;
+    /* More digits, a fraction or an exponent: jansson's to read. */
+    if (s->p < s->end &&
+        ((*s->p >= '0' && *s->p <= '9') || *s->p == '.' || *s->p == 'e' || *s->p == 'E'))
+        return false;
+    *v = neg ? -x : x;
+    return true;
+}
+
+static bool literal(scan *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, lit, n) != 0) return false;
+    s->p += n;
+    return true;
+}
+
+/* One value; *is_int and *v say whether it was an integer, and which. */
+static bool scalar_value(scan *s, bool *is_int, int64_t *v)
+{
+    skip_ws(s);
+    *is_int = false;
+    if (s->p == s->end) return false;
+    const char *str;
+    size_t n;
+    switch (*s->p) {
+    case '"':
+        s->p++;
+        return plain_string(s, &str, &n);
+    case 't':
+        return literal(s, "true");
+    case 'f':
+        return literal(s, "false");
+    case 'n':
+        return literal(s, "null");
+    default:
+        return *is_int = plain_integer(s, v);
+    }
+}
+
+static hm_datastar_scan scan_object(scan *s, const char *wanted, size_t wn, int64_t *out)
+{
+    if (!take(s, '{')) return HM_DATASTAR_UNDECIDED;
+    int matches = 0;
+    bool found = false;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+    } else {
+        for (;;) {
+            const char *key;
+            size_t kn;
+            bool is_int;
+            int64_t v;
+            if (!take(s, '"') || !plain_string(s, &key, &kn) || !take(s, ':') ||
+                !scalar_value(s, &is_int, &v))
+                return HM_DATASTAR_UNDECIDED;
+            /* A value that follows without ',' or '}' (true1, "a""b") is
+             * malformed: the check below refuses it. */
+            if (name_matches(wanted, wn, key, kn)) {
+                /* Duplicates: jansson keeps the first key's place and the
+                 * last value. */
+                if (++matches > 1) return HM_DATASTAR_UNDECIDED;
+                if (is_int) found = true, *out = v;
+            }
+            if (take(s, ',')) continue;
+            if (take(s, '}')) break;
+            return HM_DATASTAR_UNDECIDED;
+        }
+    }
+    skip_ws(s);
+    if (s->p != s->end) return HM_DATASTAR_UNDECIDED; /* text after the object */
+    return found ? HM_DATASTAR_FOUND : HM_DATASTAR_ABSENT;
+}
+
+hm_datastar_scan hm_datastar_scan_int(const hm_sse_event *ev, const char *wanted, int64_t *out)
+{
+    if (!wanted || !wanted[0] || strchr(wanted, '.') ||
+        !mem_is(ev->type, ev->type_len, "datastar-patch-signals"))
+        return HM_DATASTAR_UNDECIDED;
+    const char *line, *val, *signals = NULL;
+    size_t n, vlen, signals_len = 0, pos = 0, lines = 0;
+    int k;
+    while (next_line(ev->data, ev->data_len, &pos, &line, &n)) {
+        if (!split_kv(line, n, &k, &val, &vlen) || k != K_SIGNALS) continue;
+        if (++lines > 1) return HM_DATASTAR_UNDECIDED; /* joined with "\n": jansson's */
+        signals = val;
+        signals_len = vlen;
+    }
+    if (lines != 1 || signals_len > HM_DATASTAR_MAX_SIGNALS_BYTES) return HM_DATASTAR_UNDECIDED;
+    scan s = {signals, signals + signals_len};
+    int64_t v = 0;
+    hm_datastar_scan r = scan_object(&s, wanted, strlen(wanted), &v);
+    if (r == HM_DATASTAR_FOUND) *out = v;
+    return r;
+}

@@ -97,4 +97,26 @@ bool hm_signal_name_matches(const char *wanted, const char *key);
  * Returns -HM_ENOTFOUND when nothing fits (or signals is not an object). */
 int hm_signals_find_int(json_t *signals, const char *wanted, int64_t *out);
 
+/* The watched signal's value without building JSON objects: what
+ * hm_datastar_decode() followed by hm_signals_find_int(signals, wanted)
+ * would find, for the events a bounded scan of the one signals line can
+ * decide. */
+typedef enum hm_datastar_scan {
+    HM_DATASTAR_UNDECIDED = -1, /* decode the event (jansson) to know */
+    HM_DATASTAR_ABSENT = 0,     /* the event decodes; nothing in it fits wanted */
+    HM_DATASTAR_FOUND = 1,      /* the event decodes; *out is the value found */
+} hm_datastar_scan;
+
+/* Decides a datastar-patch-signals event with exactly one signals line
+ * that holds one flat JSON object within the size bound: keys printable
+ * ASCII without escapes; values integers of up to 18 digits, printable
+ * ASCII strings without escapes, true, false or null; JSON whitespace
+ * anywhere between tokens; at most one key that matches wanted (a plain
+ * name, no dots). Everything else is HM_DATASTAR_UNDECIDED: other event
+ * types, several or no signals lines, nested objects and arrays, reals and
+ * exponents, escapes, non-ASCII, duplicate matching keys, malformed text,
+ * a dotted or empty wanted. Never reads past ev->data_len; allocates
+ * nothing. */
+hm_datastar_scan hm_datastar_scan_int(const hm_sse_event *ev, const char *wanted, int64_t *out);
+
 #endif

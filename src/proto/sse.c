@@ -159,9 +159,12 @@ static int feed_lines(hm_sse_parser *p, const char *data, size_t len)
                 continue;
             }
         }
-        size_t j = i;
-        while (j < len && data[j] != '\n' && data[j] != '\r')
-            j++;
+        /* The line ends at the first CR or LF; memchr scans a line's bytes
+         * many at a time where a byte loop took most of the parse. */
+        const char *lf = memchr(data + i, '\n', len - i);
+        size_t j = lf ? (size_t)(lf - data) : len;
+        const char *cr = memchr(data + i, '\r', j - i);
+        if (cr) j = (size_t)(cr - data);
 
         if (j == len) { /* no line end yet: keep the partial line */
             size_t n = len - i;
