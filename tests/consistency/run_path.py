@@ -49,7 +49,9 @@ built-in and its flow differed —
 
 Runs are small and bounded: -c 4, -n 40 (hammer model: -n 60), --timeout
 10s (far above what a loaded machine needs: these check results, not
-speed); a restart run has -d 4s, and bench_app is restarted once it
+speed); a restart run has -d of 4 s plus four times what starting
+bench_app took at the test's start (a baseline of the same test, so a
+slow machine gets a longer run), and bench_app is restarted once it
 served 100 requests, a few dozen ms into the run.
 
 usage: run_path.py --hammer H --bench-app B --certs-script S --examples D
@@ -79,7 +81,7 @@ CHECKS = {
     "spreadsheet": ("net increment equals HTTP OK; viewRow = focusRow = count mod 100", True),
 }
 TIMEOUT = "10s"
-RESTART_RUN = "4s"  # -d of a restart run
+RESTART_RUN_S = 4.0  # -d of a restart run on a machine that starts bench_app at once
 RESTART_AT = 100  # requests bench_app served before it is restarted
 
 
@@ -157,11 +159,15 @@ class App:
         self.p = None
 
     def start(self):
+        t0 = time.monotonic()
         self.p = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # No bound of its own (CONTRIBUTING.md): ctest's TIMEOUT catches a hang.
         while self.p.poll() is None:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                # How long this machine takes to start bench_app now: the
+                # baseline a restart run's length is scaled by.
+                self.start_s = time.monotonic() - t0
                 return
             except OSError:
                 time.sleep(0.05)
@@ -255,12 +261,20 @@ def target_args(port, tls, h2, certs):
     return args
 
 
-def work_args(opts, p):
+def restart_run(app):
+    """-d of a restart run: RESTART_RUN_S, plus four times what starting
+    bench_app took here at the test's start (the restart starts it again,
+    and hammer must see it back, reload and send on before -d ends, on a
+    busy machine too)."""
+    return "%.1fs" % (RESTART_RUN_S + 4 * app.start_s)
+
+
+def work_args(opts, p, app):
     """The work of path p: the scenario or its flow, in p's model."""
     hammer = p["model"] == "hammer"
     size = ["-c", "4", "--timeout", TIMEOUT]
     if p["restart"]:
-        size += ["-d", RESTART_RUN, "--interval", "1s"]
+        size += ["-d", restart_run(app), "--interval", "1s"]
     else:
         size += ["-n", "60" if hammer else "40"]
     what = (["scenario", p["scenario"]] if p["source"] == "builtin" else
@@ -271,8 +285,8 @@ def work_args(opts, p):
 def restart_fault(app):
     """Once hammer is under way (bench_app served RESTART_AT requests, a
     few dozen ms into the run), kills bench_app and starts it again on its
-    port 0.3 s later; the run goes on to its -d of 4 s, seconds after the
-    new bench_app answers. (Not -n: a fast run spends it before a busy
+    port 0.3 s later; the run goes on to its -d (restart_run), seconds
+    after the new bench_app answers. (Not -n: a fast run spends it before a busy
     machine schedules this thread. Not a SIGINT once the new one served
     enough: the check would then depend on whether the stream had
     reconnected when the Ctrl-C came.)"""
@@ -425,7 +439,7 @@ def run_path(opts, p):
     app = App(opts, free_port(), tls, h2, opts.certs)
     app.start()
     try:
-        args = target_args(app.port, tls, h2, opts.certs) + work_args(opts, p)
+        args = target_args(app.port, tls, h2, opts.certs) + work_args(opts, p, app)
         r = run_hammer(opts, args, restart_fault(app) if p["restart"] else None)
     finally:
         app.stop()
@@ -505,7 +519,8 @@ def drift_flow_hammer_reload(opts):
     app = App(opts, free_port(), False, False, opts.certs)
     app.start()
     try:
-        r = run_hammer(opts, target_args(app.port, False, False, opts.certs) + work_args(opts, p),
+        r = run_hammer(opts,
+                       target_args(app.port, False, False, opts.certs) + work_args(opts, p, app),
                        restart_fault(app))
     finally:
         app.stop()
