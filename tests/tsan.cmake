@@ -1,0 +1,3 @@
+# Where threads meet, for make check-tsan (its TSAN_TESTS regex names
+# engine_* and threads_*); they pass in every build.
+hm_engine_test(engine_ring_reuse SOURCES test_engine_ring_reuse.c LIBS hm_engine)
