@@ -2,6 +2,7 @@
 # set-up commands: each installs missing Debian packages first.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -11,8 +12,9 @@ CMAKE_FLAGS ?=
 # to leave out hammer against a misbehaving server).
 CTEST_EXCLUDE ?=
 
-.PHONY: all deps configure build quiet-build run check check-asan check-misbehave check-loaded bench format \
-	format-check check-layers screenshots report-screenshots fuzz-build fuzz fuzz-smoke clean
+.PHONY: all deps configure build quiet-build run check check-asan check-tsan check-misbehave \
+	check-loaded bench format format-check check-layers screenshots report-screenshots fuzz-build \
+	fuzz fuzz-smoke clean
 
 all: build
 
@@ -67,6 +69,36 @@ check-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_EXCLUDE)
 
+# The tests `make check-tsan` runs, a ctest -R regex over test names: the
+# engine's (engine_*, both backends), hammer's threads against bench_app's
+# workers (threads_*), the scenarios' (cli_scenarios: every built-in
+# scenario against bench_app; sticky_*), the flows run end to end
+# (flow_run) and the consistency suite (consistency_*, once it exists).
+TSAN_TESTS ?= ^(engine_|threads_|cli_scenarios$$|sticky_|flow_run$$|consistency)
+TSAN_REPORTS = $(CURDIR)/$(TSAN_BUILD)/tsan-reports
+# A report stops the process at once with exit 66, so the test that ran it
+# is red; it goes to a file (log_path), since a test may swallow the stderr
+# of the hammer it runs: any race or other warning there fails the target.
+# (ERROR files are deaths a test may cause on purpose, as engine_stacks'
+# stack overflow; the test judges those by their exit.)
+TSAN_RUN_OPTIONS = halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
+	log_path=$(TSAN_REPORTS)/tsan log_exe_name=1 \
+	$(if $(wildcard tsan.supp),suppressions=$(CURDIR)/tsan.supp) $(TSAN_OPTIONS)
+
+# Those tests under ThreadSanitizer (coroutines are TSan fibers: coro.c).
+check-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DHAMMER_SANITIZE=thread $(CMAKE_FLAGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS="$(strip $(TSAN_RUN_OPTIONS))" \
+	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)' $(CTEST_EXCLUDE); rc=$$?; \
+	  found=$$(grep -l 'WARNING: ThreadSanitizer' $(TSAN_REPORTS)/* 2>/dev/null); \
+	  for f in $$found; do echo "== $$f"; cat "$$f"; done; \
+	  if [ -n "$$found" ]; then \
+	    echo "check-tsan: $$(echo $$found | wc -w) ThreadSanitizer report(s), above"; exit 1; fi; \
+	  exit $$rc
+
 # .clang-format over every C source and header we write (CI runs the check).
 FORMAT_DIRS := $(wildcard src include bench_app tests bench examples fuzz)
 FORMAT_FILES = $(shell find $(FORMAT_DIRS) -name '*.c' -o -name '*.h' | sort)
@@ -110,4 +142,4 @@ bench: build
 	bash bench/run_all.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

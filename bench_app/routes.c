@@ -80,8 +80,10 @@ static const ba_signal_def sheet_signals[] = {
 };
 
 /* The table /bench/spreadsheet builds and never sends: its length lands
- * here, so the work cannot be optimised away. */
-static volatile size_t g_html_sink;
+ * here, so the work cannot be optimised away. One per worker thread: a
+ * shared one is a data race between workers (TSan), an atomic one a
+ * contended cache line. */
+static __thread volatile size_t g_html_sink;
 
 /* The viewport query and its table (pure CPU work, as in bench_app.php),
  * then count+1, viewRow = focusRow = (viewRow+1) % 100, syncSignals(): the

@@ -6,8 +6,9 @@ set -eu
 REQUIRED="cmake make gcc pkg-config liburing-dev node-llhttp libssl-dev openssl \
 libmimalloc-dev libsqlite3-dev zlib1g-dev libjansson-dev libinih-dev libbrotli-dev \
 libyaml-dev libnghttp2-dev libncurses-dev python3 python3-yaml clang-format"
-# Required too, for the fuzz harnesses (make fuzz, make fuzz-smoke in CI):
-# clang and its libFuzzer / sanitizer runtimes. Kept apart from REQUIRED
+# Required too, for the fuzz harnesses (make fuzz, make fuzz-smoke in CI)
+# and the ThreadSanitizer build (make check-tsan): clang and its libFuzzer /
+# sanitizer runtimes. Kept apart from REQUIRED
 # because nothing built from them is linked into hammer (the image's
 # runtime packages are derived from REQUIRED's -dev packages).
 REQUIRED_TOOLS="clang libclang-rt-14-dev"

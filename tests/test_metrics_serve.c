@@ -295,6 +295,7 @@ static void server_fields(void)
     ASSERT_EQ(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
     pthread_t t;
     ASSERT_EQ(pthread_create(&t, NULL, tiny_server, (void *)(intptr_t)lfd), 0);
+    pthread_detach(t); /* it ends when lfd closes; nothing waits for it */
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/", ntohs(a.sin_port));
     proc p;

@@ -51,8 +51,8 @@ int main(int argc, char **argv)
 {
     if (argc < 4) HM_FAIL_("usage: %s HAMMER BENCH_APP FLOW_YAML", argv[0]);
 #ifdef HM_SANITIZE
-    HM_SKIP("sanitizer builds: AddressSanitizer's redzones make every frame deeper, so stack "
-            "pages say nothing about a release build");
+    HM_SKIP("sanitizer builds: instrumentation (ASan's redzones, TSan's calls) makes every "
+            "frame deeper, so stack pages say nothing about a release build");
 #endif
     hammer = argv[1];
     int port = free_port();

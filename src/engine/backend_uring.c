@@ -44,6 +44,9 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#ifdef HM_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 /* Kernel interfaces newer than Debian 12's headers. */
 #ifndef IOU_PBUF_RING_INC
@@ -135,6 +138,28 @@ static unsigned pow2_at_least(unsigned v)
     return p;
 }
 
+#ifdef HM_TSAN
+static char ring_handover; /* TSan's sync object for ring memory */
+#endif
+
+/* liburing maps and unmaps the rings with raw system calls, which TSan
+ * does not see: a ring mapped where another thread's destroyed ring was
+ * inherits that thread's accesses, a race that never was (the kernel
+ * orders the munmap before the mmap). Tell TSan so: a release before every
+ * unmap, an acquire after every map. */
+static void ring_memory_returned(void)
+{
+#ifdef HM_TSAN
+    __tsan_release(&ring_handover);
+#endif
+}
+static void ring_memory_taken(void)
+{
+#ifdef HM_TSAN
+    __tsan_acquire(&ring_handover);
+#endif
+}
+
 /* Tries the ring flags from the best down; records what took. */
 static int ring_setup(hm_loop *loop, unsigned entries, unsigned conns)
 {
@@ -163,6 +188,7 @@ static int ring_setup(hm_loop *loop, unsigned entries, unsigned conns)
             rc = io_uring_queue_init_params(entries, &loop->ring, &p);
             if (rc == -EINVAL) continue;
             if (rc < 0) return rc;
+            ring_memory_taken();
             loop->feat &= ~(HM__F_DEFER_TASKRUN | HM__F_COOP_TASKRUN);
             loop->feat |= mode_feat[m];
             if (!sized) loop->feat &= ~HM__F_CQSIZE;
@@ -301,6 +327,7 @@ static void ur_destroy(hm_loop *loop)
             accept_cqe(loop, accept_of(cqe->user_data), cqe->res, cqe->flags);
     }
     io_uring_cq_advance(&loop->ring, seen);
+    ring_memory_returned();
     io_uring_queue_exit(&loop->ring);
     bufring_free(&loop->bufs);
     hm_free(loop->fd_ident);

@@ -11,8 +11,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
 #include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef HM_TSAN
+/* Without fibers, TSan sees one stack per thread: every switch would look
+ * like a wild jump and its shadow stack would grow without bound. Each
+ * coroutine is a TSan fiber; a switch (default flags) orders the two
+ * sides, as the single thread that runs both does. */
+#include <sanitizer/tsan_interface.h>
 #endif
 
 void hm__ctx_switch(void **from_sp, void *to_sp);
@@ -37,9 +44,15 @@ hm_coro *hm_coro_self(void)
 
 static size_t page_size(void)
 {
-    static size_t ps;
-    if (!ps) ps = (size_t)sysconf(_SC_PAGESIZE);
-    return ps;
+    /* Engine threads fill the cache at once; every one stores the same
+     * value, and the relaxed atomic makes that a defined race (TSan). */
+    static _Atomic size_t ps;
+    size_t v = atomic_load_explicit(&ps, memory_order_relaxed);
+    if (!v) {
+        v = (size_t)sysconf(_SC_PAGESIZE);
+        atomic_store_explicit(&ps, v, memory_order_relaxed);
+    }
+    return v;
 }
 
 /* Lays out a fresh stack so that the first switch to it "returns" into
@@ -191,6 +204,11 @@ void hm__coro_free_stacks(hm_loop *loop)
                     (double)loop->probe_stacks,
                 (double)loop->probe_max * (double)page_size() / 1024.0,
                 (loop->stack_size - page_size()) / 1024, loop->probe_deep);
+#ifdef HM_TSAN
+    /* Coroutines still suspended when the loop goes: their fibers go too. */
+    for (hm_coro *co = loop->live_head; co; co = co->live_next)
+        __tsan_destroy_fiber(co->tsan_fiber);
+#endif
     while (loop->slabs) {
         hm__slab *slab = loop->slabs;
         loop->slabs = slab->next;
@@ -206,7 +224,7 @@ static void coro_entry(void *p)
 {
     hm_coro *co = p;
     hm_loop *loop = co->loop;
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
     __sanitizer_finish_switch_fiber(NULL, &loop->main_stack_bottom, &loop->main_stack_size);
 #endif
     co->fn(co->arg);
@@ -243,6 +261,9 @@ int hm_coro_spawn(hm_loop *loop, hm_coro_fn fn, void *arg, hm_coro **out)
     co->stack = stack;
     co->stack_size = loop->stack_size;
     co->sp = ctx_make(co, coro_entry, co);
+#ifdef HM_TSAN
+    co->tsan_fiber = __tsan_create_fiber(0);
+#endif
     co->live_next = loop->live_head;
     if (loop->live_head) loop->live_head->live_prev = co;
     loop->live_head = co;
@@ -299,28 +320,40 @@ static void coro_resume(hm_loop *loop, hm_coro *co)
     co->state = HM__CORO_RUNNING;
     loop->current = co;
     loop->stats.switches++;
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
     size_t usable = co->stack_size - page_size();
     __sanitizer_start_switch_fiber(&loop->asan_fake_stack, (char *)co->stack + page_size(), usable);
 #endif
+#ifdef HM_TSAN
+    loop->tsan_sched_fiber = __tsan_get_current_fiber();
+    __tsan_switch_to_fiber(co->tsan_fiber, 0);
+#endif
     hm__ctx_switch(&loop->sched_sp, co->sp);
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
     __sanitizer_finish_switch_fiber(loop->asan_fake_stack, NULL, NULL);
 #endif
     loop->current = NULL;
-    if (co->state == HM__CORO_DONE) stack_put(loop, co->stack);
+    if (co->state == HM__CORO_DONE) {
+#ifdef HM_TSAN
+        __tsan_destroy_fiber(co->tsan_fiber); /* back on the loop's fiber: safe */
+#endif
+        stack_put(loop, co->stack);
+    }
 }
 
 void hm__coro_suspend(hm_loop *loop)
 {
     hm_coro *co = loop->current;
     if (co->state == HM__CORO_RUNNING) co->state = HM__CORO_SUSPENDED;
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
     __sanitizer_start_switch_fiber(co->state == HM__CORO_DONE ? NULL : &co->asan_fake_stack,
                                    loop->main_stack_bottom, loop->main_stack_size);
 #endif
+#ifdef HM_TSAN
+    __tsan_switch_to_fiber(loop->tsan_sched_fiber, 0);
+#endif
     hm__ctx_switch(&co->sp, loop->sched_sp);
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
     __sanitizer_finish_switch_fiber(co->asan_fake_stack, NULL, NULL);
 #endif
 }

@@ -10,6 +10,24 @@
 #include <liburing.h>
 #include <stdatomic.h>
 
+/* The sanitizer this build is instrumented for (gcc defines
+ * __SANITIZE_*__, clang answers __has_feature): the coroutine switch
+ * tells ASan about stack changes and TSan about fibers (coro.c). */
+#if defined(__SANITIZE_ADDRESS__)
+#define HM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HM_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define HM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HM_TSAN 1
+#endif
+#endif
+
 /* ---- timers: a binary min-heap for any deadline, FIFOs (hm_timeq) for
  * timers that share a duration ------------------------------------------ */
 
@@ -65,8 +83,11 @@ struct hm_coro {
     size_t stack_size;              /* guard page included */
     int state;
     bool cancel_pending; /* cancelled while not suspended: the next op fails */
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
     void *asan_fake_stack;
+#endif
+#ifdef HM_TSAN
+    void *tsan_fiber; /* TSan's context for this coroutine's stack */
 #endif
 };
 
@@ -301,10 +322,13 @@ struct hm_loop {
     /* io_uring: multishot accepts of closed listeners whose final CQE has
      * not arrived yet (freed then, or by the backend's destroy). */
     hm__accept_ms *accept_orphans;
-#ifdef HM_SANITIZE
+#ifdef HM_ASAN
     void *asan_fake_stack;
     const void *main_stack_bottom;
     size_t main_stack_size;
+#endif
+#ifdef HM_TSAN
+    void *tsan_sched_fiber; /* TSan's context of the stack that resumed the coroutine */
 #endif
 };
 

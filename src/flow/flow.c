@@ -150,8 +150,11 @@ const char *hm_flow_signal_key(json_t *signals, const char *name)
 json_t *hm_flow_eval(hm_flow_exec *x, const hm_flow_value *v, char *why, size_t whylen)
 {
     switch (v->src) {
+    /* The flow's own values are shared by every engine thread: a copy, not
+     * a reference, since jansson's json_incref reads the count unlocked
+     * beside other threads' atomic updates (a data race, TSan). */
     case HM_FLOW_LITERAL:
-        return json_incref(v->json);
+        return json_deep_copy(v->json);
     case HM_FLOW_TEMPLATE: {
         char *s = hm_flow_expand(x, v->name);
         json_t *j = s ? json_string(s) : NULL;
@@ -173,7 +176,7 @@ json_t *hm_flow_eval(hm_flow_exec *x, const hm_flow_value *v, char *why, size_t 
         return json_real(v->min + hm_flow_rand01(&x->rng) * (v->max - v->min));
     case HM_FLOW_ONE_OF: {
         size_t n = json_array_size(v->json);
-        return json_incref(json_array_get(v->json, next_rand(&x->rng) % (n ? n : 1)));
+        return json_deep_copy(json_array_get(v->json, next_rand(&x->rng) % (n ? n : 1)));
     }
     case HM_FLOW_SIGNAL: {
         const char *key = hm_flow_signal_key(x->signals, v->name);
