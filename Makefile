@@ -73,7 +73,7 @@ check-asan: deps
 # engine's (engine_*, both backends), hammer's threads against bench_app's
 # workers (threads_*), the scenarios' (cli_scenarios: every built-in
 # scenario against bench_app; sticky_*), the flows run end to end
-# (flow_run) and the consistency suite (consistency_*, once it exists).
+# (flow_run) and the consistency suite (consistency_*).
 TSAN_TESTS ?= ^(engine_|threads_|cli_scenarios$$|sticky_|flow_run$$|consistency)
 TSAN_REPORTS = $(CURDIR)/$(TSAN_BUILD)/tsan-reports
 # A report stops the process at once with exit 66, so the test that ran it
