@@ -74,9 +74,8 @@ static inline bool hm_request_unsent(const hm_http_conn *c, int status)
 bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
                      int *status);
 /* The accounting half of hm_request_send, for an exchange that ran from
- * t0 to t1 and ended with rc (hm_http_conn_exchange's, the result an
- * hm_http_conn_start reported, or hm_h2_finish's: get over HTTP/2 drives
- * many streams from one coroutine): everything hm_request_send records,
+ * t0 to t1 and ended with rc (hm_http_conn_exchange's, or the result an
+ * hm_http_conn_start reported: the sender pool): everything hm_request_send records,
  * a refused connect as a connect attempt (hm_request_unsent then holds),
  * except the in-flight gauge and the retry after a refused connect, which
  * are the caller's. Returns true when the run should stop. */

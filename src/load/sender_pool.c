@@ -8,6 +8,7 @@
  * (1 ms). The deadlines of all
  * exchanges share --timeout, so they sit in one hm_timeq (O(1) each). */
 #include "load/sender_pool.h"
+#include "proto/h2_client.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,8 @@ struct pool {
     hm_timeq timeout; /* every exchange's deadline: --timeout */
     hm_http_xopts xopts;
     pool_conn *conns;
+    hm_h2_conn **h2; /* HTTP/2: the connections the slots share, n_h2 of them */
+    int n_h2;
     int n, left;
     int started;   /* connections started so far (the rest wait their turn) */
     bool stopping; /* nothing more, not even claimed actions: Ctrl-C, the target dead */
@@ -253,6 +256,15 @@ static void stop_all(pool *f, bool abort)
     }
 }
 
+/* The HTTP/2 connections, once no slot uses them. */
+static void pool_free_h2(pool *f)
+{
+    for (int i = 0; f->h2 && i < f->n_h2; i++)
+        hm_h2_conn_free(f->h2[i]);
+    hm_free(f->h2);
+    f->h2 = NULL;
+}
+
 int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int first_index, int n)
 {
     if (n <= 0) return 0;
@@ -273,11 +285,27 @@ int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int f
                               .timeq = &f.timeout,
                               .req_outlives = true};
     hm_event_init(&f.all_done);
+    int streams = cfg->o->target.http2 && cfg->streams > 1 ? cfg->streams : 1;
+    if (cfg->o->target.http2) {
+        f.n_h2 = (n + streams - 1) / streams;
+        f.h2 = hm_calloc((size_t)f.n_h2, sizeof(*f.h2));
+        int rc = f.h2 ? 0 : -ENOMEM;
+        for (int i = 0; rc == 0 && i < f.n_h2; i++)
+            rc = hm_h2_conn_create(&f.h2[i], &cfg->o->target);
+        if (rc < 0) {
+            int none = 0;
+            atomic_compare_exchange_strong(cfg->start_err, &none, rc);
+            pool_free_h2(&f);
+            hm_timeq_fini(&f.timeout);
+            hm_free(f.conns);
+            return rc;
+        }
+    }
     for (int i = 0; i < n; i++) {
         pool_conn *fc = &f.conns[i];
-        hm_http_conn_init(&fc->c, &cfg->o->target, NULL);
+        hm_http_conn_init_shared(&fc->c, &cfg->o->target, NULL, f.h2 ? f.h2[i / streams] : NULL);
         fc->f = &f;
-        fc->index = first_index + i;
+        fc->index = first_index + i / streams;
         fc->first = true;
         fc->backoff = HM_BACKOFF_CONNECT;
         hm_timer_init(&fc->pace, pace_fired);
@@ -305,6 +333,7 @@ int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int f
         if (rc == -ECANCELED || atomic_load(&hm_stop_requested))
             stop_all(&f, hm_interrupt_current() >= HM_INTERRUPT_ABORT);
     }
+    pool_free_h2(&f);
     hm_timeq_fini(&f.timeout);
     hm_free(f.conns);
     return 0;

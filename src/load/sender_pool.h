@@ -2,7 +2,10 @@
  * request over and over (the get scenario, the hammer model's senders)
  * without a coroutine each: a connection is a record in one array (its
  * hm_http_conn: socket, parser state and deadline), driven by the loop's
- * callbacks, so an idle keep-alive connection costs no stack. Each
+ * callbacks, so an idle keep-alive connection costs no stack. Over HTTP/2
+ * a record is a stream slot, cfg->streams of them sharing one HTTP/2
+ * connection (its reader, writer and dispatcher coroutines: h2_client.h,
+ * hm_h2_conn_start), so a stream costs no stack either. Each
  * exchange is accounted exactly as hm_request_send accounts a coroutine's
  * (latency, status or failure kind with its first example, liveness).
  *
@@ -24,6 +27,10 @@ typedef struct hm_sender_pool_cfg {
     hm_liveness *live;
     _Atomic int *start_err; /* set (and read) when something cannot start */
     const char *what;       /* the request in a failure's example: "GET /x" */
+    /* HTTP/2 (o->target.http2): the pool's connections are stream slots,
+     * this many (at least 1) on each HTTP/2 connection, which is numbered
+     * in examples as a connection (first_index + slot / streams). */
+    int streams;
     /* Optional hooks, on the loop's thread: before a request goes out
      * (action sequence, intended send time or 0), and with each outcome's
      * HTTP status (0 when the request failed). */

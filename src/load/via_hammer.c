@@ -5,12 +5,11 @@
  * must hold (for counter: the net increment equals the number of HTTP OK).
  *
  * Threads: every engine thread runs its share of the -c connections; thread
- * 0 also runs the user's observers and reloader, and the finisher. Over
- * HTTP/1.1 (plain or TLS) a thread's senders are state machines
- * (load/sender_pool.h) with no stack each; over HTTP/2 each is a coroutine
- * (vh_sender_coro, --streams of
- * them on one HTTP/2 connection). Both pick the context before each
- * action (hm_via_user_target) and account its outcome the same way
+ * 0 also runs the user's observers and reloader, and the finisher. A
+ * thread's senders are state machines (load/sender_pool.h) with no stack
+ * each: keep-alive connections, or over HTTP/2 --streams stream slots on
+ * each connection. They pick the context before each action
+ * (hm_via_user_target) and account its outcome against it
  * (hm_via_user_account). Threads share only the atomics in counter_run and
  * the user's.
  *
@@ -187,45 +186,16 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     for (int i = 0; i < idx; i++)
         first += hm_share(o->concurrency, o->threads, i);
     int mine = hm_share(o->concurrency, o->threads, idx);
-    /* HTTP/1.1 (plain or TLS): stackless senders; HTTP/2 keeps a coroutine
-     * per sender. */
-    if (!o->http2) {
-        sender_thread *t = hm_alloc(sizeof(*t));
-        int rc = t ? 0 : -ENOMEM;
-        if (t) *t = (sender_thread){run, idx, first, mine};
-        if (rc == 0 && (rc = hm_coro_spawn(loop, vh_senders_driver, t, NULL)) < 0) hm_free(t);
-        if (rc < 0) {
-            start_failed(run, rc);
-            for (int i = 0; i < mine; i++)
-                vh_sender_done(run); /* never started: nothing to wait for */
-        }
-        return;
-    }
-    int streams = o->http2 ? o->streams : 1;
-    for (int i = 0; i < mine; i++) {
-        sender_conn *sc = hm_calloc(1, sizeof(*sc));
-        if (!sc) {
-            start_failed(run, -ENOMEM);
-            for (int k = 0; k < (mine - i) * streams; k++)
-                vh_sender_done(run); /* never started: nothing to wait for */
-            break;
-        }
-        sc->users = streams;
-        if (o->http2) hm_h2_conn_create(&sc->h2, &o->target); /* NULL: each its own */
-        for (int k = 0; k < streams; k++) {
-            sender *s = hm_alloc(sizeof(*s));
-            int rc = s ? 0 : -ENOMEM;
-            if (s) *s = (sender){run, idx, first + i, sc};
-            if (rc == 0 && (rc = hm_coro_spawn(loop, vh_sender_coro, s, NULL)) < 0) hm_free(s);
-            if (rc < 0) {
-                start_failed(run, rc);
-                vh_sender_done(run); /* never started: nothing to wait for */
-                if (--sc->users == 0) {
-                    hm_h2_conn_free(sc->h2);
-                    hm_free(sc);
-                }
-            }
-        }
+    /* Stackless senders: connections, or over HTTP/2 their --streams slots. */
+    int n = mine * (o->http2 ? o->streams : 1);
+    sender_thread *t = hm_alloc(sizeof(*t));
+    int rc = t ? 0 : -ENOMEM;
+    if (t) *t = (sender_thread){run, idx, first, n};
+    if (rc == 0 && (rc = hm_coro_spawn(loop, vh_senders_driver, t, NULL)) < 0) hm_free(t);
+    if (rc < 0) {
+        start_failed(run, rc);
+        for (int i = 0; i < n; i++)
+            vh_sender_done(run); /* never started: nothing to wait for */
     }
 }
 

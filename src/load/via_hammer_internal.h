@@ -43,23 +43,9 @@ typedef struct counter_run {
     hm_liveness live;
 } counter_run;
 
-/* One of the -c connections: over HTTP/2 the one its --streams senders
- * share (freed by the last of them); over HTTP/1.1 each sender's own. */
-typedef struct sender_conn {
-    hm_h2_conn *h2;
-    int users;
-} sender_conn;
-
-typedef struct sender {
-    counter_run *run;
-    int thread;
-    int index; /* connection number over all threads */
-    sender_conn *sc;
-} sender;
-
-/* Plain HTTP: a thread's senders as state machines (load/sender_pool.h) behind one
- * coroutine, which waits for the gate, runs them and counts them done. They
- * follow the contexts as sender_coro does: each connection's token is the
+/* A thread's senders as state machines (load/sender_pool.h) behind one
+ * coroutine, which waits for the gate, runs them and counts them done; n
+ * counts senders (over HTTP/2, stream slots). Each sender's token is the
  * context it fires at. */
 typedef struct sender_thread {
     counter_run *run;
@@ -70,8 +56,6 @@ typedef struct sender_thread {
 bool vh_run_over(counter_run *run);
 /* via_hammer_senders.c: one sender ended; the last opens every gate. */
 void vh_sender_done(counter_run *run);
-/* via_hammer_senders.c: a coroutine sender (TLS, HTTP/2); p is its sender. */
-void vh_sender_coro(void *p);
 /* via_hammer_senders.c: a thread's state-machine senders; p is a sender_thread. */
 void vh_senders_driver(void *p);
 

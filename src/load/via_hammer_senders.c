@@ -1,9 +1,8 @@
-/* The hammer model's senders (via_hammer.c says the model): over HTTP/1.1
- * (plain or TLS) a thread's connections as state machines
- * (load/sender_pool.h) driven by senders_driver, over HTTP/2 one coroutine
- * each (sender_coro). Both
- * pick the newest ready context before each action and account its
- * outcome against the context it went to. */
+/* The hammer model's senders (via_hammer.c says the model): a thread's
+ * connections (over HTTP/2 their stream slots) as state machines
+ * (load/sender_pool.h) driven by vh_senders_driver. Each picks the newest
+ * ready context before each action and accounts its outcome against the
+ * context it went to. */
 #include "load/via_hammer_internal.h"
 
 #include <stdio.h>
@@ -18,64 +17,6 @@ void vh_sender_done(counter_run *run)
         hm_via_user_open_all(&run->user); /* the run is over for whoever waits on a context */
     }
     hm_latch_count_down(&run->senders, 1);
-}
-
-void vh_sender_coro(void *p)
-{
-    sender *s = p;
-    counter_run *run = s->run;
-    const hm_options *o = run->o;
-    hm_thread_stats *st = &run->stats[s->thread];
-    hm_latch_wait(&run->go_gate, 0); /* the baseline, or a Ctrl-C */
-    hm_http_conn c;
-    hm_http_conn_init_shared(&c, &o->target, NULL, s->sc->h2);
-    hm_gauge_vus(o, 1);
-    hm_ctx_gen *g = NULL, *named = NULL;
-    char where[96];
-    hm_request rq = {.timeout_ns = o->timeout_ns, .where = where};
-    for (;;) {
-        if (atomic_load(&hm_stop_requested) || atomic_load(&run->start_err)) break;
-        hm_latch *gate;
-        int64_t until;
-        int t = hm_via_user_target(&run->user, &g, atomic_load(&run->t_go), &gate, &until);
-        if (t < 0) break;
-        if (t == 0) {
-            if (hm_latch_wait(gate, until) == -ECANCELED) break;
-            continue;
-        }
-        const vh_req *q = g->data;
-        if (!q) break;
-        if (g != named) {
-            snprintf(where, sizeof(where), "action POST %.48s, connection %d", g->page.action_url,
-                     s->index);
-            named = g;
-        }
-        int64_t seq = atomic_fetch_add(&run->next_seq, 1);
-        if (!hm_budget_allows(o, seq, run->t_go)) break;
-        int64_t intended = hm_intended_ns(o, seq, run->t_go);
-        if (intended > hm_now_ns() && hm_coro_sleep_until(intended) == -ECANCELED) break;
-        hm_via_user_stamp(&run->user, seq, intended ? intended : hm_now_ns());
-        int status;
-        rq.req = q->req;
-        rq.len = q->len;
-        rq.intended_ns = intended;
-        rq.retry_until_ns = o->duration_ns ? atomic_load(&run->t_go) + o->duration_ns : 0;
-        bool stop = hm_request_send(&c, &rq, st, &run->live, &status);
-        if (hm_request_unsent(&c, status))
-            hm_via_user_note_trouble(&run->user); /* the server went away: nothing was sent */
-        else
-            hm_via_user_account(&run->user, g, st, &c, status);
-        if (stop) break;
-    }
-    hm_thread_stats_add_conn(st, &c);
-    hm_gauge_vus(o, -1);
-    hm_http_conn_free(&c);
-    if (--s->sc->users == 0) {
-        hm_h2_conn_free(s->sc->h2);
-        hm_free(s->sc);
-    }
-    vh_sender_done(run);
-    hm_free(s);
 }
 
 /* A state-machine sender's context for its next action: the one rule of
@@ -129,7 +70,8 @@ void vh_senders_driver(void *p)
                               .on_send = on_send,
                               .pick = pick_request,
                               .on_result = on_result,
-                              .user = run};
+                              .user = run,
+                              .streams = o->http2 ? o->streams : 1};
     if (g->data && !atomic_load(&hm_stop_requested))
         hm_sender_pool_run(&cfg, &run->stats[t->thread], t->first, t->n);
     for (int i = 0; i < t->n; i++)

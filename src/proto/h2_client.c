@@ -727,21 +727,26 @@ static bool link_closed_by_peer(h2_link *L)
     return recv(hm_sock_fd(L->sock), &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
+h2_link *h2l_ready_link(hm_h2_conn *h)
+{
+    h2_link *L = h->link;
+    if (!L || L->dead || L->goaway || !nghttp2_session_check_request_allowed(L->ng)) return NULL;
+    if (!link_closed_by_peer(L)) return L;
+    h2l_link_die(L, -HM_ECLOSED, HM_FAIL_CLOSED, "the server closed the HTTP/2 connection");
+    return NULL;
+}
+
 /* The link c's next stream goes on, connecting one when there is none. */
 int h2l_get_link(hm_http_conn *c, int64_t deadline, h2_link **out)
 {
     hm_h2_conn *h = c->h2;
     for (;;) {
-        h2_link *L = h->link;
-        if (L && !L->dead && !L->goaway && nghttp2_session_check_request_allowed(L->ng)) {
-            if (!link_closed_by_peer(L)) {
-                *out = L;
-                return 0;
-            }
-            h2l_link_die(L, -HM_ECLOSED, HM_FAIL_CLOSED, "the server closed the HTTP/2 connection");
-            continue;
+        h2_link *L = h2l_ready_link(h);
+        if (L) {
+            *out = L;
+            return 0;
         }
-        if (L) h2l_link_retire(L);
+        if (h->link) h2l_link_retire(h->link);
         if (h->connecting) {
             uint64_t gen = h->connect_gen;
             int rc = hm_wg_wait(&h->connect_wg, deadline);

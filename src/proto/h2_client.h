@@ -43,7 +43,8 @@
  * use. 0 or -ENOMEM. */
 int hm_h2_conn_create(hm_h2_conn **out, const hm_http_target *t);
 /* Ends the connection and frees the handle: no conn may use it afterwards
- * (free or re-init them first). NULL: nothing. */
+ * (free or re-init them first). NULL: nothing. A handle whose dispatcher
+ * (hm_h2_conn_start) is still running is freed by it as it leaves. */
 void hm_h2_conn_free(hm_h2_conn *h);
 /* Connections this handle has made so far. */
 uint64_t hm_h2_conn_connects(const hm_h2_conn *h);
@@ -55,29 +56,28 @@ int hm_h2_exchange(hm_http_conn *c, const char *req, size_t len, const hm_http_x
 /* hm_http_conn_stream over HTTP/2. */
 int hm_h2_exchange_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                           hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
-/* ---- started streams: one coroutine drives many (get's fast path) ----
+/* ---- streams that report through a done callback ----
  *
  * hm_http_conn_exchange waits for its stream on the coroutine that sent
- * it, so --streams N costs N coroutines per connection and a switch into
- * one per response. A caller that drives all the streams of a shared
- * handle (hm_http_conn_init_shared) from one coroutine starts them, waits
- * for whichever is done, and finishes it, as h2load does on its event
- * loop. A conn has at most one stream in flight. */
-
-/* Starts c's request as a stream (c shares a handle); returns without
- * waiting for the answer, or a negative error with c->fail and c->why
- * (nothing started). req NULL: c's previous request again (its HEADERS
- * as built then; a flood sends one request over and over). */
-int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o);
-/* Waits until a stream started on h is done; *out its conn, for
- * hm_h2_finish. The first Ctrl-C does not end the wait; -ECANCELED after
- * that (or on an abort). */
-int hm_h2_wait_done(hm_h2_conn *h, hm_http_conn **out);
-/* The outcome of c's done stream, as hm_http_conn_exchange's: 0 (c->resp
- * holds the answer) or a negative error with c->fail and c->why; or
- * -EINPROGRESS when the stream was sent again (refused, or its connection
- * died before any answer) and is to be waited for once more. */
-int hm_h2_finish(hm_http_conn *c);
+ * it, so N streams in flight would cost N coroutines. hm_http_conn_start
+ * over HTTP/2: c's request is queued as a stream of
+ * its handle (its own, made now, or the shared one) and done(c, rc, user)
+ * runs when it has ended, with rc as hm_http_conn_exchange's (0, c->resp
+ * holds the answer; or a negative error with c->fail and c->why); a
+ * stream sent again under the retry rule (refused, or its connection died
+ * before any answer) reports once, at its end. One coroutine per
+ * handle (its dispatcher, made on the first such start) connects when
+ * needed, submits the queued streams and calls the callbacks: no
+ * coroutine or stack per stream. The deadline is o->deadline, or with
+ * o->timeq now + its duration (the FIFO itself is HTTP/1.1's).
+ * 0, or a negative error (nothing started, done not called). */
+int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                     const hm_http_xopts *o, hm_http_done_fn done, void *user);
+/* Whether c's stream so started has not reported yet. */
+bool hm_h2_busy(const hm_http_conn *c);
+/* Ends c's stream so started without reporting it (reset when it is on
+ * the wire). */
+void hm_h2_stop(hm_http_conn *c);
 
 /* The TLS state of the connection c's last request made, or NULL. */
 const hm_tls *hm_h2_conn_tls(const hm_http_conn *c);

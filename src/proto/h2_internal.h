@@ -48,10 +48,20 @@ struct hm_h2_conn {
     hm_fail_kind connect_fail;
     char connect_why[160];
     uint64_t connects;
-    /* Started streams (hm_h2_start) that are done, in the order they
-     * finished, for hm_h2_wait_done; done_kick wakes its waiter. */
+    /* Started streams (hm_h2_conn_start) that are done, in the order they
+     * finished, for the dispatcher; done_kick wakes it. */
     hm_h2_stream *done_head, *done_tail;
     hm_chan *done_kick;
+    /* Streams that report through a done callback (hm_h2_conn_start):
+     * those not yet on a link, in the order they were started, and the
+     * coroutine that submits them (connecting when needed), finishes the
+     * done ones and calls their callbacks; dconn is its own conn for the
+     * connect (credited to the first stream waiting for it). freeing: the
+     * handle was freed while the dispatcher ran; it frees it on leaving. */
+    hm_h2_stream *pend_head, *pend_tail;
+    hm_coro *dispatcher;
+    hm_http_conn dconn;
+    bool dconn_ready, freeing;
 };
 
 struct h2_link {
@@ -101,12 +111,22 @@ struct hm_h2_stream {
     hm_chan *wake;
     bool done, got_head, refused, streaming;
     bool expired; /* its deadline passed (the sweeper failed it) */
-    /* Started by hm_h2_start: when done it goes on its handle's done list
+    /* Started by hm_h2_conn_start: when done it goes on its handle's done list
      * (nobody waits on wake); the exchange's options, kept for a re-send. */
     bool async, on_done, retried, idempotent, head;
     bool status_only; /* hm_http_xopts.status_only: fields are not passed on */
     int64_t xdeadline, budget;
     hm_h2_stream *done_next;
+    /* hm_h2_conn_start: its done callback, whether it is waiting for it
+     * (cb_busy), queued for the dispatcher (pending), a failure found at
+     * the start for it to report, and the request bytes last parsed (a
+     * request that outlives the loop is not compared again). */
+    hm_http_done_fn done_fn;
+    void *done_user;
+    bool cb_busy, pending;
+    int start_err;
+    hm_h2_stream *pend_next;
+    const char *req_src;
     /* On the thread's deadline list while a deadline bounds its wait. */
     int64_t deadline;
     bool timed;
@@ -142,6 +162,8 @@ ssize_t h2l_read_req_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t 
                           uint32_t *flags, nghttp2_data_source *src, void *user);
 int h2l_stream_words(hm_http_conn *c, int rc, const char *why, int64_t budget_ns, bool got_head);
 int h2l_get_link(hm_http_conn *c, int64_t deadline, h2_link **out);
+/* h's current link when a stream can go on it without waiting, else NULL. */
+h2_link *h2l_ready_link(hm_h2_conn *h);
 
 /* h2_errors.c: a server's protocol errors in words. */
 /* nghttp2's error code (NGHTTP2_ERR_*) as what the server did; static text. */

@@ -1,6 +1,7 @@
 /* HTTP/2 requests as streams on a link (h2_internal.h), and the public
- * calls of h2_client.h: an exchange on a coroutine, and streams started
- * many to a coroutine (hm_h2_start / hm_h2_wait_done / hm_h2_finish). */
+ * calls of h2_client.h: an exchange on a coroutine, and streams that
+ * report through a done callback (hm_h2_conn_start), which one dispatcher
+ * coroutine per handle submits and finishes. */
 #include "proto/h2_client.h"
 #include "proto/h2_internal.h"
 
@@ -268,34 +269,205 @@ int hm_h2_exchange_stream(hm_http_conn *c, const char *req, size_t len, int64_t 
     return rc;
 }
 
-/* ---- started streams: many on one coroutine ------------------------------------ */
-
-/* One attempt of s's exchange: a link, the stream on it, its deadline. */
-static int start_attempt(hm_http_conn *c, hm_h2_stream *s)
+/* The outcome of c's done stream once it has left its link: 0, a
+ * negative error worded in c, or -EINPROGRESS when it is to be sent once
+ * more (refused, or idempotent and its connection died before any
+ * answer), as run_stream decides. */
+static int stream_outcome(hm_http_conn *c)
 {
-    for (;;) {
-        hm_http_resp_begin(&c->resp, s->head);
-        h2_link *L = NULL;
-        int rc = h2l_get_link(c, s->xdeadline, &L);
-        if (rc < 0) return rc; /* h2l_get_link said why */
-        rc = stream_submit(L, s);
-        if (rc == -EAGAIN && !s->retried) { /* the link is spent: the next one takes it */
-            s->retried = true;
-            h2l_link_retire(L);
-            continue;
+    hm_h2_stream *s = c->h2s;
+    h2l_deadline_remove(s);
+    stream_detach(s, s->expired);
+    if (!s->err) return 0;
+    bool again_ok =
+        !s->retried && (s->refused || (s->idempotent && !s->got_head &&
+                                       (s->fail == HM_FAIL_CLOSED || s->fail == HM_FAIL_RESET)));
+    if (again_ok) {
+        s->retried = true;
+        c->retries++;
+        return -EINPROGRESS;
+    }
+    c->fail = s->fail;
+    return h2l_stream_words(c, s->err, s->why, s->budget, s->got_head);
+}
+
+/* ---- streams that report through a done callback --------------------------------- */
+
+static void pend_push(hm_h2_conn *h, hm_h2_stream *s)
+{
+    s->pending = true;
+    s->pend_next = NULL;
+    if (h->pend_tail)
+        h->pend_tail->pend_next = s;
+    else
+        h->pend_head = s;
+    h->pend_tail = s;
+}
+
+static hm_h2_stream *pend_pop(hm_h2_conn *h)
+{
+    hm_h2_stream *s = h->pend_head;
+    if (!s) return NULL;
+    h->pend_head = s->pend_next;
+    if (!h->pend_head) h->pend_tail = NULL;
+    s->pending = false;
+    return s;
+}
+
+static void pend_unlink(hm_h2_conn *h, hm_h2_stream *s)
+{
+    if (!s->pending) return;
+    hm_h2_stream **pp = &h->pend_head, *prev = NULL;
+    while (*pp && *pp != s) {
+        prev = *pp;
+        pp = &(*pp)->pend_next;
+    }
+    if (*pp) *pp = s->pend_next;
+    if (h->pend_tail == s) h->pend_tail = prev;
+    s->pending = false;
+}
+
+/* Tells whoever started s how it ended; s's conn may be freed by then. */
+static void report(hm_h2_stream *s, int rc)
+{
+    s->cb_busy = false;
+    s->done_fn(s->c, rc, s->done_user);
+}
+
+/* The connect the dispatcher made on dconn counts for c, the conn whose
+ * stream waited for it (as a coroutine's stream counts its own). */
+static void credit_connect(hm_http_conn *c, hm_http_conn *d)
+{
+    c->connect_ns = d->connect_ns;
+    c->tls_ns = d->tls_ns;
+    c->connects += d->connects;
+    c->reconnects += d->reconnects;
+    c->tls_full += d->tls_full;
+    c->tls_resumed += d->tls_resumed;
+    c->bytes_read += d->bytes_read;
+    c->bytes_written += d->bytes_written;
+    d->connect_ns = d->tls_ns = 0;
+    d->connects = d->reconnects = d->tls_full = d->tls_resumed = 0;
+    d->bytes_read = d->bytes_written = 0;
+}
+
+/* Puts the waiting streams on a link, connecting one first when there is
+ * none (the one wait of the dispatcher besides its kick). */
+static void submit_pending(hm_h2_conn *h)
+{
+    h2_link *L = h2l_ready_link(h);
+    if (!L) {
+        hm_http_conn *d = &h->dconn;
+        d->fail = HM_FAIL_NONE;
+        d->why[0] = 0;
+        d->resp_bytes = 0;
+        int rc = h2l_get_link(d, h->pend_head->xdeadline, &L);
+        if (h->freeing) return;
+        if (h->pend_head) credit_connect(h->pend_head->c, d);
+        if (rc < 0) { /* every stream waiting for it fails as it did */
+            for (hm_h2_stream *s; (s = pend_pop(h));) {
+                s->c->fail = d->fail;
+                snprintf(s->c->why, sizeof(s->c->why), "%s", d->why);
+                report(s, rc);
+            }
+            return;
         }
-        if (rc == 0) rc = h2l_deadline_add(s, s->xdeadline);
-        if (rc < 0) {
-            stream_detach(s, true);
-            c->fail = HM_FAIL_OTHER;
-            snprintf(c->why, sizeof(c->why), "%s", hm_strerror(rc));
+    }
+    while (h->pend_head && (L = h2l_ready_link(h))) {
+        hm_h2_stream *s = pend_pop(h);
+        hm_http_conn *c = s->c;
+        int rc = s->start_err;
+        s->start_err = 0;
+        if (rc == 0) {
+            hm_http_resp_begin(&c->resp, s->head);
+            rc = stream_submit(L, s);
+            if (rc == -EAGAIN && !s->retried) { /* the link is spent: the next one takes it */
+                s->retried = true;
+                h2l_link_retire(L);
+                s->pend_next = h->pend_head;
+                s->pending = true;
+                h->pend_head = s;
+                if (!h->pend_tail) h->pend_tail = s;
+                return;
+            }
+            if (rc == 0) rc = h2l_deadline_add(s, s->xdeadline);
+            if (rc < 0) {
+                stream_detach(s, true);
+                c->fail = HM_FAIL_OTHER;
+                snprintf(c->why, sizeof(c->why), "%s", hm_strerror(rc));
+            }
         }
-        return rc;
+        if (rc < 0) report(s, rc);
     }
 }
 
-int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopts *o)
+/* The done stream first in line: reported, or queued to go again. */
+static void finish_done(hm_h2_conn *h)
 {
+    hm_h2_stream *s = h->done_head;
+    h->done_head = s->done_next;
+    if (!h->done_head) h->done_tail = NULL;
+    s->on_done = false;
+    int rc = stream_outcome(s->c);
+    if (rc == -EINPROGRESS) {
+        pend_push(h, s);
+        return;
+    }
+    report(s, rc);
+}
+
+static void handle_free_now(hm_h2_conn *h);
+
+/* One per handle with callback streams, on the loop: streams wait on
+ * lists, not on stacks of their own. */
+static void dispatch_main(void *p)
+{
+    hm_h2_conn *h = p;
+    bool stop_seen = false;
+    while (!h->freeing) {
+        if (h->pend_head) {
+            submit_pending(h);
+            continue;
+        }
+        if (h->done_head) {
+            finish_done(h);
+            continue;
+        }
+        void *tok;
+        int rc = hm_chan_pop(h->done_kick, &tok, 0); /* the sweeper keeps the deadlines */
+        /* The first Ctrl-C lets the streams in flight finish (see run_stream);
+         * after that, or on an abort, their owners stop them. */
+        if (rc == -ECANCELED && !stop_seen && hm_interrupt_current() == HM_INTERRUPT_STOP) {
+            stop_seen = true;
+            continue;
+        }
+        if (rc < 0) break;
+    }
+    h->dispatcher = NULL;
+    if (h->freeing) handle_free_now(h);
+}
+
+int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                     const hm_http_xopts *o, hm_http_done_fn done, void *user)
+{
+    if (!c->h2) {
+        int rc = hm_h2_conn_create(&c->h2, c->target);
+        if (rc < 0) return rc;
+        c->h2_own = true;
+    }
+    hm_h2_conn *h = c->h2;
+    hm_h2_stream *s = stream_state(c);
+    if (!s) return -ENOMEM;
+    if (s->cb_busy || s->link) return -EBUSY;
+    if (!h->done_kick && hm_chan_create(&h->done_kick, 1) < 0) return -ENOMEM;
+    if (!h->dconn_ready) {
+        hm_http_conn_init_shared(&h->dconn, h->target, NULL, h);
+        h->dconn_ready = true;
+    }
+    if (!h->dispatcher) {
+        int rc = hm_coro_spawn(loop, dispatch_main, h, &h->dispatcher);
+        if (rc < 0) return rc;
+    }
     c->fail = HM_FAIL_NONE;
     c->why[0] = 0;
     c->head_len = 0;
@@ -303,73 +475,51 @@ int hm_h2_start(hm_http_conn *c, const char *req, size_t len, const hm_http_xopt
     c->body_bytes = 0;
     c->connect_ns = 0;
     c->tls_ns = 0;
-    hm_h2_conn *h = c->h2;
-    hm_h2_stream *s = stream_state(c);
-    if (!h || !s || (!h->done_kick && hm_chan_create(&h->done_kick, 1) < 0)) {
-        c->fail = HM_FAIL_OTHER;
-        snprintf(c->why, sizeof(c->why), "%s", h ? "out of memory" : "no shared HTTP/2 connection");
-        return h ? -ENOMEM : -EINVAL;
-    }
-    /* req NULL: the conn's previous request again, not even compared. */
-    if (req ? prepare_request(s, c->target, req, len) < 0 : !s->req_copy.len) {
-        c->fail = HM_FAIL_OTHER;
-        snprintf(c->why, sizeof(c->why), "the request cannot be sent over HTTP/2");
-        return -EINVAL;
+    s->start_err = 0;
+    /* A request that outlives the loop and was parsed last time is the same. */
+    if (!(o->req_outlives && req == s->req_src && s->req_copy.len == len)) {
+        s->req_src = NULL;
+        if (prepare_request(s, c->target, req, len) < 0) {
+            c->fail = HM_FAIL_OTHER;
+            snprintf(c->why, sizeof(c->why), "the request cannot be sent over HTTP/2");
+            s->start_err = -EINVAL; /* reported from the loop, never inside the start */
+        } else if (o->req_outlives) {
+            s->req_src = req;
+        }
     }
     hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
     s->async = true;
-    s->status_only = o->status_only;
+    s->status_only = o->status_only || o->no_headers;
     s->streaming = false;
     s->retried = false;
     s->idempotent = o->idempotent;
     s->head = o->head;
-    s->xdeadline = o->deadline;
-    /* The caller's span: what is left now is less by however long this
-     * thread was kept from running since the deadline was set. */
-    s->budget = o->span_ns ? o->span_ns : o->deadline > 0 ? o->deadline - hm_now_ns() : 0;
-    return start_attempt(c, s);
-}
-
-int hm_h2_wait_done(hm_h2_conn *h, hm_http_conn **out)
-{
-    bool stop_seen = false;
-    while (!h->done_head) {
-        void *tok;
-        int rc = hm_chan_pop(h->done_kick, &tok, 0); /* the sweeper keeps the deadlines */
-        /* The first Ctrl-C lets the streams in flight finish (see run_stream). */
-        if (rc == -ECANCELED && !stop_seen && hm_interrupt_current() == HM_INTERRUPT_STOP) {
-            stop_seen = true;
-            continue;
-        }
-        if (rc < 0) return rc;
-    }
-    hm_h2_stream *s = h->done_head;
-    h->done_head = s->done_next;
-    if (!h->done_head) h->done_tail = NULL;
-    s->on_done = false;
-    *out = s->c;
+    /* A FIFO of deadlines (timeq) is HTTP/1.1's; a stream's is its own. */
+    int64_t span = o->timeq ? o->timeq->duration : o->span_ns;
+    s->xdeadline = o->timeq ? hm_now_ns() + span : o->deadline;
+    s->budget = span ? span : o->deadline > 0 ? o->deadline - hm_now_ns() : 0;
+    s->done_fn = done;
+    s->done_user = user;
+    s->cb_busy = true;
+    pend_push(h, s);
+    hm_chan_try_push(h->done_kick, h); /* -EAGAIN: already kicked */
     return 0;
 }
 
-int hm_h2_finish(hm_http_conn *c)
+bool hm_h2_busy(const hm_http_conn *c)
+{
+    return c->h2s && c->h2s->cb_busy;
+}
+
+void hm_h2_stop(hm_http_conn *c)
 {
     hm_h2_stream *s = c->h2s;
+    if (!s || !s->cb_busy) return;
+    s->cb_busy = false;
+    pend_unlink(c->h2, s);
     h2l_deadline_remove(s);
-    stream_detach(s, s->expired);
-    if (!s->err) return 0;
-    /* As run_stream: refused, or idempotent and its connection died
-     * before any answer: once more, on a fresh link. */
-    bool again_ok =
-        !s->retried && (s->refused || (s->idempotent && !s->got_head &&
-                                       (s->fail == HM_FAIL_CLOSED || s->fail == HM_FAIL_RESET)));
-    if (again_ok) {
-        s->retried = true;
-        c->retries++;
-        int rc = start_attempt(c, s);
-        return rc < 0 ? rc : -EINPROGRESS;
-    }
-    c->fail = s->fail;
-    return h2l_stream_words(c, s->err, s->why, s->budget, s->got_head);
+    h2l_done_unlink(s);
+    stream_detach(s, true);
 }
 
 const hm_tls *hm_h2_conn_tls(const hm_http_conn *c)
@@ -389,7 +539,10 @@ void hm_h2_conn_release(hm_http_conn *c)
     hm_h2_stream *s = c->h2s;
     if (s) {
         h2l_deadline_remove(s);
-        if (c->h2) h2l_done_unlink(s);
+        if (c->h2) {
+            h2l_done_unlink(s);
+            pend_unlink(c->h2, s);
+        }
         stream_detach(s, true);
         hm_chan_destroy(s->wake);
         hm_http_req_free(&s->req);
@@ -419,6 +572,19 @@ int hm_h2_conn_create(hm_h2_conn **out, const hm_http_target *t)
 void hm_h2_conn_free(hm_h2_conn *h)
 {
     if (!h) return;
+    if (h->dispatcher) { /* it may be inside a connect: it frees h on leaving */
+        h->freeing = true;
+        if (h->link)
+            h2l_link_die(h->link, -HM_ECLOSED, HM_FAIL_CLOSED, "the connection was closed");
+        hm_coro_cancel(h->dispatcher);
+        return;
+    }
+    handle_free_now(h);
+}
+
+static void handle_free_now(hm_h2_conn *h)
+{
+    if (h->dconn_ready) hm_http_conn_free(&h->dconn);
     if (h->link) h2l_link_die(h->link, -HM_ECLOSED, HM_FAIL_CLOSED, "the connection was closed");
     /* Draining links outlive the handle: the one using its TLS state takes
      * it over. */

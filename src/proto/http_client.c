@@ -516,6 +516,7 @@ static int as_begin(hm_http_conn *c, hm_loop *loop, hm_http_async_ init, int64_t
 int hm_http_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
                        const hm_http_xopts *o, hm_http_done_fn done, void *user)
 {
+    if (c->target->http2) return hm_h2_conn_start(c, loop, req, len, o, done, user);
     int64_t budget = o->timeq          ? o->timeq->duration
                      : o->deadline > 0 ? o->deadline - hm_now_ns()
                                        : 0;
@@ -568,11 +569,12 @@ int hm_http_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, s
 
 bool hm_http_conn_busy(const hm_http_conn *c)
 {
-    return c->as_.state != AS_IDLE;
+    return c->as_.state != AS_IDLE || (c->target->http2 && hm_h2_busy(c));
 }
 
 void hm_http_conn_stop(hm_http_conn *c)
 {
+    if (c->target->http2) hm_h2_stop(c);
     hm_http_async_ *as = &c->as_;
     if (as->state == AS_IDLE) return;
     hm_timer_disarm(&c->timer_);

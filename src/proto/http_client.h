@@ -185,9 +185,10 @@ int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t he
 /* Starts an exchange of req on c from `loop`: connects (and over https
  * runs the TLS handshake) when needed, sends, parses, then calls done from
  * the loop. req must stay valid until done runs, and with req_outlives
- * until the loop ends. HTTP/1.1 only (-EPROTONOSUPPORT for an HTTP/2
- * target: hm_h2_start). 0, or a negative error (nothing started, done not
- * called). c must not be in an exchange or stream already (-EBUSY). */
+ * until the loop ends. Over HTTP/2 the request is a stream that reports
+ * the same way (hm_h2_conn_start: its handle's dispatcher calls done).
+ * 0, or a negative error (nothing started, done not called). c must not
+ * be in an exchange or stream already (-EBUSY). */
 int hm_http_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
                        const hm_http_xopts *o, hm_http_done_fn done, void *user);
 /* Starts a stream as hm_http_conn_stream does (req is copied: the caller
