@@ -37,8 +37,9 @@
  * hold us are bounded. Frames nghttp2 queues for a client that does not
  * read them (refusals of streams past the 128, resets, acks) stop at
  * H2_OUTQ_MAX beyond the 64 KiB taken ahead: then the connection is no
- * longer read and ends with GOAWAY ENHANCE_YOUR_CALM, as does one past
- * nghttp2's flood limits (PING/SETTINGS acks piling up, more than 8
+ * longer read until the writer brings them under it, and when it has
+ * not within the header timeout, it ends with GOAWAY ENHANCE_YOUR_CALM,
+ * as does one past nghttp2's flood limits (PING/SETTINGS acks piling up, more than 8
  * CONTINUATIONs, a SETTINGS of more than 32 entries). Resets the client
  * sends are nghttp2's rate limit's (rapid reset, CVE-2023-44487: a burst
  * of 1000, then 33 a second), past which the connection ends with GOAWAY
@@ -75,6 +76,7 @@
 /* Frames queued in nghttp2 beyond obuf for a client that does not read
  * them: 128 streams' answers and acks fit many times over. */
 #define H2_OUTQ_MAX 4096
+#define H2_DRAIN_POLL_NS (1000 * 1000) /* how often a read waiting for the writer looks */
 /* nghttp2's defaults for resets received (rapid reset), set explicitly. */
 #define H2_RESET_BURST 1000
 #define H2_RESET_RATE 33
@@ -752,10 +754,21 @@ static bool feed(ba_h2 *h, const char *p, size_t n)
         conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
     if (k < 0) return false;
     h2_pull(h);
-    /* The client does not read what it makes us send: stop reading it. */
-    if (nghttp2_session_get_outbound_queue_size(h->ng) > H2_OUTQ_MAX) {
-        conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
-        return false;
+    /* The client does not read what it makes us send: stop reading it.
+     * The writer may only be behind (a TLS read hands over record after
+     * record before it gets a turn; an io_uring write is in flight while
+     * the socket still has room): reading waits for it to bring the queue
+     * under the bound, and the connection ends when it has not within the
+     * header timeout. */
+    int64_t drain_by = hm_now_ns() + h->app->header_ns;
+    while (nghttp2_session_get_outbound_queue_size(h->ng) > H2_OUTQ_MAX) {
+        if (!h->writer || conn_gone(h) || hm_now_ns() >= drain_by ||
+            hm_coro_sleep(H2_DRAIN_POLL_NS) < 0) {
+            conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
+            return false;
+        }
+        h2_pull(h);
+        h2_kick(h);
     }
     if (h->obuf.len || nghttp2_session_want_write(h->ng)) h2_kick(h);
     return nghttp2_session_want_read(h->ng) || nghttp2_session_want_write(h->ng);

@@ -2,6 +2,7 @@
 #include "h2_test_server.h"
 
 #include "hm_test.h"
+#include "hpack_raw.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -175,37 +176,6 @@ enum {
     F_CONT
 };
 enum { END_STREAM = 1, END_HEADERS = 4, ACK = 1 };
-
-/* An HPACK integer (RFC 7541 section 5.1) with an n-bit prefix, the
- * first byte's other bits `flags`; returns its length. */
-static size_t hpack_int(unsigned char *out, int prefix, unsigned char flags, size_t v)
-{
-    size_t max = ((size_t)1 << prefix) - 1, k = 0;
-    if (v < max) {
-        out[k++] = (unsigned char)(flags | v);
-        return k;
-    }
-    out[k++] = (unsigned char)(flags | max);
-    for (v -= max; v >= 128; v >>= 7)
-        out[k++] = (unsigned char)(0x80 | (v & 0x7f));
-    out[k++] = (unsigned char)v;
-    return k;
-}
-
-/* A literal field with incremental indexing and a new name (RFC 7541
- * section 6.2.1): it enters the dynamic table, evicting what no longer
- * fits. Values are `vlen` bytes of 'v'. */
-static size_t hpack_insert(unsigned char *out, const char *name, size_t vlen)
-{
-    size_t n = strlen(name), k = 0;
-    out[k++] = 0x40;
-    k += hpack_int(out + k, 7, 0, n);
-    memcpy(out + k, name, n);
-    k += n;
-    k += hpack_int(out + k, 7, 0, vlen);
-    memset(out + k, 'v', vlen);
-    return k + vlen;
-}
 
 /* A header block of len bytes as a HEADERS frame and as many
  * CONTINUATIONs as frames of the default 16 KiB maximum take. */
