@@ -39,14 +39,14 @@
  * H2_OUTQ_MAX beyond the 64 KiB taken ahead: then the connection is no
  * longer read until the writer brings them under it, and when it has
  * not within the header timeout, it ends with GOAWAY ENHANCE_YOUR_CALM,
- * as does one past nghttp2's flood limits (PING/SETTINGS acks piling up, more than 8
- * CONTINUATIONs, a SETTINGS of more than 32 entries). Resets the client
- * sends are nghttp2's rate limit's (rapid reset, CVE-2023-44487: a burst
- * of 1000, then 33 a second), past which the connection ends with GOAWAY
- * ENHANCE_YOUR_CALM too (before_frame_send puts it in place of nghttp2's
- * INTERNAL_ERROR), and a stream reset before its handler began never
- * runs it. Deadlines, the HTTP/1.1
- * ones on the same read: the preface and the client's first SETTINGS,
+ * as does one past nghttp2's flood limits (PING/SETTINGS acks piling up,
+ * more than 8 CONTINUATIONs, a SETTINGS of more than 32 entries). Resets
+ * the client sends are nghttp2's rate limit's (rapid reset,
+ * CVE-2023-44487: a burst of 1000, then 33 a second), past which the
+ * connection ends with GOAWAY ENHANCE_YOUR_CALM too (before_frame_send
+ * puts it in place of nghttp2's INTERNAL_ERROR), and a stream reset
+ * before its handler began never runs it. Deadlines, the HTTP/1.1 ones
+ * on the same read: the preface and the client's first SETTINGS,
  * and each stream's header block (CONTINUATION included), must be
  * complete header_ns after the connection's first byte / the stream's
  * HEADERS, else GOAWAY ENHANCE_YOUR_CALM; a request body that gets no
