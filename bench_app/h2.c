@@ -37,13 +37,16 @@
  * hold us are bounded. Frames nghttp2 queues for a client that does not
  * read them (refusals of streams past the 128, resets, acks) stop at
  * H2_OUTQ_MAX beyond the 64 KiB taken ahead: then the connection is no
- * longer read and ends with GOAWAY ENHANCE_YOUR_CALM, as does one past
- * nghttp2's flood limits (PING/SETTINGS acks piling up, more than 8
- * CONTINUATIONs, a SETTINGS of more than 32 entries). Resets the client
- * sends are nghttp2's rate limit's (rapid reset, CVE-2023-44487: a burst
- * of 1000, then 33 a second, past which it sends GOAWAY), and a stream
- * reset before its handler began never runs it. Deadlines, the HTTP/1.1
- * ones on the same read: the preface and the client's first SETTINGS,
+ * longer read until the writer brings them under it, and when it has
+ * not within the header timeout, it ends with GOAWAY ENHANCE_YOUR_CALM,
+ * as does one past nghttp2's flood limits (PING/SETTINGS acks piling up,
+ * more than 8 CONTINUATIONs, a SETTINGS of more than 32 entries). Resets
+ * the client sends are nghttp2's rate limit's (rapid reset,
+ * CVE-2023-44487: a burst of 1000, then 33 a second), past which the
+ * connection ends with GOAWAY ENHANCE_YOUR_CALM too (before_frame_send
+ * puts it in place of nghttp2's INTERNAL_ERROR), and a stream reset
+ * before its handler began never runs it. Deadlines, the HTTP/1.1 ones
+ * on the same read: the preface and the client's first SETTINGS,
  * and each stream's header block (CONTINUATION included), must be
  * complete header_ns after the connection's first byte / the stream's
  * HEADERS, else GOAWAY ENHANCE_YOUR_CALM; a request body that gets no
@@ -73,6 +76,7 @@
 /* Frames queued in nghttp2 beyond obuf for a client that does not read
  * them: 128 streams' answers and acks fit many times over. */
 #define H2_OUTQ_MAX 4096
+#define H2_DRAIN_POLL_NS (1000 * 1000) /* how often a read waiting for the writer looks */
 /* nghttp2's defaults for resets received (rapid reset), set explicitly. */
 #define H2_RESET_BURST 1000
 #define H2_RESET_RATE 33
@@ -92,6 +96,7 @@ struct ba_h2 {
     size_t n_live;
     ba_h2s *spare; /* states kept for reuse */
     size_t n_spare;
+    bool resets_recv;    /* the client has reset a stream (nghttp2's limit counts them) */
     int64_t settings_by; /* the preface and first SETTINGS are due (0: they came) */
     int64_t idle_by;     /* with no stream open: the connection ends then */
 };
@@ -632,6 +637,7 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user
 {
     ba_h2 *h = user;
     if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK)) h->settings_by = 0;
+    if (f->hd.type == NGHTTP2_RST_STREAM) h->resets_recv = true;
     if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA) return 0;
     ba_conn *s = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
     if (!s) return 0;
@@ -663,6 +669,25 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
     return 0;
 }
 
+/* nghttp2's reset rate limit, passed (a rapid reset), queues a GOAWAY
+ * INTERNAL_ERROR of its own and reads on until the streams below it end.
+ * The only other GOAWAY INTERNAL_ERROR nghttp2 sends is over a response
+ * head it cannot compress, and conn_end never sends one. That GOAWAY is
+ * cancelled as it goes out, and the connection ends as the other floods
+ * do: GOAWAY ENHANCE_YOUR_CALM, with the same last stream, nothing more
+ * read. */
+static int before_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *user)
+{
+    const ba_h2 *h = user;
+    if (f->hd.type != NGHTTP2_GOAWAY || f->goaway.error_code != NGHTTP2_INTERNAL_ERROR ||
+        !h->resets_recv)
+        return 0;
+    if (nghttp2_session_terminate_session2(ng, f->goaway.last_stream_id,
+                                           NGHTTP2_ENHANCE_YOUR_CALM) != 0)
+        return 0; /* out of memory: its own GOAWAY goes instead */
+    return NGHTTP2_ERR_CANCEL;
+}
+
 /* ---- the connection ------------------------------------------------------------ */
 
 /* The connection ended: every stream still alive is gone, and a writer or
@@ -685,6 +710,7 @@ static nghttp2_session *new_session(ba_h2 *h)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    nghttp2_session_callbacks_set_before_frame_send_callback(cb, before_frame_send);
     nghttp2_option *opt;
     if (nghttp2_option_new(&opt) != 0) {
         nghttp2_session_callbacks_del(cb);
@@ -728,10 +754,21 @@ static bool feed(ba_h2 *h, const char *p, size_t n)
         conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
     if (k < 0) return false;
     h2_pull(h);
-    /* The client does not read what it makes us send: stop reading it. */
-    if (nghttp2_session_get_outbound_queue_size(h->ng) > H2_OUTQ_MAX) {
-        conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
-        return false;
+    /* The client does not read what it makes us send: stop reading it.
+     * The writer may only be behind (a TLS read hands over record after
+     * record before it gets a turn; an io_uring write is in flight while
+     * the socket still has room): reading waits for it to bring the queue
+     * under the bound, and the connection ends when it has not within the
+     * header timeout. */
+    int64_t drain_by = hm_now_ns() + h->app->header_ns;
+    while (nghttp2_session_get_outbound_queue_size(h->ng) > H2_OUTQ_MAX) {
+        if (!h->writer || conn_gone(h) || hm_now_ns() >= drain_by ||
+            hm_coro_sleep(H2_DRAIN_POLL_NS) < 0) {
+            conn_end(h, NGHTTP2_ENHANCE_YOUR_CALM);
+            return false;
+        }
+        h2_pull(h);
+        h2_kick(h);
     }
     if (h->obuf.len || nghttp2_session_want_write(h->ng)) h2_kick(h);
     return nghttp2_session_want_read(h->ng) || nghttp2_session_want_write(h->ng);

@@ -2,6 +2,7 @@
 #include "h2_test_server.h"
 
 #include "hm_test.h"
+#include "hpack_raw.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -176,6 +177,64 @@ enum {
 };
 enum { END_STREAM = 1, END_HEADERS = 4, ACK = 1 };
 
+/* A header block of len bytes as a HEADERS frame and as many
+ * CONTINUATIONs as frames of the default 16 KiB maximum take. */
+static void raw_block(sconn *c, uint32_t id, const unsigned char *b, size_t len)
+{
+    enum { MAX_FRAME = 16384 };
+    for (size_t off = 0; off == 0 || off < len; off += MAX_FRAME) {
+        size_t n = len - off < MAX_FRAME ? len - off : MAX_FRAME;
+        bool last = off + n == len;
+        raw_frame(c, off ? F_CONT : F_HEADERS, (off ? 0 : END_STREAM) | (last ? END_HEADERS : 0),
+                  id, b + off, n);
+    }
+}
+
+/* The HPACK abuses (h2_test_server.h): hammer announced a 64 KiB header
+ * table (SETTINGS_HEADER_TABLE_SIZE 65536). Returns false for another path. */
+static bool answer_hpack(sconn *c, stream *s, const char *p)
+{
+    static unsigned char b[1 << 18];
+    size_t k = 0;
+    if (!strcmp(p, "/hpack-size-over")) {
+        k += hpack_int(b + k, 5, 0x20, 65536 + 1); /* a size update past the SETTINGS */
+        b[k++] = 0x88;
+    } else if (!strcmp(p, "/hpack-size-max")) {
+        k += hpack_int(b + k, 5, 0x20, 65536); /* the SETTINGS' own: allowed */
+        b[k++] = 0x88;
+    } else if (!strcmp(p, "/hpack-size-late")) {
+        b[k++] = 0x88;
+        k += hpack_int(b + k, 5, 0x20, 0); /* after a field: not allowed there */
+    } else if (!strcmp(p, "/hpack-bad-index")) {
+        b[k++] = 0x88;
+        k += hpack_int(b + k, 7, 0x80, 10000); /* far past the static and dynamic tables */
+    } else if (!strcmp(p, "/hpack-churn")) {
+        /* 4000-byte fields inserted one after another into the 4 KiB
+         * table the server's encoder keeps (each evicts the one before),
+         * each referenced four times: 64 KiB of frames (under the limit
+         * as frames, three CONTINUATIONs) that decode to 320 KB. */
+        b[k++] = 0x88;
+        for (int i = 0; k + 4020 <= 4 * 16384; i++) {
+            char name[16];
+            snprintf(name, sizeof(name), "x-churn-%02d", i % 100);
+            k += hpack_insert(b + k, name, 4000);
+            for (int r = 0; r < 4; r++)
+                b[k++] = 0xbe; /* index 62: the newest entry */
+        }
+    } else if (!strcmp(p, "/hpack-bomb")) {
+        /* One 4000-byte entry, then 16,000 one-byte references to it: a
+         * 16 KiB frame that decodes to 64 MB of header list. */
+        b[k++] = 0x88;
+        k += hpack_insert(b + k, "x-bomb", 4000);
+        while (k < 16384)
+            b[k++] = 0xbe;
+    } else {
+        return false;
+    }
+    raw_block(c, (uint32_t)s->id, b, k);
+    return true;
+}
+
 /* The hostile answers, written by hand (h2_test_server.h). Returns false
  * for a path that is none of them. */
 static bool answer_hostile(sconn *c, stream *s, const char *p)
@@ -242,7 +301,7 @@ static bool answer_hostile(sconn *c, stream *s, const char *p)
             raw_frame(c, ping ? F_PING : F_SETTINGS, 0, 0, ping ? opaque : NULL, ping ? 8 : 0);
         answer_ok(c, s);
     } else {
-        return false;
+        return answer_hpack(c, s, p);
     }
     return true;
 }

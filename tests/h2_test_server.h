@@ -32,6 +32,16 @@
  *   /goaway-even   GOAWAY whose last-stream-id is even (no stream of the client's)
  *   /goaway-high   GOAWAY with last-stream-id 2^31-1, then as /ok
  *   /settings-flood, /ping-flood  100,000 SETTINGS (or PING) frames, then as /ok
+ *   /hpack-size-over  a header block opening with a table size update past the
+ *                  client's 64 KiB SETTINGS_HEADER_TABLE_SIZE (/hpack-size-max:
+ *                  one to 64 KiB, then :status 200, a good answer)
+ *   /hpack-size-late  :status 200, then a table size update (after a field)
+ *   /hpack-bad-index  :status 200, then an index past both tables
+ *   /hpack-churn   4000-byte fields inserted one after another into the 4 KiB
+ *                  table, each referenced four times: 64 KiB of frames, 320 KB
+ *                  of header list
+ *   /hpack-bomb    one 4000-byte entry referenced 16,000 times in one 16 KiB
+ *                  HEADERS (64 MB of header list)
  *   /first-ok-TAG/PATH  as /ok the first time (a reachability check
  *                  passes), then as /PATH
  *   anything else  404

@@ -6,9 +6,10 @@
  *               fast as the socket takes them, responses and refusals
  *               never read: the server stops reading and says GOAWAY
  *               ENHANCE_YOUR_CALM; its RSS stays under the bound.
- *   rapid_reset HEADERS + RST_STREAM pairs (CVE-2023-44487): nghttp2's
- *               reset rate limit ends the connection with GOAWAY, and the
- *               handlers of streams reset before they began never run.
+ *   rapid_reset HEADERS + RST_STREAM pairs (CVE-2023-44487): past
+ *               nghttp2's reset rate limit the connection ends with GOAWAY
+ *               ENHANCE_YOUR_CALM, and the handlers of streams reset
+ *               before they began never run.
  *   preface     the preface dripped a byte at a time: closed at the
  *               header timeout, unanswered.
  *   continuation a HEADERS without END_HEADERS, no CONTINUATION: GOAWAY
@@ -19,17 +20,27 @@
  *               idle timeout, then the connection, with no stream open,
  *               ends with GOAWAY NO_ERROR one idle timeout later.
  *   sse         SSE subscribers that never read while actions are fired.
+ *   hpack       HPACK abuse: a table size update too large or out of
+ *               place, an index past the tables (GOAWAY COMPRESSION_ERROR);
+ *               churning inserts and one entry referenced 16,000 times
+ *               (431, the connection serves on).
+ *
+ * flood, rapid_reset and preface run over h2 through ALPN too
+ * ("tls_flood", ...): TLS changes how the writer falls behind and when
+ * nghttp2 has the connection.
  *
  * In each, a plain HTTP/1.1 client is served while the hostile one holds
  * its connection. Waits derive from the header and idle timeouts given to
  * the server; IO_TIMEOUT_MS is the slack. argv[1]: the engine backend;
  * argv[2] (optional): one case. */
 #include "bench_app_client.h"
+#include "hpack_raw.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/err.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -91,32 +102,6 @@ static size_t frame(uint8_t *out, uint8_t type, uint8_t flags, uint32_t sid, con
     return k + len;
 }
 
-/* An HPACK integer with an n-bit prefix, the byte's other bits `flags`. */
-static size_t hpack_int(uint8_t *out, int prefix, uint8_t flags, size_t v)
-{
-    size_t max = ((size_t)1 << prefix) - 1, k = 0;
-    if (v < max) {
-        out[k++] = (uint8_t)(flags | v);
-        return k;
-    }
-    out[k++] = (uint8_t)(flags | max);
-    for (v -= max; v >= 128; v >>= 7)
-        out[k++] = (uint8_t)(0x80 | (v & 0x7f));
-    out[k++] = (uint8_t)v;
-    return k;
-}
-
-/* A literal field without indexing (RFC 7541 6.2.2) whose name is static
- * table entry idx, its value not Huffman-coded. */
-static size_t hpack_lit(uint8_t *out, size_t idx, const char *v)
-{
-    size_t n = strlen(v);
-    size_t k = hpack_int(out, 4, 0, idx);
-    k += hpack_int(out + k, 7, 0, n);
-    memcpy(out + k, v, n);
-    return k + n;
-}
-
 /* GET path: :method GET, :scheme http (indexed), :path and :authority. */
 static size_t get_block(uint8_t *out, const char *path)
 {
@@ -148,8 +133,49 @@ static size_t ping(uint8_t *out)
     return frame(out, NGHTTP2_PING, 0, 0, p, 8);
 }
 
+/* ---- h2c or h2 over TLS -------------------------------------------------------- */
+
+/* The case runs over TLS (h2 through ALPN): its server has the test's
+ * certificate, raw connections agree on h2 with tls_h2, and the plain
+ * HTTP/1.1 clients (served_meanwhile, /_health) use g_tls = tls_h1. */
+static bool over_tls;
+static SSL_CTX *tls_h1, *tls_h2;
+
+/* send(2) on a raw connection, through its TLS when it has one: bytes
+ * written, or -1 with errno EAGAIN (the socket is full) or EPIPE (the
+ * server is gone). */
+static ssize_t wire_send(int fd, const void *p, size_t n)
+{
+    SSL *ssl = ssl_of(fd);
+    if (!ssl) return send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    int w = SSL_write(ssl, p, (int)n);
+    if (w > 0) return w;
+    int e = SSL_get_error(ssl, w);
+    ERR_clear_error();
+    errno = e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? EAGAIN : EPIPE;
+    return -1;
+}
+
+/* Sends all of p, waiting while the socket is full; false when the
+ * server is gone (or takes nothing for IO_TIMEOUT_MS). */
+static bool wire_send_all(int fd, const void *p, size_t n)
+{
+    for (size_t off = 0; off < n;) {
+        ssize_t w = wire_send(fd, (const uint8_t *)p + off, n - off);
+        if (w > 0) {
+            off += (size_t)w;
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        if (poll(&pf, 1, IO_TIMEOUT_MS) == 0) return false;
+    }
+    return true;
+}
+
 /* A connection to 127.0.0.1:port with a receive buffer of rcvbuf bytes
- * (0: the system's), the client preface and an empty SETTINGS sent. */
+ * (0: the system's), over TLS (h2 agreed, non-blocking) in a TLS case;
+ * with the client preface and an empty SETTINGS sent when preface. */
 static int raw_open(int port, int rcvbuf, bool preface)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -158,12 +184,18 @@ static int raw_open(int port, int rcvbuf, bool preface)
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ASSERT_EQ(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    if (over_tls) {
+        g_tls = tls_h2;
+        if (!tls_handshake(fd, true)) HM_FAIL_("TLS handshake with port %d failed", port);
+        ASSERT_STREQ(g_alpn, "h2");
+        g_tls = tls_h1;
+    }
     if (preface) {
         uint8_t b[64];
         memcpy(b, NGHTTP2_CLIENT_MAGIC, NGHTTP2_CLIENT_MAGIC_LEN);
         size_t k = NGHTTP2_CLIENT_MAGIC_LEN;
         k += frame(b + k, NGHTTP2_SETTINGS, 0, 0, NULL, 0);
-        send_all(fd, (const char *)b, k);
+        ASSERT(wire_send_all(fd, b, k));
     }
     return fd;
 }
@@ -250,6 +282,10 @@ static pid_t start_h2(hm_backend_kind backend, int header_ms, int idle_ms, int *
 {
     hm_bench_app_options o = ba_test_options(backend);
     o.http2 = true;
+    if (over_tls) {
+        o.tls_cert = g_cert;
+        o.tls_key = g_key;
+    }
     o.header_timeout_ms = header_ms;
     o.idle_timeout_ms = idle_ms;
     pid_t pid = start_server(&o, port);
@@ -262,8 +298,8 @@ static pid_t start_h2(hm_backend_kind backend, int header_ms, int idle_ms, int *
 static long check_peak(pid_t pid, long base_kib, const char *what)
 {
     long grown = status_kib(pid, "VmHWM:") - base_kib;
-    printf("%s: peak RSS %ld KiB over the %ld KiB at start (bound %ld KiB)\n", what, grown,
-           base_kib, RSS_BOUND_KIB);
+    printf("%s%s: peak RSS %ld KiB over the %ld KiB at start (bound %ld KiB)\n", what,
+           over_tls ? " (h2)" : "", grown, base_kib, RSS_BOUND_KIB);
     ASSERT_LT(grown, RSS_BOUND_KIB);
     return grown;
 }
@@ -283,7 +319,6 @@ static void flood(hm_backend_kind backend)
      * long enough for this one to notice the stall and start reading. */
     pid_t pid = start_h2(backend, HEADER_MS, 100 * HEADER_MS, &port, &base);
     int fd = raw_open(port, 4096, true);
-    ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
     enum { BATCH = 512, MAX_STREAMS = 4 << 20 };
     static uint8_t batch[BATCH * 40];
     uint32_t sid = 1;
@@ -295,7 +330,7 @@ static void flood(hm_backend_kind backend)
             n += headers(batch + n, sid, NGHTTP2_FLAG_END_STREAM | NGHTTP2_FLAG_END_HEADERS,
                          "/_health");
         for (size_t off = 0; off < n && !stalled && !closed;) {
-            ssize_t w = send(fd, batch + off, n - off, MSG_NOSIGNAL);
+            ssize_t w = wire_send(fd, batch + off, n - off);
             if (w > 0) {
                 off += (size_t)w;
                 continue;
@@ -316,17 +351,23 @@ static void flood(hm_backend_kind backend)
     }
     if (!stalled && !closed)
         HM_FAIL_("the server read %ld streams from a client that reads nothing", streams);
-    printf("flood: the server stopped reading after at most %ld streams (RSS +%ld KiB at 10,000)\n",
-           streams, at_10k);
+    printf("flood: the server stopped reading after at most %ld streams (RSS +%ld KiB at 10,000, "
+           "+%ld KiB now; %s)\n",
+           streams, at_10k, status_kib(pid, "VmRSS:") - base,
+           stalled ? "our writes stalled" : "the server closed");
     served_meanwhile(port);
-    int fl = fcntl(fd, F_GETFL);
-    ASSERT_EQ(fcntl(fd, F_SETFL, fl & ~O_NONBLOCK), 0);
     rd *r = calloc(1, sizeof(*r));
     ASSERT(r);
     r->fd = fd;
-    ASSERT_EQ(goaway_then_close(r, now_ms() + IO_TIMEOUT_MS), NGHTTP2_ENHANCE_YOUR_CALM);
+    /* A reader now: a 4 KiB window would take the TLS records in at a
+     * few KiB a second (segments smaller than the window waits for). */
+    int big = 1 << 20;
+    ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big)), 0);
+    /* What it queued (its socket's buffer, 64 KiB, 4096 frames) must come
+     * by its own write deadline, the idle timeout. */
+    ASSERT_EQ(goaway_then_close(r, now_ms() + 100 * HEADER_MS), NGHTTP2_ENHANCE_YOUR_CALM);
     free(r);
-    close(fd);
+    fd_close(fd);
     check_peak(pid, base, "flood");
     served_meanwhile(port);
     stop_server(pid);
@@ -342,9 +383,10 @@ static long long requests_handled(int port)
     return n;
 }
 
-/* HEADERS + RST_STREAM pairs, the responses read as they come: nghttp2's
- * limit (a burst of 1000 resets) ends it with GOAWAY; streams reset in the
- * same read as their HEADERS never reach a handler. */
+/* HEADERS + RST_STREAM pairs, the responses read as they come: past
+ * nghttp2's limit (a burst of 1000 resets) it ends with GOAWAY
+ * ENHANCE_YOUR_CALM; streams reset in the same read as their HEADERS
+ * never reach a handler. */
 static void rapid_reset(hm_backend_kind backend)
 {
     int port;
@@ -368,7 +410,7 @@ static void rapid_reset(hm_backend_kind backend)
                          "/_health");
             n += rst(batch + n, sid, NGHTTP2_CANCEL);
         }
-        if (send(fd, batch, n, MSG_NOSIGNAL) != (ssize_t)n) break; /* closed */
+        if (!wire_send_all(fd, batch, n)) break; /* closed */
         sent += BATCH;
         /* What has arrived so far, without waiting. */
         while (code < 0 && next_frame(r, f, now_ms()) == 1)
@@ -377,10 +419,10 @@ static void rapid_reset(hm_backend_kind backend)
     }
     if (code < 0) code = goaway_then_close(r, now_ms() + IO_TIMEOUT_MS);
     printf("rapid_reset: GOAWAY (error code %lld) after %d pairs sent\n", (long long)code, sent);
-    ASSERT_NE(code, NGHTTP2_NO_ERROR); /* nghttp2 1.52's limit says INTERNAL_ERROR */
+    ASSERT_EQ(code, NGHTTP2_ENHANCE_YOUR_CALM); /* not nghttp2's own INTERNAL_ERROR */
     free(f);
     free(r);
-    close(fd);
+    fd_close(fd);
     long long handled = requests_handled(port) - before - 1; /* the first /_health */
     printf("rapid_reset: %lld handlers ran for %d reset streams\n", handled, sent);
     ASSERT_LT(handled * 100, sent); /* at most one per read that split a pair */
@@ -399,9 +441,39 @@ static int64_t close_while_dripping(int fd, const uint8_t *drip, size_t n, int64
         ssize_t k = read_until(fd, b, sizeof(b), now_ms() + 100);
         if (k == 0 || k == -2) return now_ms();
         ASSERT_EQ(k, -1); /* no answer to a preface, only the close */
-        if (send(fd, drip + i % n, 1, MSG_NOSIGNAL) != 1) return now_ms();
+        if (wire_send(fd, drip + i % n, 1) != 1) return now_ms();
     }
     HM_FAIL_("a client dripping its preface is still connected");
+}
+
+/* Over TLS nghttp2 has the connection from the handshake on: it sends
+ * its SETTINGS, and a preface not complete by the deadline ends with
+ * GOAWAY. Reads the server's frames (never an answer: SETTINGS, a
+ * WINDOW_UPDATE, a GOAWAY), sending one more byte of drip each 100 ms of silence, until
+ * the close; returns the GOAWAY's code (fails without one, or when the
+ * connection is still open at until_ms). */
+static uint32_t goaway_while_dripping(int fd, const uint8_t *drip, size_t n, int64_t until_ms)
+{
+    rd *r = calloc(1, sizeof(*r));
+    h2frame *f = malloc(sizeof(*f));
+    ASSERT(r && f);
+    r->fd = fd;
+    int64_t code = -1;
+    for (size_t i = 0;;) {
+        if (now_ms() >= until_ms) HM_FAIL_("a client dripping its preface is still connected");
+        int k = next_frame(r, f, now_ms() + 100);
+        if (k == 0) break;
+        if (k == 1) {
+            if (f->type == NGHTTP2_GOAWAY && code < 0) code = be32(f->payload + 4);
+            ASSERT(f->type != NGHTTP2_HEADERS && f->type != NGHTTP2_DATA); /* no answer */
+            continue;
+        }
+        if (code < 0) wire_send(fd, drip + i++ % n, 1); /* fails once the server is gone */
+    }
+    free(f);
+    free(r);
+    if (code < 0) HM_FAIL_("the server closed the connection without a GOAWAY");
+    return (uint32_t)code;
 }
 
 static void slow_preface(hm_backend_kind backend)
@@ -415,28 +487,33 @@ static void slow_preface(hm_backend_kind backend)
     frame_head(drip + NGHTTP2_CLIENT_MAGIC_LEN, 180, NGHTTP2_SETTINGS, 0, 0);
     int fd = raw_open(port, 0, false);
     int64_t t0 = now_ms();
-    ASSERT_EQ(send(fd, drip, 1, MSG_NOSIGNAL), 1);
+    ASSERT_EQ(wire_send(fd, drip, 1), 1);
     served_meanwhile(port);
-    int64_t t =
+    if (over_tls)
+        ASSERT_EQ(
+            goaway_while_dripping(fd, drip + 1, sizeof(drip) - 1, t0 + HEADER_MS + IO_TIMEOUT_MS),
+            NGHTTP2_ENHANCE_YOUR_CALM);
+    else
         close_while_dripping(fd, drip + 1, sizeof(drip) - 1, t0 + HEADER_MS + IO_TIMEOUT_MS);
-    ASSERT_GE(t - t0, HEADER_MS - 100);
-    close(fd);
+    ASSERT_GE(now_ms() - t0, HEADER_MS - 100);
+    fd_close(fd);
     /* The same past the preface: the SETTINGS it begins must be complete
      * by the same deadline. */
     fd = raw_open(port, 0, false);
     t0 = now_ms();
-    send_all(fd, (const char *)drip, NGHTTP2_CLIENT_MAGIC_LEN + 10);
+    ASSERT(wire_send_all(fd, drip, NGHTTP2_CLIENT_MAGIC_LEN + 10));
     rd *r = calloc(1, sizeof(*r));
     ASSERT(r);
     r->fd = fd;
     ASSERT_EQ(goaway_then_close(r, t0 + HEADER_MS + IO_TIMEOUT_MS), NGHTTP2_ENHANCE_YOUR_CALM);
     ASSERT_GE(now_ms() - t0, HEADER_MS - 100);
     free(r);
-    close(fd);
+    fd_close(fd);
     check_peak(pid, base, "preface");
     stop_server(pid);
-    printf("preface: dripped, it is cut at the header timeout (after it: GOAWAY "
-           "ENHANCE_YOUR_CALM): ok\n");
+    printf("preface%s: dripped, it is cut at the header timeout (%s; after it: GOAWAY "
+           "ENHANCE_YOUR_CALM): ok\n",
+           over_tls ? " (h2)" : "", over_tls ? "GOAWAY ENHANCE_YOUR_CALM" : "unanswered");
 }
 
 /* A HEADERS without END_HEADERS whose CONTINUATION never comes. */
@@ -457,7 +534,7 @@ static void no_continuation(hm_backend_kind backend)
     ASSERT_EQ(goaway_then_close(r, t0 + HEADER_MS + IO_TIMEOUT_MS), NGHTTP2_ENHANCE_YOUR_CALM);
     ASSERT_GE(now_ms() - t0, HEADER_MS - 100);
     free(r);
-    close(fd);
+    fd_close(fd);
     check_peak(pid, base, "continuation");
     stop_server(pid);
     printf("continuation: a header block left open ends at the header timeout with GOAWAY "
@@ -480,7 +557,7 @@ static void no_continuation(hm_backend_kind backend)
     r->fd = fd;
     ASSERT_EQ(goaway_then_close(r, t0 + IO_TIMEOUT_MS), NGHTTP2_ENHANCE_YOUR_CALM);
     free(r);
-    close(fd);
+    fd_close(fd);
     served_meanwhile(port);
     check_peak(pid, base, "continuation flood");
     stop_server(pid);
@@ -512,7 +589,7 @@ static void no_body(hm_backend_kind backend)
             HM_FAIL_("the connection is still open after %lld ms", (long long)(now_ms() - t0));
         if (k < 0) {
             size_t m = ping(b);
-            if (goaway < 0 && send(fd, b, m, MSG_NOSIGNAL) != (ssize_t)m) break;
+            if (goaway < 0 && wire_send(fd, b, m) != (ssize_t)m) break;
             if (!served) served_meanwhile(port);
             served = true;
             continue;
@@ -533,7 +610,7 @@ static void no_body(hm_backend_kind backend)
     ASSERT_EQ(goaway, NGHTTP2_NO_ERROR);
     free(f);
     free(r);
-    close(fd);
+    fd_close(fd);
     check_peak(pid, base, "body");
     stop_server(pid);
     printf("body: a request body that never comes is reset at the idle timeout, the idle "
@@ -591,30 +668,171 @@ static void sse_non_readers(hm_backend_kind backend)
     served_meanwhile(port);
     check_peak(pid, base, "sse");
     for (int t = 0; t < TABS; t++)
-        close(fds[t]);
+        fd_close(fds[t]);
     stop_server(pid);
     printf("sse: %d SSE subscribers that never read, %d actions fired: RSS bounded, actions "
            "answered: ok\n",
            TABS, TABS * ACTIONS);
 }
 
+/* The :status of a response HEADERS frame (one frame: bench_app's heads
+ * are small), decoded with inf, which every HEADERS of the connection
+ * passes through in order. */
+static int frame_status(nghttp2_hd_inflater *inf, const h2frame *f)
+{
+    ASSERT(f->flags & NGHTTP2_FLAG_END_HEADERS);
+    const uint8_t *in = f->payload;
+    size_t left = f->len;
+    int status = -1;
+    for (;;) {
+        nghttp2_nv nv;
+        int fl = 0;
+        ssize_t k = nghttp2_hd_inflate_hd2(inf, &nv, &fl, in, left, 1);
+        ASSERT_GE(k, 0);
+        in += k;
+        left -= (size_t)k;
+        if ((fl & NGHTTP2_HD_INFLATE_EMIT) && nv.namelen == 7 && !memcmp(nv.name, ":status", 7))
+            status = atoi((const char *)nv.value);
+        if (fl & NGHTTP2_HD_INFLATE_FINAL) {
+            nghttp2_hd_inflate_end_headers(inf);
+            break;
+        }
+        if (!(fl & NGHTTP2_HD_INFLATE_EMIT) && !left) break;
+    }
+    return status;
+}
+
+/* HPACK abuse (RFC 7541), each on a connection of its own. A table size
+ * update past the 4096 bytes of bench_app's SETTINGS_HEADER_TABLE_SIZE,
+ * one after a field, an index past both tables: nghttp2 ends the
+ * connection with GOAWAY COMPRESSION_ERROR. Legal HPACK whose header list
+ * is far larger than its frames (4000-byte entries inserted one after
+ * another, each evicting the last, each referenced four times; one entry
+ * referenced 16,000 times in a 16 KiB HEADERS: 64 MB): 431, and the
+ * connection serves on, its table in step with ours (the next request
+ * references the last entry: 200). */
+static void hpack_abuse(hm_backend_kind backend)
+{
+    int port;
+    long base;
+    pid_t pid = start_h2(backend, HEADER_MS, IDLE_MS, &port, &base);
+    static uint8_t blk[1 << 17], out[(1 << 17) + 1024];
+    static const char *const bad[] = {"a size update past SETTINGS_HEADER_TABLE_SIZE",
+                                      "a size update after a field", "an index past the tables"};
+    for (int i = 0; i < 3; i++) {
+        size_t k = 0;
+        if (i == 0) k += hpack_int(blk, 5, 0x20, 4097);
+        k += get_block(blk + k, "/_health");
+        if (i == 1) k += hpack_int(blk + k, 5, 0x20, 0);
+        if (i == 2) k += hpack_int(blk + k, 7, 0x80, 10000);
+        int fd = raw_open(port, 0, true);
+        size_t n = frame(out, NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM | NGHTTP2_FLAG_END_HEADERS,
+                         1, blk, k);
+        ASSERT(wire_send_all(fd, out, n));
+        rd *r = calloc(1, sizeof(*r));
+        ASSERT(r);
+        r->fd = fd;
+        ASSERT_EQ(goaway_then_close(r, now_ms() + IO_TIMEOUT_MS), NGHTTP2_COMPRESSION_ERROR);
+        free(r);
+        fd_close(fd);
+        served_meanwhile(port);
+        printf("hpack: %s: GOAWAY COMPRESSION_ERROR, others served: ok\n", bad[i]);
+    }
+    for (int bomb = 0; bomb <= 1; bomb++) {
+        size_t k = get_block(blk, "/_health");
+        if (bomb) {
+            k += hpack_insert(blk + k, "x-bomb", 4000);
+            while (k < 16384)
+                blk[k++] = 0xbe; /* index 62: the entry */
+        } else {
+            for (int i = 0; k + 4020 <= 4 * 16384; i++) {
+                char name[16];
+                snprintf(name, sizeof(name), "x-churn-%02d", i % 100);
+                k += hpack_insert(blk + k, name, 4000);
+                for (int ref = 0; ref < 4; ref++)
+                    blk[k++] = 0xbe;
+            }
+        }
+        /* HEADERS and CONTINUATIONs of 16 KiB, then stream 3: a GET whose
+         * last field is the table's newest entry (4000 bytes, under the
+         * limit). */
+        size_t n = 0;
+        for (size_t off = 0; off < k; off += 16384) {
+            size_t m = k - off < 16384 ? k - off : 16384;
+            uint8_t flags =
+                (off ? 0 : NGHTTP2_FLAG_END_STREAM) | (off + m == k ? NGHTTP2_FLAG_END_HEADERS : 0);
+            n += frame(out + n, off ? NGHTTP2_CONTINUATION : NGHTTP2_HEADERS, flags, 1, blk + off,
+                       m);
+        }
+        uint8_t next[256];
+        size_t nk = get_block(next, "/_health");
+        next[nk++] = 0xbe;
+        n += frame(out + n, NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM | NGHTTP2_FLAG_END_HEADERS, 3,
+                   next, nk);
+        int fd = raw_open(port, 0, true);
+        ASSERT(wire_send_all(fd, out, n));
+        rd *r = calloc(1, sizeof(*r));
+        h2frame *f = malloc(sizeof(*f));
+        nghttp2_hd_inflater *inf;
+        ASSERT(r && f && nghttp2_hd_inflate_new(&inf) == 0);
+        r->fd = fd;
+        int st1 = 0, st3 = 0;
+        while (!st1 || !st3) {
+            int got = next_frame(r, f, now_ms() + IO_TIMEOUT_MS);
+            if (got != 1)
+                HM_FAIL_("%s: no answer to streams 1 and 3 (%d, %d)", bomb ? "bomb" : "churn", st1,
+                         st3);
+            ASSERT_NE(f->type, NGHTTP2_GOAWAY);
+            if (f->type != NGHTTP2_HEADERS) continue;
+            int st = frame_status(inf, f);
+            if (f->sid == 1) st1 = st;
+            if (f->sid == 3) st3 = st;
+        }
+        ASSERT_EQ(st1, 431);
+        ASSERT_EQ(st3, 200);
+        nghttp2_hd_inflate_del(inf);
+        free(f);
+        free(r);
+        fd_close(fd);
+        printf("hpack: %s: 431, then the next stream on the connection 200: ok\n",
+               bomb ? "one 4000-byte entry referenced 16,000 times"
+                    : "4000-byte entries inserted one after another, referenced again");
+    }
+    check_peak(pid, base, "hpack");
+    served_meanwhile(port);
+    stop_server(pid);
+}
+
 int main(int argc, char **argv)
 {
     hm_backend_kind backend = ba_test_begin(argc, argv, true);
     const char *only = argc > 2 ? argv[2] : NULL;
+    make_pki();
+    tls_h1 = client_ctx(0, NULL, 0, false);
+    tls_h2 = client_ctx(0, "\x02h2", 3, false);
+    /* tls: the case runs over h2 through ALPN too (as "tls_NAME"), where
+     * TLS changes the path: the writes that stall, the preface's start. */
     static const struct {
         const char *name;
         void (*run)(hm_backend_kind);
+        bool tls;
     } cases[] = {
-        {"flood", flood},          {"rapid_reset", rapid_reset},
-        {"preface", slow_preface}, {"continuation", no_continuation},
-        {"body", no_body},         {"sse", sse_non_readers},
+        {"flood", flood, true},          {"rapid_reset", rapid_reset, true},
+        {"preface", slow_preface, true}, {"continuation", no_continuation, false},
+        {"body", no_body, false},        {"sse", sse_non_readers, false},
+        {"hpack", hpack_abuse, false},
     };
     int ran = 0;
-    for (size_t i = 0; i < HM_ARRAY_LEN(cases); i++) {
-        if (only && strcmp(only, cases[i].name) != 0) continue;
-        cases[i].run(backend);
-        ran++;
+    for (int tls = 0; tls <= 1; tls++) {
+        for (size_t i = 0; i < HM_ARRAY_LEN(cases); i++) {
+            char name[64];
+            snprintf(name, sizeof(name), "%s%s", tls ? "tls_" : "", cases[i].name);
+            if ((tls && !cases[i].tls) || (only && strcmp(only, name) != 0)) continue;
+            over_tls = tls;
+            g_tls = tls ? tls_h1 : NULL;
+            cases[i].run(backend);
+            ran++;
+        }
     }
     if (!ran) HM_FAIL_("no case named %s", only);
     return 0;

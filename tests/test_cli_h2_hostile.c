@@ -99,6 +99,8 @@ static void expect_failures(const run *r, const char *what, const hostile *h, in
                  what, n, h->kind, h->reason, h->bytes ? h->bytes : "-", errs, reasons);
     }
     ASSERT_EQ(json_int_at(r->j, "actions.ok"), 0);
+    /* A protocol error is the server's: nothing is sent again. */
+    ASSERT_EQ(json_int_at(r->j, "connections.retries"), 0);
     /* The summary carries the reason too. */
     if (!strstr(r->p.out, h->reason))
         HM_FAIL_("%s: the summary does not say '%s':\n%s", what, h->reason, r->p.out);
@@ -118,6 +120,18 @@ static const hostile cases[] = {
     {"window-overflow", "protocol", "FLOW_CONTROL_ERROR", "WINDOW_UPDATE frame", 3},
     {"push", "protocol", "PUSH_PROMISE", "PUSH_PROMISE frame", 3},
     {"goaway-even", "protocol", "GOAWAY", "GOAWAY frame", 3},
+    /* HPACK (RFC 7541): a table size update past hammer's SETTINGS_HEADER_TABLE_SIZE,
+     * one after a field, an index past both tables; nghttp2 ends the connection. */
+    {"hpack-size-over", "protocol", "(COMPRESSION_ERROR): a header block HPACK cannot decode",
+     "HEADERS frame", 3},
+    {"hpack-size-late", "protocol", "(COMPRESSION_ERROR): a header block HPACK cannot decode",
+     "HEADERS frame", 3},
+    {"hpack-bad-index", "protocol", "(COMPRESSION_ERROR): a header block HPACK cannot decode",
+     "HEADERS frame", 3},
+    /* Legal HPACK whose header list is past the 64 KiB announced although
+     * its frames are not: the decoded list counts. */
+    {"hpack-churn", "protocol", "header list over the", "HEADERS frame", 3},
+    {"hpack-bomb", "protocol", "header list over the", "HEADERS frame", 3},
 };
 
 /* Floods of frames that each want an ACK: hammer answers them as they
@@ -181,6 +195,15 @@ int main(int argc, char **argv)
         ASSERT_EQ(json_int_at(r.j, "actions.ok"), 4);
         json_decref(r.j);
         printf("/goaway-high [%s]: every request answered: ok\n", engine);
+    }
+    if (want("hpack-size-max")) {
+        /* A table size update to what hammer announced is allowed. */
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/hpack-size-max", srv.port);
+        hammer_get(&r, url, 3, 3);
+        if (r.exit != 0 || !r.j) HM_FAIL_("/hpack-size-max: exit %d:\n%s", r.exit, r.p.out);
+        ASSERT_EQ(json_int_at(r.j, "actions.ok"), 3);
+        json_decref(r.j);
+        printf("/hpack-size-max [%s]: a table size update to the SETTINGS' 64 KiB: ok\n", engine);
     }
     /* The probe's request meets a 1 MiB header block, or endless 1xx
      * heads: the target answered, so it is reachable, and the run says

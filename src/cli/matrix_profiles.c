@@ -306,7 +306,7 @@ static int check_config(hm_matrix_config *c)
         return -EINVAL;
     }
     for (int i = 0; i < c->n_profiles; i++)
-        if (!c->profiles[i].command) {
+        if (!c->profiles[i].command || !c->profiles[i].command[0]) {
             snprintf(c->error, sizeof(c->error), "profile %s has no command", c->profiles[i].name);
             return -EINVAL;
         }

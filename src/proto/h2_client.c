@@ -388,12 +388,23 @@ static void stream_abort(nghttp2_session *ng, h2_link *L, hm_h2_stream *s, int e
     stream_fail(s, err, hm_fail_of_error(err), why[0] ? why : NULL);
 }
 
+/* Counts a field into s's header list: true once it is over the limit. */
+static inline bool list_over(hm_h2_stream *s, size_t nlen, size_t vlen)
+{
+    s->head_list += nlen + vlen + 32;
+    return s->head_list > HEADER_LIST_MAX;
+}
+
 static __attribute__((noinline)) int on_field(nghttp2_session *ng, const nghttp2_frame *f,
                                               const uint8_t *name, size_t nlen, const uint8_t *val,
                                               size_t vlen, h2_link *L)
 {
     hm_h2_stream *s = stream_of_frame(L, ng, f->hd.stream_id);
-    if (!s || s->got_head) return 0;                /* trailers are not kept */
+    if (!s || s->got_head) return 0; /* trailers are not kept */
+    if (list_over(s, nlen, vlen)) {
+        stream_abort(ng, L, s, -HM_ETOOBIG);
+        return 0;
+    }
     if (s->status_only && name[0] != ':') return 0; /* nghttp2 checked it already */
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         int st = 0;
@@ -417,7 +428,8 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
     (void)flags;
     h2_link *L = user;
     if (f->hd.type != NGHTTP2_HEADERS) return 0;
-    if (name[0] != ':' && L->cache_id == f->hd.stream_id && L->cache_s && L->cache_s->status_only)
+    hm_h2_stream *s = L->cache_id == f->hd.stream_id ? L->cache_s : NULL;
+    if (name[0] != ':' && s && s->status_only && (s->got_head || !list_over(s, nlen, vlen)))
         return 0;
     return on_field(ng, f, name, nlen, val, vlen, L);
 }
@@ -538,7 +550,8 @@ static int on_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void 
         hm_h2_stream *s = stream_of_frame(L, ng, hd->stream_id);
         if (!s) return 0;
         s->c->resp_bytes += 9 + hd->length;
-        s->head_block = (hd->type == NGHTTP2_HEADERS ? 0 : s->head_block) + hd->length;
+        if (hd->type == NGHTTP2_HEADERS) s->head_block = s->head_list = 0;
+        s->head_block += hd->length;
         if (s->head_block > HEADER_LIST_MAX && !s->got_head) stream_abort(ng, L, s, -HM_ETOOBIG);
     }
     return 0;

@@ -20,7 +20,8 @@ const char *h2l_lib_words(int lib)
     case NGHTTP2_ERR_FRAME_SIZE_ERROR:
         return "a frame of a size its type or SETTINGS_MAX_FRAME_SIZE forbids";
     case NGHTTP2_ERR_HEADER_COMP:
-        return "a header block HPACK cannot decode (COMPRESSION_ERROR)";
+        return "a header block HPACK cannot decode (a bad table size update, an index past the "
+               "table, bad Huffman)";
     case NGHTTP2_ERR_PUSH_DISABLED:
         return "PUSH_PROMISE although hammer disabled push";
     case NGHTTP2_ERR_HTTP_HEADER:
@@ -106,6 +107,12 @@ static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *user
     h2_link *L = user;
     if (f->hd.type != NGHTTP2_GOAWAY || f->goaway.error_code == NGHTTP2_NO_ERROR) return 0;
     L->sent_goaway_code = f->goaway.error_code;
+    /* No frame was found invalid: the error was in decoding one, and
+     * COMPRESSION_ERROR is HPACK's (the frame being decoded showed it). */
+    if (!L->bad_lib && f->goaway.error_code == NGHTTP2_COMPRESSION_ERROR) {
+        L->bad_lib = NGHTTP2_ERR_HEADER_COMP;
+        L->bad_hd = L->last_hd;
+    }
     if (f->goaway.opaque_data_len)
         snprintf(L->bad_msg, sizeof(L->bad_msg), "%.*s", (int)f->goaway.opaque_data_len,
                  (const char *)f->goaway.opaque_data);

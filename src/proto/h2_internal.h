@@ -27,8 +27,10 @@
 #define HEADER_TABLE 65536
 /* The response header list hammer takes (SETTINGS_MAX_HEADER_LIST_SIZE,
  * announced), as the parser's default limit: a header block whose frames
- * carry more bytes is over it (HPACK's wire form is never larger than the
- * list), and its stream fails before the block ends. */
+ * carry more bytes is over it (HPACK's literals are never larger than
+ * the list), and so is one whose fields, decoded, come to more (an entry
+ * of the table referenced again and again); its stream fails before the
+ * block ends. */
 #define HEADER_LIST_MAX (64 * 1024)
 
 typedef struct h2_link h2_link;
@@ -137,6 +139,10 @@ struct hm_h2_stream {
     char why[160];     /* in words, when the failure's origin knows more than its kind */
     int status;        /* :status of the head being received */
     size_t head_block; /* bytes of the header block being received (frames' payloads) */
+    /* Its header list so far, decoded, as SETTINGS_MAX_HEADER_LIST_SIZE
+     * counts it (name + value + 32 per field): HPACK's references to its
+     * table make it far larger than the frames. */
+    size_t head_list;
     /* A frame of it nghttp2 found invalid (bad_lib nonzero): nghttp2's
      * RST_STREAM follows, which is not the server's. */
     nghttp2_frame_hd bad_hd;
