@@ -26,6 +26,9 @@
 
 typedef struct vu_totals {
     uint64_t vus, vus_passed, page_failed, streams_connected, reconnects, patches, swallowed;
+    /* VUs that found the budget (-n) spent before their first page: no
+     * work, nothing to judge; left out of vus and said on the check line. */
+    uint64_t vus_idle;
     uint64_t patches_opening, patches_extra; /* events beside patches (hm_watch) */
     uint64_t applied;                        /* unanswered actions lost contexts showed anyway */
     int64_t baseline_sum, final_sum;
@@ -826,16 +829,26 @@ static void vu_coro(void *p)
     hm_task_cancel(&v->sse);
     hm_task_join(&v->sse, 0);
     char verdict[256];
-    /* A VU that never left a page is judged on what it has (nothing); one
-     * whose every page was lost before showing its state checked nothing. */
-    if ((!v->pages_left || !v->seen_state) && !v->failed &&
-        !hm_watch_verdict(&v->watch, v->pages_left ? 0 : v->ok, verdict, sizeof(verdict)))
-        hammer_vu_fail(v, verdict);
-    if (!v->failed)
-        tot->vus_passed++;
-    else if (!tot->first_failure[0])
-        snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
-                 v->fail_why);
+    /* A VU that visited no page at all (the run's budget was spent by the
+     * others before it started: a busy machine starts threads late) did no
+     * work: it is not judged. */
+    bool idle = !v->path && !v->failed && v->ok == 0 && !v->pages_left;
+    if (idle) {
+        tot->vus--;
+        tot->vus_idle++;
+    } else {
+        /* A VU that never left a page is judged on what it has (nothing);
+         * one whose every page was lost before showing its state checked
+         * nothing. */
+        if ((!v->pages_left || !v->seen_state) && !v->failed &&
+            !hm_watch_verdict(&v->watch, v->pages_left ? 0 : v->ok, verdict, sizeof(verdict)))
+            hammer_vu_fail(v, verdict);
+        if (!v->failed)
+            tot->vus_passed++;
+        else if (!tot->first_failure[0])
+            snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
+                     v->fail_why);
+    }
     hm_sse_note_events(st, &v->watch, v->where_sse);
     tot->streams_connected += v->connected;
     tot->reconnects += v->reconnects;
@@ -931,6 +944,7 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         vu_totals *t = &run.totals[i];
         all.vus += t->vus;
         all.vus_passed += t->vus_passed;
+        all.vus_idle += t->vus_idle;
         all.page_failed += t->page_failed;
         all.streams_connected += t->streams_connected;
         all.reconnects += t->reconnects;
@@ -977,9 +991,14 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         own_words = why[0] != 0;
     }
     if (body && body->teardown) body->teardown(run.plugin_state);
-    char page_failures[64] = "";
+    char page_failures[160] = "";
+    if (all.vus_idle)
+        snprintf(page_failures, sizeof(page_failures),
+                 "%llu VUs not judged (the budget was spent before their first page), ",
+                 (unsigned long long)all.vus_idle);
     if (all.page_failed)
-        snprintf(page_failures, sizeof(page_failures), "%llu page loads failed, ",
+        snprintf(page_failures + strlen(page_failures),
+                 sizeof(page_failures) - strlen(page_failures), "%llu page loads failed, ",
                  (unsigned long long)all.page_failed);
     snprintf(
         r->check_detail, sizeof(r->check_detail),
