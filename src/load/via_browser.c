@@ -832,7 +832,8 @@ static void vu_coro(void *p)
     /* A VU that visited no page at all (the run's budget was spent by the
      * others before it started: a busy machine starts threads late) did no
      * work: it is not judged. */
-    bool idle = !v->path && !v->failed && v->ok == 0 && !v->pages_left;
+    bool idle = !v->path && !v->failed && v->ok == 0 && !v->pages_left && !run_stopping(run) &&
+                !hm_budget_allows(o, atomic_load(&run->claimed), run->t_start);
     if (idle) {
         tot->vus--;
         tot->vus_idle++;
