@@ -64,6 +64,7 @@ import argparse
 import json
 import os
 import random
+import re
 import socket
 import ssl
 import subprocess
@@ -339,8 +340,17 @@ def check_patches(c, r, exact):
     ok, seen = r.j("actions.ok"), r.j("patches.observed")
     timed = r.j("latency_us.patch.count")
     if exact:
-        good = isinstance(ok, int) and ok > 0 and seen == ok and timed == ok
-        want = "want patches.observed = action->patch count = actions.ok"
+        # Every OK action's patch is seen once. Its latency is timed unless
+        # the patch came before its action's send time was noted (the
+        # hammer model matches the k-th patch to the k-th action claimed;
+        # on a busy machine a claimed action can be sent after later ones
+        # were answered): fewer timed is then said on the Patches line.
+        said = re.search(r"action->patch times %d: " % timed, r.out) if isinstance(timed, int) \
+            else None
+        good = isinstance(ok, int) and ok > 0 and seen == ok and isinstance(timed, int) and \
+            (timed == ok or (0 < timed < ok and said is not None))
+        want = ("want patches.observed = actions.ok, action->patch count = actions.ok or "
+                "fewer with the reason on the Patches line")
     else:
         # A restart: patches of a lost context may never come, and an action
         # whose answer the kill cut off may have been applied (its patch came).
