@@ -992,14 +992,9 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         own_words = why[0] != 0;
     }
     if (body && body->teardown) body->teardown(run.plugin_state);
-    char page_failures[160] = "";
-    if (all.vus_idle)
-        snprintf(page_failures, sizeof(page_failures),
-                 "%llu VUs not judged (the budget was spent before their first page), ",
-                 (unsigned long long)all.vus_idle);
+    char page_failures[64] = "";
     if (all.page_failed)
-        snprintf(page_failures + strlen(page_failures),
-                 sizeof(page_failures) - strlen(page_failures), "%llu page loads failed, ",
+        snprintf(page_failures, sizeof(page_failures), "%llu page loads failed, ",
                  (unsigned long long)all.page_failed);
     snprintf(
         r->check_detail, sizeof(r->check_detail),
@@ -1008,6 +1003,12 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
         all.first_failure[0] ? (own_words || (body && !body->check) ? "; " : "; first failure: ")
                              : "",
         all.first_failure);
+    if (all.vus_idle) {
+        size_t n = strlen(r->check_detail);
+        snprintf(r->check_detail + n, sizeof(r->check_detail) - n,
+                 "; %llu VUs not judged (the budget was spent before their first page)",
+                 (unsigned long long)all.vus_idle);
+    }
     r->signal_name = o->signal; /* as the hammer model names it, whether it counts or not */
     if (counting) {
         r->has_signal = true;
