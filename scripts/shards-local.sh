@@ -165,6 +165,7 @@ fi
 ns_words "$app_ns"
 procs=()
 [ "$app_processes" -gt 1 ] && procs=(--processes "$app_processes")
+: >"$out/bench_app.log" # polled below before the background job may have opened it
 "${words[@]}" "$bench_app" --host "$host" --port "$port" "${procs[@]}" >"$out/bench_app.log" 2>&1 &
 app_pid=$!
 urls=()

@@ -30,7 +30,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A bench_app for the pods' scripts to load.
+# A bench_app for the pods' scripts to load. The log exists before the
+# poll reads it: a background job opens its redirection only once it runs.
+: >"$work/app.log"
 "$bench_app" --port 0 >"$work/app.log" 2>&1 &
 app_pid=$!
 url=""
