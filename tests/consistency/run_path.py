@@ -9,6 +9,9 @@ path is one ctest (tests/consistency.cmake), named for it:
     consistency_<scenario>_<builtin|flow>_<hammer|browser>_<h1|h2>_<plain|tls>[_restart]
     consistency_sticky_builtin_h1_<plain|tls>   (sticky: no flow, its own model)
 
+and each of them again with the suffix _epoll on the epoll engine (the
+plain name runs the default engine, io_uring where the kernel has it).
+
 What every path asserts, from the run's --json (docs/output.md):
   - accounting: actions.sent = ok + failed + the requests in flight at the
     end (the last interval's gauge), and sent = the answers by status plus
@@ -112,6 +115,11 @@ def all_paths():
     for sec in ("plain", "tls"):
         paths["sticky_builtin_h1_" + sec] = dict(scenario="sticky", source="builtin", model=None,
                                                  proto="h1", sec=sec, restart=False)
+    # Every path again on the epoll engine (the default, auto, is io_uring
+    # where the kernel has it): the engines read, wait and time out by
+    # different code, and the accounting must not depend on which.
+    for name, p in list(paths.items()):
+        paths[name + "_epoll"] = dict(p, engine="epoll")
     for name in DRIFTS:
         paths["drift_" + name] = dict(drift=name)
     return paths
@@ -262,6 +270,11 @@ def target_args(port, tls, h2, certs):
     return args
 
 
+def engine_args(p):
+    """--engine for a path that names one; none runs the default (auto)."""
+    return ["--engine", p["engine"]] if p.get("engine") else []
+
+
 def restart_run(app):
     """-d of a restart run: RESTART_RUN_S, plus four times what starting
     bench_app took here at the test's start (the restart starts it again,
@@ -334,6 +347,14 @@ def check_accounting(c, r):
     c.that(answered + unanswered == sent - fl and ok_by == ok, "by status + errors = sent",
            "answered %d (2xx %d) + no answer %d, sent %r, ok %r" % (answered, ok_by, unanswered,
                                                                     sent, ok))
+
+
+def check_engine(c, r, p):
+    """The run says the engine it ran on, the one the path names."""
+    eng = r.j("engine")
+    want = p.get("engine")
+    c.that(eng in ("io_uring", "epoll") and (want is None or eng == want), "engine",
+           "engine %r%s" % (eng, ", want %r" % want if want else " (the default)"))
 
 
 def check_patches(c, r, exact):
@@ -411,7 +432,7 @@ def run_sticky(opts, p):
     app = App(opts, free_port(), tls, False, opts.certs, workers=4)
     app.start()
     try:
-        r = run_hammer(opts, target_args(app.port, tls, False, opts.certs) +
+        r = run_hammer(opts, target_args(app.port, tls, False, opts.certs) + engine_args(p) +
                        ["-c", "4", "-n", "40", "--timeout", TIMEOUT, "scenario", "sticky"])
     finally:
         app.stop()
@@ -420,6 +441,7 @@ def run_sticky(opts, p):
         c.that(False, "JSON written", "no --json document")
         return c.failed
     check_accounting(c, r)
+    check_engine(c, r, p)
     variants = r.j("variants") or {}
     vsent = sum(v.get("sent", 0) for v in variants.values())
     vok = sum(v.get("ok", 0) for v in variants.values())
@@ -449,7 +471,7 @@ def run_path(opts, p):
     app = App(opts, free_port(), tls, h2, opts.certs)
     app.start()
     try:
-        args = target_args(app.port, tls, h2, opts.certs) + work_args(opts, p, app)
+        args = target_args(app.port, tls, h2, opts.certs) + engine_args(p) + work_args(opts, p, app)
         r = run_hammer(opts, args, restart_fault(app) if p["restart"] else None)
     finally:
         app.stop()
@@ -458,6 +480,7 @@ def run_path(opts, p):
         c.that(False, "JSON written", "no --json document")
         return c.failed
     check_accounting(c, r)
+    check_engine(c, r, p)
     check_patches(c, r, exact=not p["restart"])
     check_sse(c, r, clean=not p["restart"])
     # A restart fails the run (its outage), not the check.
