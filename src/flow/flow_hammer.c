@@ -752,18 +752,8 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
             hm_steps_merge(all, run.steps[i]);
         }
         r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
-        if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
-        if (atomic_load(&run.aborted)) {
-            snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%.500s", run.abort_why);
-            r->fatal = r->fatal_buf;
-            r->fatal_usage = true;
-        }
-        if (atomic_load(&run.start_err)) {
-            snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a coroutine: %s",
-                     hm_strerror(atomic_load(&run.start_err)));
-            r->fatal = r->fatal_buf;
-            if (!rc) rc = atomic_load(&run.start_err);
-        }
+        rc = hm_run_note_end(r, rc, &run.live, atomic_load(&run.aborted) ? run.abort_why : NULL,
+                             atomic_load(&run.start_err), "a coroutine");
         report(&run, r);
         r->steps = all;
         all = NULL;

@@ -57,6 +57,24 @@ int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_t
     return rc;
 }
 
+int hm_run_note_end(hm_results *r, int rc, const hm_liveness *live, const char *usage_why,
+                    int start_err, const char *what)
+{
+    if (atomic_load(&live->dead)) r->fatal = HM_TARGET_DEAD_MSG;
+    if (usage_why) {
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s", usage_why);
+        r->fatal = r->fatal_buf;
+        r->fatal_usage = true;
+    }
+    if (start_err) {
+        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start %s: %s", what,
+                 hm_strerror(start_err));
+        r->fatal = r->fatal_buf;
+        if (!rc) rc = start_err;
+    }
+    return rc;
+}
+
 int hm_run_on_temp_loop(hm_backend_kind backend, hm_coro_fn fn, void *arg)
 {
     /* A set-up or tear-down step has nothing worth finishing after Ctrl-C. */

@@ -146,6 +146,14 @@ static inline int64_t hm_intended_ns(const hm_options *o, int64_t seq, int64_t s
 int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_thread_main main,
                            void *arg, hm_liveness *live, int64_t *t_start, int64_t *t_end);
 
+/* How a load model's run ended, said once for every model: the target
+ * died (live->dead), the input does not fit the app (usage_why, a usage
+ * error; NULL: it fits), or `what` could not be started (start_err, a
+ * negative errno; 0: all started). The last that applies is r->fatal.
+ * Returns rc, or start_err when rc was 0. */
+int hm_run_note_end(hm_results *r, int rc, const hm_liveness *live, const char *usage_why,
+                    int start_err, const char *what);
+
 /* Runs fn(arg) as the only coroutine of a temporary loop on the calling
  * thread (for set-up and tear-down steps; Ctrl-C ends them at once).
  * Returns the loop's error. */

@@ -960,18 +960,8 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
             memcpy(all.first_failure, t->first_failure, sizeof(all.first_failure));
     }
     r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
-    if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
-    if (atomic_load(&run.aborted)) {
-        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s", run.abort_why);
-        r->fatal = r->fatal_buf;
-        r->fatal_usage = true;
-    }
-    if (atomic_load(&run.start_err)) {
-        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a virtual user: %s",
-                 hm_strerror(atomic_load(&run.start_err)));
-        r->fatal = r->fatal_buf;
-        if (!rc) rc = atomic_load(&run.start_err);
-    }
+    rc = hm_run_note_end(r, rc, &run.live, atomic_load(&run.aborted) ? run.abort_why : NULL,
+                         atomic_load(&run.start_err), "a virtual user");
     bool counting =
         o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;
     r->has_patches = true;

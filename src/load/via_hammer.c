@@ -283,7 +283,6 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
     rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                 &run.t_start, &run.t_end);
     hm_run_on_temp_loop(o->backend, teardown_coro, &run);
-    if (atomic_load(&run.start_err) && !rc) rc = atomic_load(&run.start_err);
 
     for (int i = 0; i < o->threads; i++)
         hm_thread_stats_merge(&r->total, &run.stats[i]);
@@ -291,12 +290,8 @@ int hm_via_hammer_run(const hm_options *o, hm_results *r)
      * baseline is set-up, not load; on a busy machine it is not short. */
     int64_t t_go = atomic_load(&run.t_go);
     r->wall_seconds = (double)(run.t_end - (t_go ? t_go : run.t_start)) / 1e9;
-    if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
-    if (atomic_load(&run.start_err)) {
-        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a connection's coroutine: %s",
-                 hm_strerror(atomic_load(&run.start_err)));
-        r->fatal = r->fatal_buf;
-    }
+    rc = hm_run_note_end(r, rc, &run.live, NULL, atomic_load(&run.start_err),
+                         "a sender or an observer");
     bool counting =
         o->workload->check == HM_CHECK_NET_INCREMENT || o->workload->check == HM_CHECK_SPREADSHEET;
     r->has_signal = counting;

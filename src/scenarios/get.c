@@ -163,14 +163,7 @@ static int get_run_fn(const hm_options *o, hm_results *r)
     hm_free(run.stats);
     hm_free(run.req);
     r->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
-    if (atomic_load(&run.live.dead)) r->fatal = HM_TARGET_DEAD_MSG;
-    if (atomic_load(&run.start_err)) {
-        snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a connection: %s",
-                 hm_strerror(atomic_load(&run.start_err)));
-        r->fatal = r->fatal_buf;
-        if (!rc) rc = atomic_load(&run.start_err);
-    }
-    return rc;
+    return hm_run_note_end(r, rc, &run.live, NULL, atomic_load(&run.start_err), "a connection");
 }
 
 const hm_scenario_def hm_scenario_get = {

@@ -719,6 +719,16 @@ case("fault_killed_hm", "bench_app SIGKILLed 1 s into a 4 s run (hammer mode)", 
      "bench_app", fault=app_kill(1.0), checks=KILLED)
 case("fault_killed_br", "bench_app SIGKILLed 1 s into a 4 s run (browser mode)", FBR,
      "bench_app", fault=app_kill(1.0), checks=KILLED, phases=4)
+# A server that dies for good: once connects fail and nothing succeeded
+# for --timeout, the run stops (long before its -d of 30 s) and says the
+# target stopped answering, in every load model.
+DEAD = [exit_in(1), fatal_matches("^target stopped answering"),
+        output_matches(r"target stopped answering"), json_at_least("actions.ok", 1)]
+for m, what in (("hm", "hammer mode"), ("br", "browser mode"), ("get", "get")):
+    case("fault_dead_" + m, "bench_app SIGKILLed 1 s into a 30 s run (%s): the run stops" % what,
+         model_args(m, "-c", "8", "-d", "30s", "--timeout", "1s"), "bench_app",
+         fault=app_kill(1.0), checks=DEAD, phases=4, path="/_health" if m == "get" else "",
+         php_via=m != "get")
 case("fault_stopped_ride_through_hm",
      "bench_app SIGSTOPped 5 s (from 1 s) under --timeout 8s: nothing is lost",
      ["-t", "1", "-c", "8", "-d", "4s", "--timeout", "8s", "scenario", "counter"],
