@@ -66,15 +66,15 @@ Exit 0 when every check of every path held, 1 otherwise.
 import argparse
 import json
 import os
-import random
 import re
-import socket
-import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import local_server  # noqa: E402
 
 SCENARIOS = ("counter", "cpu", "io", "spreadsheet")
 # The built-in scenario's check (its name in the JSON) and whether it counts.
@@ -128,30 +128,6 @@ def all_paths():
 # ---- bench_app and hammer ----------------------------------------------------
 
 
-def free_port():
-    """A free port below the ephemeral range: while a restarted server is
-    down, hammer's connects to an ephemeral port may get that very port as
-    their source (a TCP self-connect) and hold it."""
-    lo = 32768
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            lo = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    rng = random.Random(os.getpid() ^ int(time.monotonic() * 1e6))
-    for _ in range(200):
-        port = rng.randrange(10000, max(lo, 10001))
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
-
-
 class App:
     """bench_app on one port, with TLS and HTTP/2 as the path asks."""
 
@@ -168,19 +144,10 @@ class App:
         self.p = None
 
     def start(self):
-        t0 = time.monotonic()
         self.p = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # No bound of its own (CONTRIBUTING.md): ctest's TIMEOUT catches a hang.
-        while self.p.poll() is None:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                # How long this machine takes to start bench_app now: the
-                # baseline a restart run's length is scaled by.
-                self.start_s = time.monotonic() - t0
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("bench_app exited (%s) before it listened" % self.p.returncode)
+        # How long this machine takes to start bench_app now: the baseline
+        # a restart run's length is scaled by.
+        self.start_s = local_server.wait_listening(self.p, self.port, "bench_app")
 
     def kill(self):
         if self.p and self.p.poll() is None:
@@ -198,24 +165,8 @@ class App:
 
     def requests_served(self):
         """The sum of the workers' requests by /_health (0 when it does not answer)."""
-        try:
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
-            if self.tls:
-                ctx = ssl.create_default_context(cafile=os.path.join(self.certs, "ca.pem"))
-                ctx.set_alpn_protocols(["http/1.1"])
-                s = ctx.wrap_socket(s, server_hostname="127.0.0.1")
-            s.sendall(b"GET /_health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            data = b""
-            while True:
-                b = s.recv(65536)
-                if not b:
-                    break
-                data += b
-            s.close()
-            h = json.loads(data.partition(b"\r\n\r\n")[2])
-            return sum(w.get("requests", 0) for w in h.get("workers", []))
-        except (OSError, ValueError, ssl.SSLError):
-            return 0
+        return local_server.requests_served(
+            self.port, os.path.join(self.certs, "ca.pem") if self.tls else None)
 
 
 class Run:
@@ -429,7 +380,7 @@ def run_sticky(opts, p):
     """sticky: its variants' accounting adds up and its check holds (the
     legacy variant fails by design, so the run's actions are not all OK)."""
     tls = p["sec"] == "tls"
-    app = App(opts, free_port(), tls, False, opts.certs, workers=4)
+    app = App(opts, local_server.free_port_below_ephemeral(), tls, False, opts.certs, workers=4)
     app.start()
     try:
         r = run_hammer(opts, target_args(app.port, tls, False, opts.certs) + engine_args(p) +
@@ -468,7 +419,7 @@ def run_path(opts, p):
     if p["scenario"] == "sticky":
         return run_sticky(opts, p)
     tls, h2 = p["sec"] == "tls", p["proto"] == "h2"
-    app = App(opts, free_port(), tls, h2, opts.certs)
+    app = App(opts, local_server.free_port_below_ephemeral(), tls, h2, opts.certs)
     app.start()
     try:
         args = target_args(app.port, tls, h2, opts.certs) + engine_args(p) + work_args(opts, p, app)
@@ -549,7 +500,7 @@ def drift_flow_hammer_reload(opts):
     _restart paths, with the full accounting)."""
     p = dict(scenario="counter", source="flow", model="hammer", proto="h1", sec="plain",
              restart=True)
-    app = App(opts, free_port(), False, False, opts.certs)
+    app = App(opts, local_server.free_port_below_ephemeral(), False, False, opts.certs)
     app.start()
     try:
         r = run_hammer(opts,

@@ -32,15 +32,16 @@ The JSON keys of issue 11 (docs/output.md) that every case checks:
 import argparse
 import json
 import os
-import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import local_server  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SLACK_S = 5.0
@@ -61,39 +62,6 @@ def opt_value(args, *names):
         if a in names:
             return args[i + 1]
     return None
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def free_port_below_ephemeral():
-    """A free port below the ephemeral range, for a server that restarts:
-    while it is down, hammer's connects to an ephemeral port may be given
-    that very port as their source (a TCP self-connect), which then holds
-    it and the new server cannot bind."""
-    lo = 32768
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            lo = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    rng = random.Random(os.getpid() ^ int(time.monotonic() * 1e6))
-    for _ in range(200):
-        port = rng.randrange(10000, max(lo, 10001))
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            s.close()
-    return free_port()
 
 
 # ---- what a run produced ---------------------------------------------------
@@ -767,8 +735,7 @@ def app_restart_until_served(at, down_s, served, cap_s):
         ctx["app"] = ctx["start_app"]()
         deadline = time.monotonic() + cap_s
         while time.monotonic() < deadline:
-            h = app_health(ctx["port"])
-            if sum(w.get("requests", 0) for w in h.get("workers", [])) >= served:
+            if local_server.requests_served(ctx["port"]) >= served:
                 break
             time.sleep(0.1)
         ctx["hammer"].send_signal(signal.SIGINT)
@@ -1101,32 +1068,8 @@ def stop_server(p):
 def start_bench_app(bench_app, port):
     p = subprocess.Popen([bench_app, "--port", str(port)], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
-    # No bound of its own (CONTRIBUTING.md): a loaded machine may take long
-    # to start it; ctest's TIMEOUT catches a hang, the exit code a failure.
-    while p.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return p
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("bench_app exited (%s) before it listened on %d" % (p.returncode, port))
-
-
-def app_health(port):
-    """bench_app's /_health as a dict ({} when it does not answer)."""
-    try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=2)
-        s.sendall(b"GET /_health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            b = s.recv(65536)
-            if not b:
-                break
-            data += b
-        s.close()
-        return json.loads(data.partition(b"\r\n\r\n")[2])
-    except (OSError, ValueError):
-        return {}
+    local_server.wait_listening(p, port, "bench_app")
+    return p
 
 
 def engine_missing(hammer, hargs):
@@ -1162,12 +1105,12 @@ def run_case(name, opts):
     if isinstance(c["server"], dict):
         server, port = start_server(c["server"])
     elif c["server"] == "bench_app":
-        port = free_port_below_ephemeral()
+        port = local_server.free_port_below_ephemeral()
         ctx["start_app"] = lambda: start_bench_app(opts.bench_app, port)
         ctx["port"] = port
         ctx["app"] = app = ctx["start_app"]()
     else:
-        port = free_port()  # nothing listens there
+        port = local_server.free_port()  # nothing listens there
     argv = [opts.hammer, "--url", "http://127.0.0.1:%d%s" % (port, c["path"]),
             "--json", json_path] + hargs
     env = dict(os.environ)
@@ -1213,7 +1156,7 @@ def run_case(name, opts):
         r.server_stats = stop_server(server)
     if c["server"] == "bench_app":
         if ctx["app"] is not app:  # restarted: what the new instance served
-            r.server_stats = app_health(port)
+            r.server_stats = local_server.health(port)
         for p in {id(app): app, id(ctx["app"]): ctx["app"]}.values():
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
