@@ -18,6 +18,9 @@
 #     stream (one action, then a long think), and a paced run (LAT_VUS VUs,
 #     LAT_N actions, --think 20ms): action and action->patch latency p50
 #     and p99; h1 and h2 interleaved, ROUNDS rounds.
+#  4. Where an HTTP/2 round trip's time goes: a paced GET of bench_app
+#     --http2 from hammer and from h2load, each over HTTP/1.1 and HTTP/2,
+#     beside the browser VUs' action; mean latency, interleaved rounds.
 # Prints median (range) per variant; the load average before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +36,7 @@ VUS1=${VUS1:-200}
 VUS2=${VUS2:-1000}
 LAT_VUS=${LAT_VUS:-50}
 LAT_N=${LAT_N:-5000}
-PARTS=${PARTS:-1 2 3}
+PARTS=${PARTS:-1 2 3 4}
 for t in nghttpd h2load /usr/bin/time taskset valgrind; do
     command -v "$t" >/dev/null || { echo "missing $t: HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh" >&2; exit 1; }
 done
@@ -151,6 +154,48 @@ if [[ " $PARTS " == *" 3 "* ]]; then
             "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $4}' "$results" | stat)" \
             "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $5}' "$results" | stat)" \
             "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $6}' "$results" | stat)"
+    done
+fi
+if [[ " $PARTS " == *" 4 "* ]]; then
+    # Where an HTTP/2 round trip's time goes: the same paced GET /_health of
+    # bench_app --http2 from hammer (get) and from h2load, each over
+    # HTTP/1.1 and HTTP/2, beside the browser VUs' action (part 3b's run).
+    # h2load over both protocols is one client, so h2load h2 - h2load h1
+    # is bench_app's (and the protocol's) share; hammer h2 - h2load h2 is
+    # hammer's client path. h2load says only the mean, so means for all.
+    bport=$((port + 2))
+    taskset -c 1 "$APP" --http2 --port "$bport" --quiet &
+    pids+=($!)
+    wait_port "$bport"
+    burl="http://127.0.0.1:$bport"
+    rps=$((LAT_VUS * 40))
+    echo "== 4. one round trip, paced: $LAT_VUS connections, GET /_health at $rps/s for 4 s; mean us"
+    svc() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["latency_us"][sys.argv[2]]["mean"])' \
+        "$dir/p.json" "$1"; }
+    for ((r = 0; r < ROUNDS; r++)); do
+        for v in hammer-h1 hammer-h2 h2load-h1 h2load-h2 browser-h1 browser-h2; do
+            flag=; [ "${v#*-}" = h2 ] && flag=--http2
+            case $v in
+            hammer-*)
+                taskset -c 0 "$HAMMER" -q -t 1 $flag -c "$LAT_VUS" -R "$rps" -d 4s \
+                    --url "$burl/_health" --json "$dir/p.json" scenario get >/dev/null 2>&1 || true
+                m=$(svc service) ;;
+            h2load-*)
+                h1=; [ "$v" = h2load-h1 ] && h1=--h1
+                m=$(taskset -c 0 h2load $h1 -t 1 -c "$LAT_VUS" -m 1 --rps 40 -D 4 "$burl/_health" 2>&1 |
+                    awk '/^time for request:/ { v = $6; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+                           print (u == "ms") ? v * 1000 : (u == "s") ? v * 1e6 : v }') ;;
+            browser-*)
+                taskset -c 0 "$HAMMER" -q -t 1 $flag --mode browser -c "$LAT_VUS" -n "$LAT_N" \
+                    --think 20ms --url "$burl" --json "$dir/p.json" scenario counter >/dev/null 2>&1 || true
+                m=$(svc action) ;;
+            esac
+            echo "rt $v $m" >>"$results"
+            tail -1 "$results"
+        done
+    done
+    for v in hammer-h1 hammer-h2 h2load-h1 h2load-h2 browser-h1 browser-h2; do
+        printf "%s: mean %s us\n" "$v" "$(awk -v v="$v" '$1 == "rt" && $2 == v {print $3}' "$results" | stat)"
     done
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
