@@ -169,19 +169,6 @@ static inline long long json_int_at(json_t *root, const char *dotted)
     return -1;
 }
 
-/* A free loopback TCP port (bound then released). */
-static inline int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    socklen_t len = sizeof(a);
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* Writes a printf-formatted file (a server's configuration). */
 static inline void write_file(const char *path, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -197,11 +184,18 @@ static inline void write_file(const char *path, const char *fmt, ...)
 }
 
 /* The first of n consecutive free loopback ports (bench_app --processes N
- * listens on port .. port + N - 1), below the ephemeral range. */
+ * listens on port .. port + N - 1), bound then released. Below the
+ * ephemeral range: a port the kernel handed out could be taken, before
+ * the server binds it, as the source port of one of the thousands of
+ * connections the tests beside make (a sticky run makes 2,000). The pick
+ * is seeded per process, so tests started together do not try the same
+ * ports in the same order. */
 static inline int free_port_run(int n)
 {
+    static unsigned seed;
+    if (!seed) seed = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL) ^ 1u;
     for (int tries = 0; tries < 50; tries++) {
-        int base = 20000 + (int)((unsigned)rand() % 12000);
+        int base = 20000 + (int)((unsigned)rand_r(&seed) % 12000);
         bool ok = true;
         for (int i = 0; i < n && ok; i++) {
             int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -213,6 +207,12 @@ static inline int free_port_run(int n)
         if (ok) return base;
     }
     HM_FAIL_("no run of %d free ports", n);
+}
+
+/* A free loopback TCP port, as free_port_run(1) picks it. */
+static inline int free_port(void)
+{
+    return free_port_run(1);
 }
 
 /* The path `command -v tool` finds, into path; false when none. */
