@@ -278,6 +278,11 @@ static bool sse_running(const vu *v)
     return v->sse.co != NULL;
 }
 
+static bool sse_alive(const void *v)
+{
+    return sse_running(v);
+}
+
 bool hammer_vu_next(hammer_vu *v)
 {
     browser_run *run = v->run;
@@ -359,7 +364,7 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
             return rc;
         }
     }
-    int rc = hm_watch_wait_first_state(&v->watch, &v->sse.co, &v->sse_ev,
+    int rc = hm_watch_wait_first_state(&v->watch, sse_alive, v, &v->sse_ev,
                                        hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == -ETIMEDOUT && v->streaming && !run_stopping(v->run)) {
         /* Open, but silent: a stream that shows no state is a failed one. */
