@@ -30,10 +30,13 @@ run() {
     HAMMER_STACK_PROBE=1 /usr/bin/time -f "%M" -o "$dir/rss" "$HAMMER" -q -t 1 --engine "$1" \
         --mode browser -c "$2" -n "$2" --think 3s --timeout 30s \
         --url "http://127.0.0.1:$port" scenario counter >/dev/null 2>"$dir/err" || true
+    # Each loop prints its own line (the VUs' thread, and the run's set-up
+    # and finishing loops): their coroutines summed, the KiB averaged.
     local probe
-    probe=$(grep "stack probe" "$dir/err" | tail -1)
+    probe=$(sed -nE 's/.*stack probe: ([0-9]+) coroutines ended, ([0-9.]+) KiB.*/\1 \2/p' "$dir/err" |
+        awk '{ n += $1; kib += $1 * $2 } END { if (n) printf "%.2f %d", kib / n, n }')
     [ -n "$probe" ] || { echo "no stack probe line from $HAMMER" >&2; cat "$dir/err" >&2; exit 1; }
-    echo "$(tail -1 "$dir/rss") $(echo "$probe" | sed -E 's/.*: ([0-9]+) coroutines ended, ([0-9.]+) KiB.*/\2 \1/')"
+    echo "$(tail -1 "$dir/rss") $probe"
 }
 
 echo "== browser VUs holding an open SSE stream (one client thread)"

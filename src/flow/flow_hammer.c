@@ -230,6 +230,13 @@ static int prologue_page(instance *in, const hm_flow_step *s)
     return ret;
 }
 
+/* The observer's reader coroutine still runs. */
+static bool observer_alive(const void *arg)
+{
+    const hm_via_observer *ob = arg;
+    return ob->task.co != NULL;
+}
+
 static int prologue_sse(instance *in, const hm_flow_step *s)
 {
     hrun *run = in->run;
@@ -241,7 +248,7 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
         int rc = hm_via_user_spawn(&in->user, NULL);
         if (rc < 0) start_failed(run, rc);
     }
-    bool ok = hm_watch_wait_first_state(&ob->watch, &ob->task.co, &ob->ev, until) == 0;
+    bool ok = hm_watch_wait_first_state(&ob->watch, observer_alive, ob, &ob->ev, until) == 0;
     char why[120];
     snprintf(why, sizeof(why), "the stream showed nothing within %.3f s",
              (double)(until - t0) / 1e9);

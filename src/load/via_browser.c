@@ -4,7 +4,8 @@
  * (include/hammer/scenario.h); the built-in VU body below uses only them.
  * A VU has its own cookie jar
  * and session, loads the page, holds one SSE stream open (reconnecting with
- * backoff when it ends), fires actions one at a time carrying its last-seen
+ * backoff when it ends; over HTTP/1.1 read by callbacks, with no coroutine
+ * of its own), fires actions one at a time carrying its last-seen
  * signal values as Datastar sends them, waits for the patch that shows the
  * effect, thinks (--think), and closes its session at the end. VUs loop
  * until -n actions are spent in total.
@@ -65,9 +66,17 @@ struct hammer_vu {
     hm_chan *woken;   /* hm_vu_wake's token */
     hm_vu_event_fn event_fn;
     void *event_user;
-    hm_task sse;     /* the EventSource's coroutine */
-    hm_event sse_ev; /* the stream got its baseline, a patch, or ended */
+    /* The EventSource: over HTTP/1.1 a state machine of callbacks (the
+     * stream's done, the back-off's timer), over HTTP/2 a coroutine (see
+     * sse_coro). */
+    hm_loop *loop;
+    hm_timer sse_wait; /* HTTP/1.1: the back-off before the next stream */
+    hm_backoff sse_backoff;
+    uint64_t sse_connects; /* sse_conn.connects when the current stream began */
+    hm_task sse;           /* HTTP/2: the EventSource's coroutine */
+    hm_event sse_ev;       /* the stream got its baseline, a patch, or ended */
     bool done, connected, streaming;
+    bool sse_retrying;   /* the stream failed: the next connect is a reconnect */
     int64_t patch_ns;    /* when the first patch after the last action's send came, 0: none */
     uint64_t ok;         /* HTTP OK actions on the current page */
     uint64_t unanswered; /* its actions sent whose connection broke before the answer */
@@ -160,54 +169,187 @@ static int on_sse_body(void *user, const char *at, size_t len)
     return rc;
 }
 
+/* The request of the EventSource's next stream, or NULL (said in the stats). */
+static char *sse_request(vu *v, size_t *len)
+{
+    const hm_options *o = v->run->o;
+    char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_sse");
+    *len = 0;
+    char *req = cookie ? hm_via_sse_request(&o->target, v->page.ctx, cookie, len) : NULL;
+    hm_free(cookie);
+    if (!req)
+        hm_thread_stats_sse_fail(&v->run->stats[v->thread], HM_SSE_FAIL_OTHER,
+                                 "cannot build the SSE request", v->where_sse, "");
+    return req;
+}
+
+/* A stream begins: a new view of the page's stream, its own refusal if any. */
+static void sse_begin(vu *v)
+{
+    hm_watch_restart(&v->watch);
+    v->watch.error[0] = 0;
+    v->sse_connects = v->sse_conn.connects;
+}
+
+/* A stream ended with rc (-ECANCELED: the tab stopped it). Returns the
+ * back-off before the next one, or -1 when the EventSource is over. */
+static int64_t sse_ended(vu *v, int rc)
+{
+    const hm_options *o = v->run->o;
+    hm_thread_stats *st = &v->run->stats[v->thread];
+    /* A retry that found the server away connected nothing. */
+    if (v->sse_retrying && v->sse_conn.connects > v->sse_connects) v->reconnects++;
+    if (v->streaming) {
+        v->streaming = false;
+        hm_gauge_sse_open(o, -1);
+    }
+    if (rc == -ECANCELED) hm_sse_note_cut(st, &v->watch, o->timeout_ns, v->where_sse);
+    if (v->done || rc == -ECANCELED) return -1;
+    /* php-via's answer for a context it does not have: the reload script,
+     * an empty 200 on a repeat, 400 for no context at all. A browser
+     * reloads the page; reconnecting to this one is pointless. */
+    if (v->watch.reload_asked || v->sse_empty ||
+        (rc == -HM_ESTATUS && v->sse_conn.resp.status == 400)) {
+        context_lost(v);
+        return -1;
+    }
+    note_trouble(v);
+    hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, v->where_sse);
+    /* The stream ended under a live tab: reconnect with backoff, as
+     * Datastar's retry does. */
+    v->sse_retrying = true;
+    hm_gauge_reconnect(o);
+    return hm_backoff_next(&v->sse_backoff);
+}
+
+/* ---- HTTP/1.1: the EventSource without a coroutine --------------------------
+ *
+ * Each stream is started with hm_http_conn_stream_start; its done callback
+ * does what follows a stream (sse_ended) and arms the back-off's timer,
+ * whose callback starts the next one. The tab stops both (sse_stop) before
+ * it leaves the page or ends, so no callback outlives the VU. */
+
+static void sse_stream_done(hm_http_conn *c, int rc, void *user);
+
+/* Starts the next stream; one that cannot start ends as a failed one. It
+ * runs on the loop's stack (from the timer, or the tab's
+ * hm_call_on_loop_stack): the request's building and the connect's start
+ * go deeper than the tab's one page of stack leaves room for. */
+static void sse_start(void *arg)
+{
+    vu *v = arg;
+    size_t len;
+    char *req = sse_request(v, &len);
+    if (!req) { /* the EventSource is over */
+        hm_event_notify(&v->sse_ev);
+        return;
+    }
+    sse_begin(v);
+    int rc = hm_http_conn_stream_start(&v->sse_conn, v->loop, req, len,
+                                       hm_now_ns() + v->run->o->timeout_ns, on_sse_headers,
+                                       on_sse_body, v, sse_stream_done, v);
+    hm_free(req);
+    if (rc < 0) sse_stream_done(&v->sse_conn, rc, v);
+}
+
+static void sse_stream_done(hm_http_conn *c, int rc, void *user)
+{
+    (void)c;
+    vu *v = user;
+    int64_t wait = sse_ended(v, rc);
+    if (wait < 0)
+        hm_event_notify(&v->sse_ev); /* whoever waits for the stream: it ended */
+    else
+        hm_timer_arm(v->loop, &v->sse_wait, hm_now_ns() + wait);
+}
+
+/* The back-off is over. Ctrl-C ends the EventSource instead, as it ends
+ * a coroutine's sleep. */
+static void sse_wait_over(hm_timer *t)
+{
+    vu *v = HM_CONTAINER_OF(t, vu, sse_wait);
+    if (hm_interrupt_current() != HM_INTERRUPT_NONE) {
+        hm_event_notify(&v->sse_ev);
+        return;
+    }
+    sse_start(v);
+}
+
+/* ---- HTTP/2: the EventSource's coroutine ------------------------------------
+ *
+ * hm_http_conn_stream_start has no HTTP/2 path yet (a callback stream of
+ * h2_client.h reports a whole response, not a body as it comes), so over
+ * HTTP/2 the same steps run on a coroutine of their own. */
 static void sse_coro(void *p)
 {
     vu *v = p;
-    const hm_options *o = v->run->o;
-    hm_thread_stats *st = &v->run->stats[v->thread];
-    hm_backoff backoff = HM_BACKOFF_RELOAD;
-    bool retrying = false; /* the stream failed: the next connect is a reconnect */
     while (!v->done) {
-        char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_sse");
-        size_t len = 0;
-        char *req = cookie ? hm_via_sse_request(&o->target, v->page.ctx, cookie, &len) : NULL;
-        hm_free(cookie);
-        if (!req) {
-            hm_thread_stats_sse_fail(st, HM_SSE_FAIL_OTHER, "cannot build the SSE request",
-                                     v->where_sse, "");
-            break;
-        }
-        hm_watch_restart(&v->watch);
-        v->watch.error[0] = 0; /* a new stream: its own refusal, if any */
-        uint64_t connects = v->sse_conn.connects;
-        int rc = hm_http_conn_stream(&v->sse_conn, req, len, hm_now_ns() + o->timeout_ns,
+        size_t len;
+        char *req = sse_request(v, &len);
+        if (!req) break;
+        sse_begin(v);
+        int rc = hm_http_conn_stream(&v->sse_conn, req, len, hm_now_ns() + v->run->o->timeout_ns,
                                      on_sse_headers, on_sse_body, v);
         hm_free(req);
-        /* A retry that found the server away connected nothing. */
-        if (retrying && v->sse_conn.connects > connects) v->reconnects++;
-        if (v->streaming) {
-            v->streaming = false;
-            hm_gauge_sse_open(o, -1);
-        }
-        if (rc == -ECANCELED) hm_sse_note_cut(st, &v->watch, o->timeout_ns, v->where_sse);
-        if (v->done || rc == -ECANCELED) break;
-        /* php-via's answer for a context it does not have: the reload
-         * script, an empty 200 on a repeat, 400 for no context at all. A
-         * browser reloads the page; reconnecting to this one is pointless. */
-        if (v->watch.reload_asked || v->sse_empty ||
-            (rc == -HM_ESTATUS && v->sse_conn.resp.status == 400)) {
-            context_lost(v);
-            break;
-        }
-        note_trouble(v);
-        hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, v->where_sse);
-        /* The stream ended under a live tab: reconnect with backoff, as
-         * Datastar's retry does. */
-        retrying = true;
-        hm_gauge_reconnect(o);
-        if (hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED) break;
+        int64_t wait = sse_ended(v, rc);
+        if (wait < 0 || hm_coro_sleep(wait) == -ECANCELED) break;
     }
     hm_event_notify(&v->sse_ev); /* whoever waits for the stream: it ended */
+}
+
+/* True while the VU's EventSource runs: a stream, or the back-off before
+ * the next one (which Ctrl-C ends: sse_wait_over). */
+static bool sse_running(const vu *v)
+{
+    if (v->sse.co) return true;
+    return hm_http_conn_busy(&v->sse_conn) ||
+           (hm_timer_armed(&v->sse_wait) && hm_interrupt_current() == HM_INTERRUPT_NONE);
+}
+
+static bool sse_alive(const void *v)
+{
+    return sse_running(v);
+}
+
+/* Over HTTP/2 the EventSource is a coroutine (sse_coro). */
+static bool sse_on_coroutine(const vu *v)
+{
+    return v->sse_conn.target->http2;
+}
+
+/* Opens the EventSource: 0, or a negative error (nothing runs). */
+static int sse_open(vu *v)
+{
+    v->sse_backoff = HM_BACKOFF_RELOAD;
+    v->sse_retrying = false;
+    if (sse_on_coroutine(v)) return hm_task_spawn(&v->sse, NULL, sse_coro, v);
+    hm_call_on_loop_stack(sse_start, v);
+    return 0;
+}
+
+/* The stream in progress is cut, on the loop's stack (its note words
+ * numbers with snprintf). */
+static void sse_cut(void *arg)
+{
+    vu *v = arg;
+    hm_http_conn_stop(&v->sse_conn);
+    sse_ended(v, -ECANCELED);
+}
+
+/* Closes the EventSource: a stream in progress is cut (and noted so, as
+ * the tab's or the run's end), a back-off forgotten. */
+static void sse_stop(vu *v)
+{
+    v->done = true;
+    if (sse_on_coroutine(v)) {
+        /* The cancel sticks even if the stream is runnable right now. */
+        hm_task_cancel(&v->sse);
+        hm_task_join(&v->sse, 0);
+    } else {
+        hm_timer_disarm(&v->sse_wait);
+        if (hm_http_conn_busy(&v->sse_conn)) hm_call_on_loop_stack(sse_cut, v);
+    }
+    v->done = false;
 }
 
 static void record_request(vu *v, const char *what, int rc, int64_t t0, int64_t t1)
@@ -270,12 +412,6 @@ static bool run_stopping(const browser_run *run)
            atomic_load_explicit(&run->live.dead, memory_order_relaxed) ||
            atomic_load_explicit(&run->aborted, memory_order_relaxed) ||
            atomic_load_explicit(&run->start_err, memory_order_relaxed);
-}
-
-/* True while the VU's EventSource coroutine runs. */
-static bool sse_running(const vu *v)
-{
-    return v->sse.co != NULL;
 }
 
 bool hammer_vu_next(hammer_vu *v)
@@ -351,7 +487,7 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
 {
     if (!v->page.ctx) return -HM_ENOTFOUND;
     if (!sse_running(v)) {
-        int rc = hm_task_spawn(&v->sse, NULL, sse_coro, v);
+        int rc = sse_open(v);
         if (rc < 0) {
             int none = 0;
             atomic_compare_exchange_strong(&v->run->start_err, &none, rc);
@@ -359,7 +495,7 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
             return rc;
         }
     }
-    int rc = hm_watch_wait_first_state(&v->watch, &v->sse.co, &v->sse_ev,
+    int rc = hm_watch_wait_first_state(&v->watch, sse_alive, v, &v->sse_ev,
                                        hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == -ETIMEDOUT && v->streaming && !run_stopping(v->run)) {
         /* Open, but silent: a stream that shows no state is a failed one. */
@@ -611,7 +747,7 @@ void hm_vu_leave_page(hammer_vu *v)
     const hm_options *o = v->run->o;
     if (!v->page.ctx) return;
     /* Let the last patch land (each one wakes this wait), then close the
-     * tab; the cancel sticks even if the stream is runnable right now. */
+     * tab. */
     if (sse_running(v) && v->ok && !v->ctx_dead) {
         int64_t until = hm_now_ns() + o->timeout_ns;
         char tmp[8];
@@ -620,10 +756,7 @@ void hm_vu_leave_page(hammer_vu *v)
                hm_interrupt_current() < HM_INTERRUPT_ABORT)
             hm_event_wait(&v->sse_ev, until);
     }
-    v->done = true;
-    hm_task_cancel(&v->sse);
-    hm_task_join(&v->sse, 0);
-    v->done = false;
+    sse_stop(v);
     /* A context the server lost has no session to close. */
     char *cookie = v->ctx_dead ? NULL : hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
     if (cookie) hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
@@ -811,6 +944,8 @@ static void vu_coro(void *p)
     hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
     watch_start(v);
     snprintf(v->where_sse, sizeof(v->where_sse), "SSE GET /_sse, VU %d", v->id);
+    v->loop = hm_loop_current();
+    hm_timer_init(&v->sse_wait, sse_wait_over);
     hm_event_init(&v->sse_ev);
     v->sse.done = true; /* no stream yet */
     tot->vus++;
@@ -823,11 +958,8 @@ static void vu_coro(void *p)
         builtin_vu_body(v, NULL);
 
     hm_vu_leave_page(v);
-    /* A stream the body opened without a page context (none to leave); the
-     * cancel sticks even if the stream is runnable right now. */
-    v->done = true;
-    hm_task_cancel(&v->sse);
-    hm_task_join(&v->sse, 0);
+    /* A stream the body opened without a page context (none to leave). */
+    sse_stop(v);
     char verdict[256];
     /* A VU that visited no page at all (the run's budget was spent by the
      * others before it started: a busy machine starts threads late) did no

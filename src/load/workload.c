@@ -218,13 +218,13 @@ bool hm_watch_first_state(const hm_watch *w)
     return w->have_baseline || ((!w->signal || !w->signal[0]) && json_object_size(w->signals) > 0);
 }
 
-int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, hm_event *ev,
-                              int64_t deadline)
+int hm_watch_wait_first_state(const hm_watch *w, bool (*alive)(const void *arg), const void *arg,
+                              hm_event *ev, int64_t deadline)
 {
     const int64_t quiet = 200 * 1000000LL; /* events but no signals: a page without any */
     bool watched = w->signal && w->signal[0];
     int64_t first_event = 0;
-    while (!hm_watch_first_state(w) && *alive && hm_now_ns() < deadline) {
+    while (!hm_watch_first_state(w) && alive(arg) && hm_now_ns() < deadline) {
         if (!watched && w->events && !first_event) first_event = hm_now_ns();
         if (first_event && hm_now_ns() - first_event > quiet) return 0;
         if (hm_interrupt_current() != HM_INTERRUPT_NONE) return -ECANCELED;

@@ -107,14 +107,14 @@ void hm_watch_free(hm_watch *w);
  * hm_watch_wait_first_state. */
 bool hm_watch_first_state(const hm_watch *w);
 
-/* Waits on `ev` until w shows its first state, *alive turns false (the
- * stream ended for good) or the absolute deadline; whoever feeds w notifies
- * ev after each event and when the stream ends. When nothing is watched, a
+/* Waits on `ev` until w shows its first state, alive(arg) turns false
+ * (the stream ended for good) or the absolute deadline; whoever feeds w
+ * notifies ev after each event and when the stream ends. When nothing is watched, a
  * stream that shows events but no signals for 200 ms counts as showing its
  * state (a page without signals). 0, -ETIMEDOUT, or -ECANCELED once Ctrl-C
  * interrupted the run. */
-int hm_watch_wait_first_state(const hm_watch *w, hm_coro *const *alive, hm_event *ev,
-                              int64_t deadline);
+int hm_watch_wait_first_state(const hm_watch *w, bool (*alive)(const void *arg), const void *arg,
+                              hm_event *ev, int64_t deadline);
 
 /* How long a stream without a counter must be quiet after its last patch
  * before it is taken to show every action (hm_watch_caught_up). */

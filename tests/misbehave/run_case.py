@@ -549,20 +549,43 @@ case("deep_json_page_hm", "the page's data-signals nests 800 levels (hammer mode
 case("deep_json_page_br", "the page's data-signals nests 800 levels (browser mode)", BR,
      srv("deep-json-page"), checks=[exit_in(1, 2), detail_or_fatal_matches(DEEP)], phases=4)
 
-def sse_case(stem, mode, kind, pattern=None, extra=(), rss_mb=200, **srv_kw):
+def sse_case(stem, mode, kind, pattern=None, extra=(), rss_mb=200, br_extra=(), **srv_kw):
     checks = [exit_in(1), sse_failures_at_least(1, kind)]
     if pattern:
         checks.append(sse_reason(pattern))
     case(stem + "_hm", "/_sse: %s (hammer mode)" % mode, HM, srv(mode, **srv_kw),
          checks=checks + list(extra), rss_mb=rss_mb)
     case(stem + "_br", "/_sse: %s (browser mode)" % mode, BR, srv(mode, **srv_kw),
-         checks=checks + list(extra), rss_mb=rss_mb, phases=4)
+         checks=checks + list(extra) + list(br_extra), rss_mb=rss_mb, phases=4)
+
+
+def sse_reconnects_backed_off(tabs):
+    """Each tab's stream, ended by the server, was opened again after the
+    reload back-off (HM_BACKOFF_RELOAD: 100 ms doubling to 2 s): at least
+    once per tab, and no more often than those waits fit in the run's own
+    duration (a reconnect that skipped the wait would loop)."""
+    def check(r):
+        streams = (r.server_stats.get("requests") or {}).get("sse", 0)
+        m = re.search(r"(\d+) SSE reconnects", r.out)
+        reconnects = int(m.group(1)) if m else -1
+        most, spent, wait = 1, 0.0, 0.1
+        while spent + wait <= r.duration:
+            spent += wait
+            wait = min(wait * 2, 2.0)
+            most += 1
+        ok = 2 * tabs <= streams <= most * tabs and reconnects >= tabs
+        return ok, ("server saw %d SSE streams of %d tabs (want 2 to %d each in %.1f s), "
+                    "%d SSE reconnects (want >= %d)" %
+                    (streams, tabs, most, r.duration, reconnects, tabs))
+    check.label = "SSE reconnects"
+    return check
 
 
 sse_case("deep_json_sse", "sse-deep-json", "protocol", DEEP)
 sse_case("sse_silent", "sse-silent", "timeout")
 sse_case("sse_50mb", "sse-50mb", "protocol")
-sse_case("sse_no_final_blank", "sse-no-final-blank", "closed")
+sse_case("sse_no_final_blank", "sse-no-final-blank", "closed",
+         br_extra=[sse_reconnects_backed_off(4)])
 sse_case("sse_500", "all-500", "status", "500", where="sse")
 sse_case("sse_garbage", "garbage", "protocol", where="sse")
 
