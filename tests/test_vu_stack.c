@@ -69,8 +69,10 @@ int main(int argc, char **argv)
     snprintf(port_s, sizeof(port_s), "%d", port);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
     char *app_argv[] = {argv[2], "--port", port_s, NULL};
+    atexit(kill_started); /* a failed assertion leaves no bench_app behind */
     proc app;
     proc_start(&app, app_argv);
+    track(app.pid);
     for (int i = 0; i < 100 && !strstr(app.out, "listening"); i++)
         proc_read(&app, 50);
     ASSERT(strstr(app.out, "listening"));
@@ -94,6 +96,7 @@ int main(int argc, char **argv)
                             certs.cert, "--tls-key", certs.key,  NULL};
     proc tls_app;
     proc_start(&tls_app, tls_app_argv);
+    track(tls_app.pid);
     for (int i = 0; i < 100 && !strstr(tls_app.out, "listening"); i++)
         proc_read(&tls_app, 50);
     ASSERT(strstr(tls_app.out, "listening"));

@@ -146,14 +146,14 @@ static __attribute__((noinline)) int run_page(bvu *b, const hm_flow_step *s)
     hm_vu_leave_page(b->v);
     b->action_ns = 0;
     int64_t t0 = hm_now_ns();
-    int status = hammer_vu_load_page(b->v, path);
+    int status = hm_vu_open_page(b->v, path); /* reloaded as the built-in tab's */
     b->x.last_status = status;
     char why[600];
     if (status != 200) {
         status_why(status, why, sizeof(why));
         record(b, s, t0, why);
         hm_free(path);
-        /* A tab whose page failed cannot go on (as the built-in tab). */
+        /* A tab whose page never loaded cannot go on (as the built-in tab). */
         return HM_FLOW_STOP;
     }
     record(b, s, t0, NULL);

@@ -444,9 +444,24 @@ static bool reload_may_help(const vu *v, int rc)
            k == HM_FAIL_RESET || k == HM_FAIL_CLOSED;
 }
 
+/* A page load's connect was refused: a failed connect attempt, with its
+ * example. Apart so its buffer is on the stack only then (a VU's
+ * coroutine stays within one stack page). */
+static __attribute__((noinline)) void page_refused(vu *v, const char *path, int rc)
+{
+    hm_thread_stats *st = &v->run->stats[v->thread];
+    char where[96];
+    snprintf(where, sizeof(where), "page load GET %.60s, VU %d", path, v->id);
+    hm_thread_stats_note_outcome(st, &v->conn, rc, where);
+    hm_thread_stats_connect_failed(st);
+    note_trouble(v);
+}
+
 /* Loads path as the VU's page. A load that failed (no answer, not 200) is
- * counted in page_failed; it fails the VU too when fail_vu is set or a
- * reload cannot help, else the caller tries again. */
+ * counted in page_failed, except a refused connect: the server is away (a
+ * restart), which is a failed connect attempt in the Disruption, as every
+ * sender's. It fails the VU too when fail_vu is set or a reload cannot
+ * help, else the caller tries again. */
 static int load_page(vu *v, const char *path, bool fail_vu)
 {
     const hm_options *o = v->run->o;
@@ -465,7 +480,11 @@ static int load_page(vu *v, const char *path, bool fail_vu)
                               sizeof(why));
     hm_thread_stats_note_conn(st, &v->conn);
     if (rc < 0 && rc != -HM_ENOTFOUND) {
-        tot->page_failed++;
+        if (v->conn.fail == HM_FAIL_CONNECT) {
+            page_refused(v, path, rc);
+        } else {
+            tot->page_failed++;
+        }
         snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
         if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
         return rc;
@@ -848,14 +867,10 @@ int hm_vu_reload(hammer_vu *v)
     return reload_page(v, "lost its context");
 }
 
-/* The tab's first page. One that does not load (a 503, a refused connect)
- * is reloaded with the back-off, as a user reloads a tab showing an error:
- * the failed loads are counted (page_failed, which fails the check), the
- * VU goes on once its page loads. */
-static int load_first_page(vu *v)
+/* hm_vu_open_page after a failed load: reloads with the back-off. Apart
+ * so its buffers are on the stack only then. */
+static __attribute__((noinline)) int reopen_page(vu *v, int rc)
 {
-    int rc = load_page(v, hammer_vu_route(v), false);
-    if (rc >= 0 || rc == -HM_ENOTFOUND || !reload_may_help(v, rc)) return rc;
     if (v->run->o->no_reload) {
         hammer_vu_fail(v, "its page did not load (--no-reload: not reloaded)");
         return rc;
@@ -868,6 +883,13 @@ static int load_first_page(vu *v)
         hammer_vu_fail(v, msg);
     }
     return rc;
+}
+
+int hm_vu_open_page(hammer_vu *v, const char *path)
+{
+    int rc = load_page(v, path, false);
+    if (rc >= 0 || rc == -HM_ENOTFOUND || !reload_may_help(v, rc)) return rc;
+    return reopen_page(v, rc);
 }
 
 void hm_vu_new_user(hammer_vu *v)
@@ -909,7 +931,7 @@ static int64_t think_until(const browser_run *run, int64_t ns)
 static int builtin_vu_body(hammer_vu *v, void *state)
 {
     int timeout_ms = (int)(v->run->o->timeout_ns / 1000000);
-    int status = load_first_page(v);
+    int status = hm_vu_open_page(v, hammer_vu_route(v));
     if (status != 200) return -HM_ESTATUS;
     /* A tab renders the stream's first state before the user clicks. */
     hammer_vu_open_sse(v, timeout_ms);

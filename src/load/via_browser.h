@@ -48,6 +48,15 @@ int hm_vu_thread(const hammer_vu *v);
 /* The run's options. */
 const hm_options *hm_vu_options(const hammer_vu *v);
 
+/* Opens path as the tab's page (the built-in tab's first page, a flow's
+ * page step). One that does not load (a 503, a refused connect) is
+ * reloaded with the back-off, as a user reloads a tab showing an error:
+ * the answered failures are counted (page_failed, which fails the check;
+ * a refused connect is a failed connect attempt instead), and the VU goes
+ * on once its page loads. The page's status, or a negative error (the VU
+ * failed, or the run ended first). */
+int hm_vu_open_page(hammer_vu *v, const char *path);
+
 /* Leaves the current page, as a browser navigating away: lets the last
  * patch land, ends the SSE stream, sends php-via's close beacon, and checks
  * the context against the run's workload (a failure fails the VU). Nothing
