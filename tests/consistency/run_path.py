@@ -48,7 +48,10 @@ built-in and its flow differed —
                           the built-in cpu waited out --timeout, its flow not;
   flow_hammer_sse_opened  a hammer-model flow counts the stream it opened;
   import_har_patches      an imported HAR flow counts one patch per OK
-                          action, its streams' opening events apart.
+                          action, its streams' opening events apart;
+  first_page_outage       a tab's first page meeting a server that is away
+                          is reloaded with the back-off, in a flow's page
+                          step as in the built-in tab (the flow's stopped).
 
 Runs are small and bounded: -c 4, -n 40 (hammer model: -n 60), --timeout
 10s (far above what a loaded machine needs: these check results, not
@@ -515,6 +518,49 @@ def drift_flow_hammer_reload(opts):
     return c.failed
 
 
+def drift_first_page_outage(opts):
+    """A tab whose first page meets a server that is away (a refused
+    connect) reloads it with the back-off and works, in the built-in
+    browser model and in a flow's page step alike (the flow's tab stopped);
+    a refused connect is a failed connect attempt, not a failed page.
+    bench_app is killed after hammer's reachability probe, while hammer
+    waits for --start-at (the lead is 3 s plus ten times what starting
+    bench_app took here), and started again after the load began."""
+    c = Checks()
+    for source in ("builtin", "flow"):
+        p = dict(scenario="counter", source=source, model="browser", proto="h1", sec="plain",
+                 restart=True)
+        app = App(opts, local_server.free_port_below_ephemeral(), False, False, opts.certs)
+        app.start()
+        lead = 3.0 + 10 * app.start_s  # the probe, on a busy machine too
+        start = time.time() + lead
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(start)) + \
+            ".%03dZ" % int((start % 1) * 1000)
+
+        def fault(proc, app=app, start=start, lead=lead):
+            # Half the lead: hammer's reachability probe and first server
+            # watch are over (they take milliseconds), the load not begun.
+            while proc.poll() is None and time.time() < start - lead / 2:
+                time.sleep(0.02)
+            app.kill()
+            while proc.poll() is None and time.time() < start + 0.5:
+                time.sleep(0.02)
+            app.start()
+
+        try:
+            r = run_hammer(opts, target_args(app.port, False, False, opts.certs) +
+                           ["--start-at", stamp] + work_args(opts, p, app), fault)
+        finally:
+            app.stop()
+        detail = r.j("check.detail") or ""
+        c.that(r.j("check.passed") is True and detail.startswith("4/4 VUs passed"),
+               "%s: every tab worked" % source,
+               "check.passed %r, detail %r" % (r.j("check.passed"), detail))
+        c.that((r.j("disruption.connect_failures") or 0) >= 1, "%s: refused connects" % source,
+               "disruption.connect_failures %r" % r.j("disruption.connect_failures"))
+    return c.failed
+
+
 def drift_caught_up_nothing_ok(opts):
     """The end of a hammer-model run waits for the stream to catch up by one
     rule for the built-in and its flow (hm_watch_caught_up): with no OK
@@ -555,6 +601,7 @@ def drift_caught_up_nothing_ok(opts):
 
 DRIFTS = {
     "caught_up_nothing_ok": drift_caught_up_nothing_ok,
+    "first_page_outage": drift_first_page_outage,
     "flow_hammer_sse_opened": drift_flow_hammer_sse_opened,
     "flow_hammer_reload": drift_flow_hammer_reload,
     "import_har_patches": drift_import_har_patches,
