@@ -361,8 +361,12 @@ static void answer(sconn *c, stream *s)
             answer_ok(c, s);
         }
     } else if (!strcmp(p, "/goaway-calm")) {
-        /* The stream is within the GOAWAY, so not refused: it dies with the connection. */
-        nghttp2_submit_goaway(c->ng, 0, s->id, NGHTTP2_ENHANCE_YOUR_CALM, NULL, 0);
+        /* The stream is within the GOAWAY, so not refused: it dies with the
+         * connection. One GOAWAY per connection: a second one queued before
+         * the first is sent would raise its last-stream-id, a protocol error
+         * of ours (RFC 9113 §6.8) the client rightly reports as such. */
+        if (!c->close_after_flush)
+            nghttp2_submit_goaway(c->ng, 0, s->id, NGHTTP2_ENHANCE_YOUR_CALM, NULL, 0);
         c->close_after_flush = true;
     } else if (!strcmp(p, "/reset")) {
         nghttp2_submit_rst_stream(c->ng, 0, s->id, NGHTTP2_INTERNAL_ERROR);
