@@ -94,6 +94,31 @@ int main(void)
     CLOSE(l.slope_h, 360, 5);
     ASSERT(l.warning);
 
+    /* A count that steps up once and stays (a connection or a context the
+     * server has not let go of yet) is a level, not a leak: a 45 s soak,
+     * 14 fds, 15 from t = 35 s (a line fitted to it grows 1.2 fds over the
+     * span, its interval above zero), then a step of two (3.0 at most). */
+    enum { S = 45 };
+    double sx[S], sy[S];
+    for (int i = 0; i < S; i++) {
+        sx[i] = i + 1;
+        sy[i] = sx[i] >= 35 ? 15 : 14;
+    }
+    hm_leak_judge(HM_LEAK_FDS, sx, sy, S, S, &l);
+    ASSERT(l.known && l.slope_h - l.half_h > 0 && l.growth > 1);
+    ASSERT(!l.warning);
+    for (int i = 0; i < S; i++)
+        sy[i] = sx[i] >= 27 ? 3 : 1;
+    hm_leak_judge(HM_LEAK_CONTEXTS, sx, sy, S, S, &l);
+    ASSERT(l.known && l.slope_h - l.half_h > 0 && l.growth > 2.5);
+    ASSERT(!l.warning);
+    /* Four more fds over the same soak, one every 9 s, is a WARNING. */
+    for (int i = 0; i < S; i++)
+        sy[i] = 14 + (double)(i / 9);
+    hm_leak_judge(HM_LEAK_FDS, sx, sy, S, S, &l);
+    ASSERT(l.growth > HM_LEAK_MIN_COUNT_GROWTH);
+    ASSERT(l.warning);
+
     /* Too short to judge after the warm-up. */
     hm_leak_judge(HM_LEAK_RSS, x, y, 3, 10, &l); /* t = 1 s is in the 2 s warm-up */
     ASSERT(!l.known);

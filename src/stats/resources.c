@@ -47,7 +47,8 @@ void hm_leak_judge(hm_leak_kind kind, const double *t, const double *y, int n, d
     out->growth = out->fit.slope * (out->fit.x1 - out->fit.x0);
     out->warning = out->slope_h - out->half_h > 0 && out->slope_h > floor_per_hour[kind] &&
                    out->growth > HM_LEAK_MATERIAL_SHARE * fabs(out->fit.mean) &&
-                   out->fit.x1 - out->fit.x0 >= HM_LEAK_MIN_SPAN_S;
+                   out->fit.x1 - out->fit.x0 >= HM_LEAK_MIN_SPAN_S &&
+                   (kind == HM_LEAK_RSS || out->growth > HM_LEAK_MIN_COUNT_GROWTH);
 }
 
 void hm_leak_slope_text(hm_leak_kind kind, const hm_leak *l, char *buf, size_t len)

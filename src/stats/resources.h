@@ -55,6 +55,12 @@ const hm_res_names *hm_res_names_of(hm_res_source src);
 /* A WARNING needs this long a fit: over a shorter span a server's warm-up
  * (pools, caches, a sanitizer's quarantine) grows as a leak would. */
 #define HM_LEAK_MIN_SPAN_S 30.0
+/* Open fds and contexts are counts: a WARNING needs the fitted line to add
+ * more than this over its span. A count that steps up once and stays (a
+ * connection or a context the server has not let go of yet: a reconnect,
+ * a reload) is a new level, not a leak, yet a line fitted to a step of h
+ * adds up to 1.5 h; a step of two, 3. */
+#define HM_LEAK_MIN_COUNT_GROWTH 3.0
 
 /* What is fitted: the floor per hour below which growth is not material. */
 typedef enum hm_leak_kind {
