@@ -45,6 +45,13 @@ off_by = f", {100 * (slope - set_h) / set_h:+.1f}% off the set rate" if set_h el
 print(f"leak {sys.argv[2]:3}: set {set_h / mib:8.1f} MiB/h  measured {slope / mib:8.2f} "
       f"± {ci / mib:.2f} MiB/h (95% CI, {t['samples']} samples, {t['warmup_s']:.0f} s warm-up)"
       f"{off_by}; WARNING: {'yes' if t['warning'] else 'no'}")
+# The other trends (a WARNING on any of them is the run's leak WARNING).
+for k in ("open_fds", "contexts"):
+    o = d["server_resources"]["trends"].get(k)
+    if o:
+        print(f"  {sys.argv[2]}: {k} {o['slope_per_hour']:+.2f} ± {o['ci95_per_hour']:.2f}/h, "
+              f"growth {o['growth']:+.2f} over the fit; WARNING: {'yes' if o['warning'] else 'no'}")
+print(f"  {sys.argv[2]}: any leak WARNING: {'yes' if d['server_resources']['leak_warning'] else 'no'}")
 PY
     grep -E "^(WARNING|Server RSS)" "$dir/$name.txt" | sed "s/^/  $name: /" || true
 done
