@@ -252,6 +252,18 @@ static void writer_main(void *arg)
         if (h->dead) break;
         h2_pull(h);
         if (!h->obuf.len) {
+            /* nghttp2 is done once its GOAWAY is out (a client's protocol
+             * error): the reader, waiting for bytes, must hear it. Out
+             * means written, not just taken from nghttp2, which marks it
+             * sent as it hands it over: another coroutine's h2_pull may
+             * have taken it into obuf while our last write was in flight
+             * (an io_uring write always waits for its completion), so
+             * only an empty obuf says it went. */
+            if (!nghttp2_session_want_read(h->ng) && !nghttp2_session_want_write(h->ng)) {
+                h->closing = true;
+                if (h->c->co) hm_coro_cancel(h->c->co); /* -ESRCH: it runs and sees closing */
+                break;
+            }
             if (h->closing) break;
             void *tok;
             if (hm_chan_pop(h->kick, &tok, 0) == -EPIPE) h->closing = true;
@@ -264,13 +276,6 @@ static void writer_main(void *arg)
         h->wbuf.len = 0;
         if (w < 0) {
             h->dead = true;
-            break;
-        }
-        /* nghttp2 is done once its GOAWAY is out (a client's protocol
-         * error): the reader, waiting for bytes, must hear it. */
-        if (!nghttp2_session_want_read(h->ng) && !nghttp2_session_want_write(h->ng)) {
-            h->closing = true;
-            if (h->c->co) hm_coro_cancel(h->c->co); /* -ESRCH: it runs and sees closing */
             break;
         }
     }
