@@ -87,7 +87,7 @@ struct hammer_vu {
     bool seen_state;              /* a page it left showed its state (the baseline) */
     int64_t baseline_sum, final_sum;
     unsigned rng;
-    char *html;             /* the last page, for action look-ups by name */
+    char *html; /* the last page, for action look-ups by name (a flow's, a plugin's), or NULL */
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
     bool failed;
     char fail_why[200];
@@ -199,6 +199,9 @@ static int64_t sse_ended(vu *v, int rc)
     hm_thread_stats *st = &v->run->stats[v->thread];
     /* A retry that found the server away connected nothing. */
     if (v->sse_retrying && v->sse_conn.connects > v->sse_connects) v->reconnects++;
+    /* Of its response only the status is read below: the head's buffers
+     * need not wait for the next stream. */
+    hm_http_resp_release(&v->sse_conn.resp);
     if (v->streaming) {
         v->streaming = false;
         hm_gauge_sse_open(o, -1);
@@ -444,6 +447,16 @@ static bool reload_may_help(const vu *v, int rc)
            k == HM_FAIL_RESET || k == HM_FAIL_CLOSED;
 }
 
+/* The page just loaded is read: the VU keeps its HTML for what looks
+ * actions up by name (a flow, a plugin), and the response's buffers go,
+ * so a tab thinking holds no page it will not read again. */
+static void keep_page(vu *v)
+{
+    hm_free(v->html);
+    v->html = v->run->body ? hm_strndup(v->conn.resp.body, v->conn.resp.body_len) : NULL;
+    hm_http_resp_release(&v->conn.resp);
+}
+
 /* A page load's connect was refused: a failed connect attempt, with its
  * example. Apart so its buffer is on the stack only then (a VU's
  * coroutine stays within one stack page). */
@@ -487,11 +500,11 @@ static int load_page(vu *v, const char *path, bool fail_vu)
         }
         snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
         if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
+        hm_http_resp_release(&v->conn.resp);
         return rc;
     }
     hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
-    hm_free(v->html);
-    v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+    keep_page(v);
     v->ctx_dead = false;
     if (rc < 0) hammer_vu_fail(v, why); /* the page lacks the context or the action */
     return v->conn.resp.status;
@@ -643,8 +656,11 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
             break;
     }
     hm_free(req);
-    if (rc == -ECANCELED) return rc; /* a second Ctrl-C: it never finished */
-    if (rc < 0 && v->conn.fail == HM_FAIL_CONNECT) return rc; /* never sent */
+    if (rc == -ECANCELED || (rc < 0 && v->conn.fail == HM_FAIL_CONNECT)) {
+        /* a second Ctrl-C (it never finished), or never sent */
+        hm_http_resp_release(&v->conn.resp);
+        return rc;
+    }
     record_request(v, what, rc, t0, t1);
     bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
     hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
@@ -662,6 +678,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
         /* Sent, but no answer: the server may have applied it. */
         if (rc < 0 && v->conn.fail != HM_FAIL_CONNECT) v->unanswered++;
     }
+    hm_http_resp_release(&v->conn.resp); /* its status stays */
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
@@ -697,6 +714,7 @@ int hammer_vu_get(hammer_vu *v, const char *path)
         rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
     }
     hm_free(req);
+    hm_http_resp_release(&v->conn.resp); /* its status stays */
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
@@ -780,6 +798,7 @@ void hm_vu_leave_page(hammer_vu *v)
     char *cookie = v->ctx_dead ? NULL : hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
     if (cookie) hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
     hm_free(cookie);
+    hm_http_resp_release(&v->conn.resp);
 
     char verdict[256];
     v->seen_state = v->seen_state || v->watch.have_baseline;
@@ -844,9 +863,9 @@ static int reload_page(vu *v, const char *cause)
     int rc = hm_via_reload_page(&v->conn, &v->jar, v->path, o->action, o, st, &run->live,
                                 vu_goes_on, v, &v->page, why, sizeof(why));
     if (rc != 0 && why[0]) snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
+    if (rc != 0) hm_http_resp_release(&v->conn.resp);
     if (rc == 0) {
-        hm_free(v->html);
-        v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+        keep_page(v);
         st->reloads++;
         hm_gauge_reload(o);
         v->reloaded = true;

@@ -268,7 +268,9 @@ static int cb_header_value_complete(llhttp_t *h)
     size_t vlen = c->arena.len - c->cur_val_off;
     if (h1_arena_append(c, "", 1)) return HPE_USER;
     if (c->n_hdrs == c->hdrs_cap) {
-        size_t ncap = c->hdrs_cap ? c->hdrs_cap * 2 : 16;
+        /* A response keeps only the headers hammer reads (a handful); a
+         * request keeps every one. */
+        size_t ncap = c->hdrs_cap ? c->hdrs_cap * 2 : c->store_all ? 16 : 4;
         hm_http_hdr_ *nh = hm_realloc(c->hdrs, ncap * sizeof(*nh));
         if (!nh) return h1_fail(c, -ENOMEM, "out of memory");
         c->hdrs = nh;
@@ -675,13 +677,23 @@ const char *hm_http_resp_error_reason(const hm_http_resp_parser *p)
     return core_reason(&p->c_);
 }
 
-void hm_http_resp_free(hm_http_resp_parser *p)
+void hm_http_resp_release(hm_http_resp_parser *p)
 {
     core_free(&p->c_);
     hm_content_decoder_free(&p->dec_);
     hm_free(p->sc_);
     p->sc_ = NULL;
     p->sc_cap_ = 0;
+    memset(&p->hdr, 0, sizeof(p->hdr));
+    p->set_cookie = NULL;
+    p->n_set_cookie = 0;
+    p->body = "";
+    p->body_len = 0;
+}
+
+void hm_http_resp_free(hm_http_resp_parser *p)
+{
+    hm_http_resp_release(p);
     h1_resp_clear_results(p);
 }
 

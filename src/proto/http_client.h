@@ -33,7 +33,8 @@
  * must outlive the conn). The conn owns its socket, parser and TLS state;
  * it owns no read buffer (plain HTTP parses the engine's received bytes in
  * place, TLS decrypts into a buffer of the thread's); the response (c->resp: status, headers, body)
- * stays valid until the next request on the conn or hm_http_conn_free(). */
+ * stays valid until the next request on the conn, hm_http_conn_free(), or
+ * the owner's hm_http_resp_release(&c->resp) once it has read it. */
 #ifndef HM_PROTO_HTTP_CLIENT_H
 #define HM_PROTO_HTTP_CLIENT_H
 
