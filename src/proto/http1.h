@@ -13,7 +13,8 @@
  * callback, valid only during that call.
  *
  * Memory: the caller owns the parser struct; the parser owns its buffers
- * (header arena, body buffer, small index arrays), allocated with hm_realloc,
+ * (header arena, body buffer, small index arrays, and from the first coded
+ * body on a content decoder), allocated with hm_realloc,
  * grown geometrically and reused for every later message, so a connection in
  * steady state allocates nothing per message (unless its owner releases
  * them between messages: hm_http_resp_release). Every string a parser exposes
@@ -143,9 +144,9 @@ typedef struct hm_http_resp_parser {
     uint64_t coded_in, decoded_out;
 
     hm_http_core_ c_;
-    hm_content_decoder dec_;
-    bool decode_;     /* hm_http_resp_set_decoding */
-    hm_http_str *sc_; /* storage behind set_cookie */
+    hm_content_decoder *dec_; /* from the first coded body on (most responses have none) */
+    bool decode_;             /* hm_http_resp_set_decoding */
+    hm_http_str *sc_;         /* storage behind set_cookie */
     size_t sc_cap_;
     hm_http_resp_headers_fn on_headers_;
     hm_http_body_fn on_body_;
