@@ -239,10 +239,10 @@ static void test_watch_same_counts(void)
         ASSERT_EQ(fast.extra, full.extra);
         ASSERT_EQ(fast.events, full.events);
         ASSERT_EQ(fast.bad, full.bad);
-        ASSERT(strcmp(fast.bad_example, full.bad_example) == 0);
+        ASSERT(strcmp(hm_reason(fast.bad_example), hm_reason(full.bad_example)) == 0);
         ASSERT_EQ(full.undecodable, 1); /* the trailing comma */
         ASSERT_EQ(fast.undecodable, full.undecodable);
-        ASSERT(strcmp(fast.undecodable_why, full.undecodable_why) == 0);
+        ASSERT(strcmp(hm_reason(fast.undecodable_why), hm_reason(full.undecodable_why)) == 0);
         ASSERT_EQ(sv.n, sf.n);
         for (int k = 0; k < sf.n; k++)
             ASSERT_EQ(sv.values[k], sf.values[k]);

@@ -89,7 +89,8 @@ static int exchange(hm_http_conn *c, const script *sc, bool discard, int64_t tim
     static const char req[] = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
     int rc = run_exchange(c, req, sizeof(req) - 1, discard, timeout_ns);
     hm_http_conn_close(c);
-    printf("  rc %d, fail %s, why \"%s\"\n", rc, hm_fail_kind_name(c->fail), c->why);
+    printf("  rc %d, fail %s, why \"%s\"\n", rc, hm_fail_kind_name(c->fail),
+           hm_reason(c->fail_why));
     return rc;
 }
 
@@ -111,7 +112,7 @@ static void tests(void *arg)
     script good = {.reply = LIT2("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")};
     ASSERT_EQ(exchange(&c, &good, false, 5000 * MS), 0);
     ASSERT_EQ(c.resp.status, 200);
-    ASSERT_STREQ(c.why, "");
+    ASSERT_STREQ(hm_reason(c.fail_why), "");
     ASSERT_EQ(c.bytes_read, good.reply_len);
 
     printf("a second, unsolicited response in the same write\n");
@@ -119,7 +120,7 @@ static void tests(void *arg)
                                 "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")};
     ASSERT_EQ(exchange(&c, &two, false, 5000 * MS), -HM_EPROTO_HTTP);
     ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
-    ASSERT(strstr(c.why, "unsolicited"));
+    ASSERT(strstr(hm_reason(c.fail_why), "unsolicited"));
     ASSERT(c.head_len > 12 && !memcmp(c.head, "HTTP/1.1 500", 12)); /* the evidence */
 
     printf("bytes of an event stream where the status line belongs\n");
@@ -128,7 +129,7 @@ static void tests(void *arg)
             LIT2("6f\r\nevent: datastar-patch-elements\ndata: elements <div id=\"x\"></div>\n\n")};
     ASSERT_EQ(exchange(&c, &sse, false, 5000 * MS), -HM_EPROTO_HTTP);
     ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
-    ASSERT_STREQ(c.why, "response starts with SSE data: bytes of another stream");
+    ASSERT_STREQ(hm_reason(c.fail_why), "response starts with SSE data: bytes of another stream");
     ASSERT(c.head_len > 4 && !memcmp(c.head, "6f\r\n", 4));
     char shown[400];
     hm_escape_bytes(c.head, c.head_len, shown, sizeof(shown));
@@ -138,13 +139,13 @@ static void tests(void *arg)
     script none = {.reply = NULL};
     ASSERT_EQ(exchange(&c, &none, false, 5000 * MS), -HM_ECLOSED);
     ASSERT_EQ(c.fail, HM_FAIL_CLOSED);
-    ASSERT_STREQ(c.why, "connection closed before any response byte");
+    ASSERT_STREQ(hm_reason(c.fail_why), "connection closed before any response byte");
 
     printf("garbage\n");
     script garbage = {.reply = LIT2("\x00\xff GARBAGE\r\n\r\n")};
     ASSERT_EQ(exchange(&c, &garbage, false, 5000 * MS), -HM_EPROTO_HTTP);
     ASSERT_EQ(c.fail, HM_FAIL_PROTOCOL);
-    ASSERT(c.why[0]);
+    ASSERT(hm_reason(c.fail_why)[0]);
 
     printf("a 1 MiB chunked body, discarded: counted, not kept\n");
     static char big[(1 << 20) + 64];
@@ -167,7 +168,7 @@ static void tests(void *arg)
     printf("endless 100 Continue: a protocol error, not a hang\n");
     script cont = {.repeat = "HTTP/1.1 100 Continue\r\n\r\n", .repeat_len = 25};
     ASSERT_EQ(exchange(&c, &cont, false, 5000 * MS), -HM_EPROTO_HTTP);
-    ASSERT(strstr(c.why, "informational (1xx)"));
+    ASSERT(strstr(hm_reason(c.fail_why), "informational (1xx)"));
 
     printf("an endless body, discarded: ends at the deadline\n");
     enum { DATA = 16000 };
@@ -182,7 +183,7 @@ static void tests(void *arg)
     ASSERT_EQ(exchange(&c, &endless, true, 200 * MS), -ETIMEDOUT);
     ASSERT_GE(hm_now_ns() - t0, 200 * MS);
     ASSERT_EQ(c.fail, HM_FAIL_TIMEOUT);
-    ASSERT(strstr(c.why, "no complete response within 0.2 s"));
+    ASSERT(strstr(hm_reason(c.fail_why), "no complete response within 0.2 s"));
     ASSERT_GT(c.body_bytes, 0);
 
     printf("connection refused\n");
@@ -192,7 +193,7 @@ static void tests(void *arg)
     hm_http_conn_init(&cc, &closed, NULL);
     ASSERT_EQ(run_exchange(&cc, LIT("GET / HTTP/1.1\r\n\r\n"), false, 5000 * MS), -ECONNREFUSED);
     ASSERT_EQ(cc.fail, HM_FAIL_CONNECT);
-    ASSERT_STREQ(cc.why, "connect failed: Connection refused");
+    ASSERT_STREQ(hm_reason(cc.fail_why), "connect failed: Connection refused");
     hm_http_conn_free(&cc);
 
     hm_http_conn_free(&c);
@@ -330,7 +331,7 @@ static void split_client(void *arg)
         }
         int rc = run_exchange(&c, req, sizeof(req) - 1, true, 30000 * MS);
         printf("  %s, response %d (%zu bytes): rc %d, status %d, why \"%s\"\n", sc->what, i + 1,
-               sc->sizes[i], rc, c.resp.status, c.why);
+               sc->sizes[i], rc, c.resp.status, hm_reason(c.fail_why));
         if (!last) {
             ASSERT_EQ(rc, 0);
             continue;
@@ -340,7 +341,7 @@ static void split_client(void *arg)
         char want[96];
         snprintf(want, sizeof(want), "%zu unsolicited bytes after a complete HTTP 200 response",
                  sizeof(stray) - 1);
-        ASSERT_STREQ(c.why, want);
+        ASSERT_STREQ(hm_reason(c.fail_why), want);
         ASSERT(c.head_len > 12 && !memcmp(c.head, "HTTP/1.1 500", 12)); /* the evidence */
     }
     hm_http_conn_free(&c);

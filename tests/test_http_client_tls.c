@@ -157,8 +157,8 @@ static void tests(void *arg)
     ASSERT_EQ(rc, -ETIMEDOUT);
     ASSERT(hm_now_ns() - t0 >= 200 * MS);
     ASSERT_EQ(c.fail, HM_FAIL_TIMEOUT);
-    ASSERT(strstr(c.why, "TLS handshake not done within 0.2 s"));
-    printf("silent server: %s\n", c.why);
+    ASSERT(strstr(hm_reason(c.fail_why), "TLS handshake not done within 0.2 s"));
+    printf("silent server: %s\n", hm_reason(c.fail_why));
     hm_http_conn_free(&c);
 
     /* A certificate no CA here signed: a TLS failure that says why. */
@@ -170,9 +170,9 @@ static void tests(void *arg)
     rc = exchange_cb(&c, 5000 * MS);
     ASSERT_EQ(rc, -HM_ETLS);
     ASSERT_EQ(c.fail, HM_FAIL_TLS);
-    ASSERT(strstr(c.why, "TLS handshake failed: certificate verification failed"));
+    ASSERT(strstr(hm_reason(c.fail_why), "TLS handshake failed: certificate verification failed"));
     ASSERT_EQ(hm_tls_last_fail(hm_http_conn_tls(&c)), HM_TLS_VERIFY);
-    printf("unverified server: %s\n", c.why);
+    printf("unverified server: %s\n", hm_reason(c.fail_why));
     hm_http_conn_free(&c);
 
     hm_task_cancel(&server); /* ends server_main's accept */

@@ -69,7 +69,7 @@ hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, 
     char bytes[sizeof(st->sse_first.bytes)], reason[200];
     hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
     hm_sse_fail kind;
-    if (w->error[0]) {
+    if (hm_reason(w->error)[0]) {
         kind = HM_SSE_FAIL_PROTOCOL;
         snprintf(reason, sizeof(reason), "%s", w->error);
     } else if (rc == -HM_ESTATUS) {
@@ -113,7 +113,7 @@ void hm_sse_note_cut(hm_thread_stats *st, const hm_watch *w, int64_t timeout_ns,
 void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where)
 {
     if (!w->undecodable) return;
-    hm_thread_stats_sse_fail(st, HM_SSE_FAIL_PROTOCOL, w->undecodable_why, where, "");
+    hm_thread_stats_sse_fail(st, HM_SSE_FAIL_PROTOCOL, hm_reason(w->undecodable_why), where, "");
     st->sse_fail[HM_SSE_FAIL_PROTOCOL] += w->undecodable - 1;
 }
 

@@ -21,9 +21,15 @@
 #include "proto/h2_client.h"
 #include "proto/via_html.h"
 
+#include "base/hm_reason.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The room of a VU's reasons (hm_reason_set's cap). */
+#define FAIL_WHY_BYTES 200
+#define LOAD_WHY_BYTES 150
 
 typedef struct vu_totals {
     uint64_t vus, vus_passed, page_failed, streams_connected, reconnects, patches, swallowed;
@@ -75,8 +81,11 @@ struct hammer_vu {
     uint64_t sse_connects; /* sse_conn.connects when the current stream began */
     hm_task sse;           /* HTTP/2: the EventSource's coroutine */
     hm_event sse_ev;       /* the stream got its baseline, a patch, or ended */
+    /* The small fields sit together: the record's size decides its
+     * allocator bin, which a browser VU pays for (bench/vu_memory.sh). */
     bool done, connected, streaming;
-    bool sse_retrying;   /* the stream failed: the next connect is a reconnect */
+    bool sse_retrying; /* the stream failed: the next connect is a reconnect */
+    unsigned rng;
     int64_t patch_ns;    /* when the first patch after the last action's send came, 0: none */
     uint64_t ok;         /* HTTP OK actions on the current page */
     uint64_t unanswered; /* its actions sent whose connection broke before the answer */
@@ -84,20 +93,20 @@ struct hammer_vu {
     /* The pages left so far, as their checks saw them. */
     uint64_t pages_left, patches, opening, extra, swallowed, applied;
     _Atomic int64_t sent_on_page; /* actions sent on the current page (its watch's) */
-    bool seen_state;              /* a page it left showed its state (the baseline) */
     int64_t baseline_sum, final_sum;
-    unsigned rng;
-    char *html;             /* the last page, for action look-ups by name */
+    char *html; /* the last page, for action look-ups by name (a flow's, a plugin's), or NULL */
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
-    bool failed;
-    char fail_why[200];
-    char load_why[150]; /* why its last page load failed, for a tab the run ends reloading */
+    /* Why it failed, and why its last page load failed (for a tab the run
+     * ends reloading): hm_reason.h strings, NULL until then. */
+    char *fail_why, *load_why;
     char where_sse[40]; /* "SSE GET /_sse, VU N" */
     /* Context loss (a server restart, another worker): the page's context
      * is gone (400 Invalid context, or the stream's reload script or empty
      * 200); since when this VU has seen only failures (0: its last request
      * went well); whether it reloaded the page meanwhile. */
     bool ctx_dead, sse_empty, reloaded;
+    bool seen_state; /* a page it left showed its state (the baseline) */
+    bool failed;
     int64_t trouble_ns;
     char *path; /* the page the VU is on, to reload it */
 };
@@ -187,7 +196,7 @@ static char *sse_request(vu *v, size_t *len)
 static void sse_begin(vu *v)
 {
     hm_watch_restart(&v->watch);
-    v->watch.error[0] = 0;
+    hm_reason_clear(&v->watch.error);
     v->sse_connects = v->sse_conn.connects;
 }
 
@@ -199,6 +208,9 @@ static int64_t sse_ended(vu *v, int rc)
     hm_thread_stats *st = &v->run->stats[v->thread];
     /* A retry that found the server away connected nothing. */
     if (v->sse_retrying && v->sse_conn.connects > v->sse_connects) v->reconnects++;
+    /* Of its response only the status is read below: the head's buffers
+     * need not wait for the next stream. */
+    hm_http_resp_release(&v->sse_conn.resp);
     if (v->streaming) {
         v->streaming = false;
         hm_gauge_sse_open(o, -1);
@@ -423,7 +435,7 @@ bool hammer_vu_next(hammer_vu *v)
 
 void hammer_vu_fail(hammer_vu *v, const char *why)
 {
-    if (!v->failed) snprintf(v->fail_why, sizeof(v->fail_why), "%.199s", why);
+    if (!v->failed) hm_reason_set(&v->fail_why, FAIL_WHY_BYTES, "%.199s", why);
     v->failed = true;
 }
 
@@ -442,6 +454,16 @@ static bool reload_may_help(const vu *v, int rc)
     hm_fail_kind k = v->conn.fail;
     return rc == -HM_ESTATUS || k == HM_FAIL_CONNECT || k == HM_FAIL_TIMEOUT ||
            k == HM_FAIL_RESET || k == HM_FAIL_CLOSED;
+}
+
+/* The page just loaded is read: the VU keeps its HTML for what looks
+ * actions up by name (a flow, a plugin), and the response's buffers go,
+ * so a tab thinking holds no page it will not read again. */
+static void keep_page(vu *v)
+{
+    hm_free(v->html);
+    v->html = v->run->body ? hm_strndup(v->conn.resp.body, v->conn.resp.body_len) : NULL;
+    hm_http_resp_release(&v->conn.resp);
 }
 
 /* A page load's connect was refused: a failed connect attempt, with its
@@ -485,13 +507,13 @@ static int load_page(vu *v, const char *path, bool fail_vu)
         } else {
             tot->page_failed++;
         }
-        snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
+        hm_reason_set(&v->load_why, LOAD_WHY_BYTES, "%.149s", why);
         if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
+        hm_http_resp_release(&v->conn.resp);
         return rc;
     }
     hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
-    hm_free(v->html);
-    v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+    keep_page(v);
     v->ctx_dead = false;
     if (rc < 0) hammer_vu_fail(v, why); /* the page lacks the context or the action */
     return v->conn.resp.status;
@@ -643,8 +665,11 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
             break;
     }
     hm_free(req);
-    if (rc == -ECANCELED) return rc; /* a second Ctrl-C: it never finished */
-    if (rc < 0 && v->conn.fail == HM_FAIL_CONNECT) return rc; /* never sent */
+    if (rc == -ECANCELED || (rc < 0 && v->conn.fail == HM_FAIL_CONNECT)) {
+        /* a second Ctrl-C (it never finished), or never sent */
+        hm_http_resp_release(&v->conn.resp);
+        return rc;
+    }
     record_request(v, what, rc, t0, t1);
     bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
     hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
@@ -662,6 +687,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
         /* Sent, but no answer: the server may have applied it. */
         if (rc < 0 && v->conn.fail != HM_FAIL_CONNECT) v->unanswered++;
     }
+    hm_http_resp_release(&v->conn.resp); /* its status stays */
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
@@ -697,6 +723,7 @@ int hammer_vu_get(hammer_vu *v, const char *path)
         rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
     }
     hm_free(req);
+    hm_http_resp_release(&v->conn.resp); /* its status stays */
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
@@ -780,6 +807,7 @@ void hm_vu_leave_page(hammer_vu *v)
     char *cookie = v->ctx_dead ? NULL : hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
     if (cookie) hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
     hm_free(cookie);
+    hm_http_resp_release(&v->conn.resp);
 
     char verdict[256];
     v->seen_state = v->seen_state || v->watch.have_baseline;
@@ -843,10 +871,10 @@ static int reload_page(vu *v, const char *cause)
     char why[256];
     int rc = hm_via_reload_page(&v->conn, &v->jar, v->path, o->action, o, st, &run->live,
                                 vu_goes_on, v, &v->page, why, sizeof(why));
-    if (rc != 0 && why[0]) snprintf(v->load_why, sizeof(v->load_why), "%.149s", why);
+    if (rc != 0 && why[0]) hm_reason_set(&v->load_why, LOAD_WHY_BYTES, "%.149s", why);
+    if (rc != 0) hm_http_resp_release(&v->conn.resp);
     if (rc == 0) {
-        hm_free(v->html);
-        v->html = hm_strndup(v->conn.resp.body, v->conn.resp.body_len);
+        keep_page(v);
         st->reloads++;
         hm_gauge_reload(o);
         v->reloaded = true;
@@ -879,7 +907,8 @@ static __attribute__((noinline)) int reopen_page(vu *v, int rc)
     if (reloaded == 0) return v->conn.resp.status;
     if (reloaded == -ECANCELED) {
         char msg[200];
-        snprintf(msg, sizeof(msg), "its page did not load before the run ended: %s", v->load_why);
+        snprintf(msg, sizeof(msg), "its page did not load before the run ended: %s",
+                 hm_reason(v->load_why));
         hammer_vu_fail(v, msg);
     }
     return rc;
@@ -1002,7 +1031,7 @@ static void vu_coro(void *p)
             tot->vus_passed++;
         else if (!tot->first_failure[0])
             snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
-                     v->fail_why);
+                     hm_reason(v->fail_why));
     }
     hm_sse_note_events(st, &v->watch, v->where_sse);
     tot->streams_connected += v->connected;
@@ -1030,6 +1059,8 @@ static void vu_coro(void *p)
     hm_cookie_jar_free(&v->jar);
     hm_free(v->html);
     hm_free(v->path);
+    hm_reason_clear(&v->fail_why);
+    hm_reason_clear(&v->load_why);
     if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
     hm_free(v);
 }

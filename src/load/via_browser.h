@@ -41,7 +41,9 @@ void hm_vu_wake(hammer_vu *v);
 
 /* The VU's last-seen signals (a JSON object, borrowed). */
 json_t *hm_vu_signals(hammer_vu *v);
-/* The body of the last page load, or NULL; *len gets its length. */
+/* The body of the last page load, or NULL; *len gets its length. Kept
+ * for VU bodies (flows, plugins: they look actions up by name); the
+ * built-in tab keeps none. */
 const char *hm_vu_page_html(const hammer_vu *v, size_t *len);
 /* The engine thread the VU runs on, 0 .. -t minus 1. */
 int hm_vu_thread(const hammer_vu *v);

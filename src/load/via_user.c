@@ -380,7 +380,7 @@ static void observer_coro(void *p)
             break;
         }
         hm_watch_restart(&ob->watch);
-        ob->watch.error[0] = 0;
+        hm_reason_clear(&ob->watch.error);
         ob->empty = false;
         int rc = hm_http_conn_stream(&ob->conn, req, len, hm_now_ns() + o->timeout_ns,
                                      on_sse_headers, on_sse_body, ob);

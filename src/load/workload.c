@@ -2,6 +2,7 @@
 #include "load/workload.h"
 
 #include "base/hm_base.h"
+#include "base/hm_reason.h"
 #include "engine/engine.h"
 
 #include <stdio.h>
@@ -9,6 +10,11 @@
 #include <string.h>
 
 static int on_event(const hm_sse_event *ev, void *user);
+
+/* The room of a watch's evidence (hm_reason_set's cap). */
+#define BAD_EXAMPLE_BYTES 200
+#define ERROR_BYTES 160
+#define UNDECODABLE_WHY_BYTES 160
 
 void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal)
 {
@@ -63,12 +69,12 @@ int hm_watch_feed(void *user, const char *at, size_t len)
     feed_job j = {w, at, len, 0};
     hm_call_on_loop_stack(feed_on_loop_stack, &j);
     int rc = j.rc;
-    if (HM_UNLIKELY(rc < 0) && !w->error[0]) {
+    if (HM_UNLIKELY(rc < 0) && !hm_reason(w->error)[0]) {
         if (rc == -HM_ETOOBIG)
-            snprintf(w->error, sizeof(w->error), "SSE event or line over the %zu KiB limit",
-                     w->sse.max_event >> 10);
+            hm_reason_set(&w->error, ERROR_BYTES, "SSE event or line over the %zu KiB limit",
+                          w->sse.max_event >> 10);
         else
-            snprintf(w->error, sizeof(w->error), "SSE stream refused: %s", hm_strerror(rc));
+            hm_reason_set(&w->error, ERROR_BYTES, "SSE stream refused: %s", hm_strerror(rc));
     }
     return rc;
 }
@@ -79,6 +85,9 @@ void hm_watch_free(hm_watch *w)
     hm_datastar_event_clear(&w->ev);
     json_decref(w->signals);
     w->signals = NULL;
+    hm_reason_clear(&w->bad_example);
+    hm_reason_clear(&w->error);
+    hm_reason_clear(&w->undecodable_why);
 }
 
 static size_t count_substr(const char *s, size_t len, const char *needle)
@@ -98,7 +107,7 @@ bool hm_table_well_formed(const char *html, size_t len)
 
 static void note_bad(hm_watch *w, const char *fmt, long long a, long long b)
 {
-    if (!w->bad++) snprintf(w->bad_example, sizeof(w->bad_example), fmt, a, b);
+    if (!w->bad++) hm_reason_set(&w->bad_example, BAD_EXAMPLE_BYTES, fmt, a, b);
 }
 
 static void check_spreadsheet(hm_watch *w, int64_t count)
@@ -153,10 +162,10 @@ static int on_event(const hm_sse_event *ev, void *user)
         /* The server sent what no client can use: an SSE protocol failure
          * (the stream goes on; later patches carry whole values). */
         if (!w->undecodable++)
-            snprintf(w->undecodable_why, sizeof(w->undecodable_why),
-                     "undecodable %.*s event (%zu bytes): %s",
-                     (int)(ev->type_len < 40 ? ev->type_len : 40), ev->type, ev->data_len,
-                     w->ev.error ? w->ev.error : hm_strerror(rc));
+            hm_reason_set(&w->undecodable_why, UNDECODABLE_WHY_BYTES,
+                          "undecodable %.*s event (%zu bytes): %s",
+                          (int)(ev->type_len < 40 ? ev->type_len : 40), ev->type, ev->data_len,
+                          w->ev.error ? w->ev.error : hm_strerror(rc));
         return 0;
     }
     apply_event(w);
@@ -258,7 +267,7 @@ bool hm_watch_verdict(const hm_watch *w, uint64_t ok_actions, char *why, size_t 
     }
     if (w->bad) {
         snprintf(why, whylen, "%llu bad patches, first: %s", (unsigned long long)w->bad,
-                 w->bad_example);
+                 hm_reason(w->bad_example));
         return false;
     }
     switch (w->w->check) {
@@ -290,7 +299,7 @@ bool hm_watch_verdict_lost(const hm_watch *w, uint64_t ok_actions, uint64_t unan
     *swallowed = 0;
     if (w->bad) {
         snprintf(why, whylen, "%llu bad patches, first: %s", (unsigned long long)w->bad,
-                 w->bad_example);
+                 hm_reason(w->bad_example));
         return false;
     }
     if (w->w->check != HM_CHECK_NET_INCREMENT && w->w->check != HM_CHECK_SPREADSHEET) return true;

@@ -12,6 +12,7 @@
 #ifndef HM_LOAD_WORKLOAD_H
 #define HM_LOAD_WORKLOAD_H
 
+#include "base/hm_reason.h"
 #include "engine/engine.h"
 #include "proto/datastar.h"
 #include "proto/sse.h"
@@ -56,11 +57,15 @@ typedef struct hm_watch {
     _Atomic int64_t *actions_sent;
     int64_t sent_at_open; /* *actions_sent when the stream (re)opened */
     uint64_t events;      /* every SSE event */
-    uint64_t bad;         /* patches that broke the workload's promise */
-    char bad_example[200];
-    char error[160];      /* why the stream was refused (an event over the limit), or "" */
+    /* Its evidence, as hm_reason.h strings (NULL until there is some): the
+     * first bad patch, why the stream was refused (an event over the
+     * limit; the owner clears it for a new stream), the first undecodable
+     * event. */
+    uint64_t bad; /* patches that broke the workload's promise */
+    char *bad_example;
+    char *error;
     uint64_t undecodable; /* Datastar events that could not be decoded */
-    char undecodable_why[160];
+    char *undecodable_why;
     int64_t last_patch_ns;
     /* When the stream's last complete event came, or (before one) when
      * the watch was set up or restarted: hm_sse_note_cut's quiet time. */

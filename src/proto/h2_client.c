@@ -593,7 +593,7 @@ ssize_t h2l_read_req_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t 
     return (ssize_t)k;
 }
 
-/* ---- failures in words (c->why): hm_http_conn_word ------------------------------ */
+/* ---- failures in words (c->fail_why): hm_http_conn_word ------------------------------ */
 
 /* A stream that failed with rc (c->fail set): why, when its origin said,
  * else words from the kind. Returns rc. */
@@ -639,7 +639,7 @@ static nghttp2_session *new_session(h2_link *L)
 }
 
 /* A new link for h, made by c's request (its connect and handshake are
- * c's to report). 0, or a negative error with c->fail (and c->why when it knows more). */
+ * c's to report). 0, or a negative error with c->fail (and c->fail_why when it knows more). */
 static int link_connect(hm_h2_conn *h, hm_http_conn *c, int64_t deadline, h2_link **out)
 {
     const hm_http_target *t = h->target;
@@ -691,9 +691,10 @@ static int link_connect(hm_h2_conn *h, hm_http_conn *c, int64_t deadline, h2_lin
             c->tls_full++;
         if (!hm_tls_selected_h2(L->tls)) {
             c->fail = HM_FAIL_PROTOCOL;
-            snprintf(c->why, sizeof(c->why),
-                     "the server did not agree on h2 through ALPN (it speaks no HTTP/2 over TLS, "
-                     "or only HTTP/1.1)");
+            hm_reason_set(
+                &c->fail_why, HM_HTTP_WHY_BYTES,
+                "the server did not agree on h2 through ALPN (it speaks no HTTP/2 over TLS, "
+                "or only HTTP/1.1)");
             rc = -HM_EPROTO_HTTP;
             goto fail;
         }
@@ -765,14 +766,14 @@ int h2l_get_link(hm_http_conn *c, int64_t deadline, h2_link **out)
             int rc = hm_wg_wait(&h->connect_wg, deadline);
             if (rc < 0) {
                 c->fail = rc == -ETIMEDOUT ? HM_FAIL_TIMEOUT : HM_FAIL_OTHER;
-                snprintf(c->why, sizeof(c->why), "%s",
-                         rc == -ETIMEDOUT ? "HTTP/2 connection not ready before the deadline"
-                                          : "cancelled (the run was interrupted)");
+                hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES, "%s",
+                              rc == -ETIMEDOUT ? "HTTP/2 connection not ready before the deadline"
+                                               : "cancelled (the run was interrupted)");
                 return rc;
             }
             if (h->connect_gen != gen && !h->link && h->connect_err < 0) {
                 c->fail = h->connect_fail; /* the attempt it waited for failed */
-                snprintf(c->why, sizeof(c->why), "%s", h->connect_why);
+                hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES, "%s", h->connect_why);
                 return h->connect_err;
             }
             continue;
@@ -788,7 +789,7 @@ int h2l_get_link(hm_http_conn *c, int64_t deadline, h2_link **out)
                 c, &(hm_http_failure){
                        .rc = rc, .where = HM_AT_CONNECT, .budget_ns = budget, .h2 = true});
         h->connect_fail = c->fail;
-        snprintf(h->connect_why, sizeof(h->connect_why), "%s", c->why);
+        snprintf(h->connect_why, sizeof(h->connect_why), "%s", hm_reason(c->fail_why));
         if (rc == 0) h->link = L;
         h->connecting = false;
         hm_wg_done(&h->connect_wg);

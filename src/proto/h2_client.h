@@ -63,7 +63,7 @@ int hm_h2_exchange_stream(hm_http_conn *c, const char *req, size_t len, int64_t 
  * over HTTP/2: c's request is queued as a stream of
  * its handle (its own, made now, or the shared one) and done(c, rc, user)
  * runs when it has ended, with rc as hm_http_conn_exchange's (0, c->resp
- * holds the answer; or a negative error with c->fail and c->why); a
+ * holds the answer; or a negative error with c->fail and c->fail_why); a
  * stream sent again under the retry rule (refused, or its connection died
  * before any answer) reports once, at its end. One coroutine per
  * handle (its dispatcher, made on the first such start) connects when

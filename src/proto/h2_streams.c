@@ -159,7 +159,7 @@ static int run_stream(hm_http_conn *c, const char *req, size_t len, bool idempot
                       int64_t deadline, bool streaming)
 {
     c->fail = HM_FAIL_NONE;
-    c->why[0] = 0;
+    hm_reason_clear(&c->fail_why);
     c->head_len = 0;
     c->resp_bytes = 0;
     c->body_bytes = 0;
@@ -181,7 +181,7 @@ static int run_stream(hm_http_conn *c, const char *req, size_t len, bool idempot
     }
     if (prepare_request(s, c->target, req, len) < 0) {
         c->fail = HM_FAIL_OTHER;
-        snprintf(c->why, sizeof(c->why), "the request cannot be sent over HTTP/2");
+        hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES, "the request cannot be sent over HTTP/2");
         return -EINVAL;
     }
     s->streaming = streaming;
@@ -359,7 +359,7 @@ static void submit_pending(hm_h2_conn *h)
     if (!L) {
         hm_http_conn *d = &h->dconn;
         d->fail = HM_FAIL_NONE;
-        d->why[0] = 0;
+        hm_reason_clear(&d->fail_why);
         d->resp_bytes = 0;
         int rc = h2l_get_link(d, h->pend_head->xdeadline, &L);
         if (h->freeing) return;
@@ -367,7 +367,7 @@ static void submit_pending(hm_h2_conn *h)
         if (rc < 0) { /* every stream waiting for it fails as it did */
             for (hm_h2_stream *s; (s = pend_pop(h));) {
                 s->c->fail = d->fail;
-                snprintf(s->c->why, sizeof(s->c->why), "%s", d->why);
+                hm_reason_set(&s->c->fail_why, HM_HTTP_WHY_BYTES, "%s", hm_reason(d->fail_why));
                 report(s, rc);
             }
             return;
@@ -394,7 +394,7 @@ static void submit_pending(hm_h2_conn *h)
             if (rc < 0) {
                 stream_detach(s, true);
                 c->fail = HM_FAIL_OTHER;
-                snprintf(c->why, sizeof(c->why), "%s", hm_strerror(rc));
+                hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES, "%s", hm_strerror(rc));
             }
         }
         if (rc < 0) report(s, rc);
@@ -469,7 +469,7 @@ int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len
         if (rc < 0) return rc;
     }
     c->fail = HM_FAIL_NONE;
-    c->why[0] = 0;
+    hm_reason_clear(&c->fail_why);
     c->head_len = 0;
     c->resp_bytes = 0;
     c->body_bytes = 0;
@@ -481,7 +481,8 @@ int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len
         s->req_src = NULL;
         if (prepare_request(s, c->target, req, len) < 0) {
             c->fail = HM_FAIL_OTHER;
-            snprintf(c->why, sizeof(c->why), "the request cannot be sent over HTTP/2");
+            hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES,
+                          "the request cannot be sent over HTTP/2");
             s->start_err = -EINVAL; /* reported from the loop, never inside the start */
         } else if (o->req_outlives) {
             s->req_src = req;

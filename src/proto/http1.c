@@ -268,7 +268,9 @@ static int cb_header_value_complete(llhttp_t *h)
     size_t vlen = c->arena.len - c->cur_val_off;
     if (h1_arena_append(c, "", 1)) return HPE_USER;
     if (c->n_hdrs == c->hdrs_cap) {
-        size_t ncap = c->hdrs_cap ? c->hdrs_cap * 2 : 16;
+        /* A response keeps only the headers hammer reads (a handful); a
+         * request keeps every one. */
+        size_t ncap = c->hdrs_cap ? c->hdrs_cap * 2 : c->store_all ? 16 : 4;
         hm_http_hdr_ *nh = hm_realloc(c->hdrs, ncap * sizeof(*nh));
         if (!nh) return h1_fail(c, -ENOMEM, "out of memory");
         c->hdrs = nh;
@@ -326,14 +328,14 @@ int h1_body_bytes(hm_http_core_ *c, const char *at, size_t len)
     if (c->llh.type == HTTP_RESPONSE) {
         hm_http_resp_parser *p = resp_of(c);
         if (p->coding) {
-            uint64_t out0 = p->dec_.out_bytes;
+            uint64_t out0 = p->dec_->out_bytes;
             /* Buffered, the body limit bounds the total; streamed, what
              * one feed may expand to. */
             size_t max_out = p->on_body_ ? c->lim.max_body_bytes : 0;
-            int rc = hm_content_decoder_feed(&p->dec_, at, len, max_out, decoded_sink, c);
+            int rc = hm_content_decoder_feed(p->dec_, at, len, max_out, decoded_sink, c);
             p->coded_in += len;
-            p->decoded_out += p->dec_.out_bytes - out0;
-            if (rc < 0) return c->err ? HPE_USER : h1_fail(c, rc, p->dec_.why);
+            p->decoded_out += p->dec_->out_bytes - out0;
+            if (rc < 0) return c->err ? HPE_USER : h1_fail(c, rc, p->dec_->why);
             return 0;
         }
     }
@@ -362,9 +364,9 @@ static int cb_message_complete(llhttp_t *h)
             return 0;
         }
         if (p->coding) {
-            int rc = hm_content_decoder_end(&p->dec_);
-            hm_content_decoder_free(&p->dec_);
-            if (rc < 0) return h1_fail(c, rc, p->dec_.why);
+            int rc = hm_content_decoder_end(p->dec_);
+            hm_content_decoder_free(p->dec_);
+            if (rc < 0) return h1_fail(c, rc, p->dec_->why);
         }
         p->keep_alive = llhttp_should_keep_alive(h) && !c->in_finish;
         p->upgrade = h->upgrade;
@@ -473,7 +475,7 @@ void h1_resp_clear_results(hm_http_resp_parser *p)
     p->body = "";
     p->body_len = 0;
     p->coding = HM_CODING_IDENTITY;
-    hm_content_decoder_free(&p->dec_);
+    if (p->dec_) hm_content_decoder_free(p->dec_);
 }
 
 /* The results of a complete head (status and framing set): the headers
@@ -557,18 +559,21 @@ int h1_resp_head_done(hm_http_resp_parser *p)
         if (rc < 0) return h1_fail(c, rc, "headers callback failed");
     }
     if (!no_body && p->decode_ && p->hdr.content_encoding.ptr) {
+        /* The decoder (and its words) exists from the first coded body on. */
+        if (!p->dec_ && !(p->dec_ = hm_calloc(1, sizeof(*p->dec_))))
+            return h1_fail(c, -ENOMEM, "out of memory");
         hm_coding coding;
         if (hm_coding_parse(p->hdr.content_encoding.ptr, p->hdr.content_encoding.len, &coding) <
             0) {
             /* The decoder's why outlives the response, as its own errors do. */
-            snprintf(p->dec_.why, sizeof(p->dec_.why),
+            snprintf(p->dec_->why, sizeof(p->dec_->why),
                      "Content-Encoding \"%.*s\": a coding hammer does not decode (it decodes "
                      "one of gzip, deflate, br)",
                      (int)(p->hdr.content_encoding.len > 40 ? 40 : p->hdr.content_encoding.len),
                      p->hdr.content_encoding.ptr);
-            return h1_fail(c, -HM_EPROTO_HTTP, p->dec_.why);
+            return h1_fail(c, -HM_EPROTO_HTTP, p->dec_->why);
         }
-        if (coding && hm_content_decoder_start(&p->dec_, coding) < 0)
+        if (coding && hm_content_decoder_start(p->dec_, coding) < 0)
             return h1_fail(c, -ENOMEM, "out of memory");
         p->coding = coding;
     }
@@ -675,13 +680,32 @@ const char *hm_http_resp_error_reason(const hm_http_resp_parser *p)
     return core_reason(&p->c_);
 }
 
-void hm_http_resp_free(hm_http_resp_parser *p)
+void hm_http_resp_release(hm_http_resp_parser *p)
 {
     core_free(&p->c_);
-    hm_content_decoder_free(&p->dec_);
+    if (p->dec_) {
+        hm_content_decoder_free(p->dec_);
+        /* A failure's reason may be the decoder's words: they stay. */
+        if (p->c_.reason != p->dec_->why) {
+            hm_free(p->dec_);
+            p->dec_ = NULL;
+        }
+    }
     hm_free(p->sc_);
     p->sc_ = NULL;
     p->sc_cap_ = 0;
+    memset(&p->hdr, 0, sizeof(p->hdr));
+    p->set_cookie = NULL;
+    p->n_set_cookie = 0;
+    p->body = "";
+    p->body_len = 0;
+}
+
+void hm_http_resp_free(hm_http_resp_parser *p)
+{
+    hm_http_resp_release(p);
+    hm_free(p->dec_); /* kept by the release for a reason in its words */
+    p->dec_ = NULL;
     h1_resp_clear_results(p);
 }
 

@@ -13,9 +13,11 @@
  * callback, valid only during that call.
  *
  * Memory: the caller owns the parser struct; the parser owns its buffers
- * (header arena, body buffer, small index arrays), allocated with hm_realloc,
+ * (header arena, body buffer, small index arrays, and from the first coded
+ * body on a content decoder), allocated with hm_realloc,
  * grown geometrically and reused for every later message, so a connection in
- * steady state allocates nothing per message. Every string a parser exposes
+ * steady state allocates nothing per message (unless its owner releases
+ * them between messages: hm_http_resp_release). Every string a parser exposes
  * is NUL-terminated (lengths are still authoritative) and stays valid until
  * the next begin/feed/reset after DONE, or free. *_free() releases the
  * buffers. Not thread-safe: one parser per connection.
@@ -142,9 +144,9 @@ typedef struct hm_http_resp_parser {
     uint64_t coded_in, decoded_out;
 
     hm_http_core_ c_;
-    hm_content_decoder dec_;
-    bool decode_;     /* hm_http_resp_set_decoding */
-    hm_http_str *sc_; /* storage behind set_cookie */
+    hm_content_decoder *dec_; /* from the first coded body on (most responses have none) */
+    bool decode_;             /* hm_http_resp_set_decoding */
+    hm_http_str *sc_;         /* storage behind set_cookie */
     size_t sc_cap_;
     hm_http_resp_headers_fn on_headers_;
     hm_http_body_fn on_body_;
@@ -251,7 +253,17 @@ int hm_http_resp_push_head(hm_http_resp_parser *p, int status, uint8_t http_majo
 int hm_http_resp_push_body(hm_http_resp_parser *p, const char *data, size_t len);
 int hm_http_resp_push_end(hm_http_resp_parser *p);
 
-/* Releases p's buffers; p may be initialised again afterwards. */
+/* Releases the buffers of the response p holds, keeping the connection's
+ * parse state: hdr, set_cookie and body become empty, status and framing
+ * stay, and the next response on the connection parses as it would have,
+ * growing the buffers again. For an owner that reads a response once and
+ * then idles (a browser VU thinking), so it holds no body or headers
+ * meanwhile. Not while a message is being parsed: after DONE, a failure,
+ * or before any. */
+void hm_http_resp_release(hm_http_resp_parser *p);
+
+/* Releases p's buffers (hm_http_resp_release) and clears its results; p
+ * may be initialised again afterwards. */
 void hm_http_resp_free(hm_http_resp_parser *p);
 
 /* ---- request parser ---- */

@@ -134,10 +134,10 @@ int hm_http_resp_push_end(hm_http_resp_parser *p)
     int rc = push_check(p, true);
     if (rc) return rc;
     if (p->coding) {
-        rc = hm_content_decoder_end(&p->dec_);
-        hm_content_decoder_free(&p->dec_);
+        rc = hm_content_decoder_end(p->dec_);
+        hm_content_decoder_free(p->dec_);
         if (rc < 0) {
-            h1_fail(c, rc, p->dec_.why);
+            h1_fail(c, rc, p->dec_->why);
             return push_failed(c);
         }
     }

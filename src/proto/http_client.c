@@ -62,6 +62,7 @@ void hm_http_conn_free(hm_http_conn *c)
     hm_tls_free(c->tls);
     c->tls = NULL;
     hm_http_resp_free(&c->resp);
+    hm_reason_clear(&c->fail_why);
 }
 
 /* What a request was doing when it failed (hm_http_where). */
@@ -74,7 +75,7 @@ typedef hm_http_where phase;
 static void request_start(hm_http_conn *c)
 {
     c->fail = HM_FAIL_NONE;
-    c->why[0] = 0;
+    hm_reason_clear(&c->fail_why);
     c->head_len = 0;
     c->resp_bytes = 0;
     c->body_bytes = 0;
@@ -101,8 +102,8 @@ static int connect_failed(hm_http_conn *c, int rc, int64_t budget_ns)
 static void unsolicited(hm_http_conn *c, const char *a, size_t a_len, const char *b, size_t b_len,
                         size_t total)
 {
-    snprintf(c->why, sizeof(c->why), "%zu unsolicited bytes after a complete HTTP %d response",
-             total, c->resp.status);
+    hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES,
+                  "%zu unsolicited bytes after a complete HTTP %d response", total, c->resp.status);
     size_t k = a_len < sizeof(c->head) ? a_len : sizeof(c->head);
     if (k) memcpy(c->head, a, k);
     size_t k2 = b_len < sizeof(c->head) - k ? b_len : sizeof(c->head) - k;
@@ -112,7 +113,7 @@ static void unsolicited(hm_http_conn *c, const char *a, size_t a_len, const char
 
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err)
 {
-    if (c->why[0]) return c->why;
+    if (hm_reason(c->fail_why)[0]) return c->fail_why;
     const hm_tls *tls = hm_http_conn_tls(c);
     if (c->fail == HM_FAIL_TLS && tls && hm_tls_last_reason(tls)[0]) return hm_tls_last_reason(tls);
     return hm_strerror(err);
@@ -134,7 +135,7 @@ static int count_body(void *user, const char *at, size_t len)
 /* ---- the exchange ------------------------------------------------------------
  *
  * Its rules: the idle check before reuse, the retry rule, the words in
- * c->why. States: connecting, the TLS handshake (https), waiting for the
+ * c->fail_why. States: connecting, the TLS handshake (https), waiting for the
  * response (the request is sent on entry), and a failure found inside a
  * start, reported from the loop. */
 

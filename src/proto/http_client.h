@@ -33,11 +33,13 @@
  * must outlive the conn). The conn owns its socket, parser and TLS state;
  * it owns no read buffer (plain HTTP parses the engine's received bytes in
  * place, TLS decrypts into a buffer of the thread's); the response (c->resp: status, headers, body)
- * stays valid until the next request on the conn or hm_http_conn_free(). */
+ * stays valid until the next request on the conn, hm_http_conn_free(), or
+ * the owner's hm_http_resp_release(&c->resp) once it has read it. */
 #ifndef HM_PROTO_HTTP_CLIENT_H
 #define HM_PROTO_HTTP_CLIENT_H
 
 #include "base/hm_fail.h"
+#include "base/hm_reason.h"
 #include "engine/engine.h"
 #include "proto/http1.h"
 #include "proto/tls.h"
@@ -71,9 +73,12 @@ typedef struct hm_h2_stream hm_h2_stream; /* a conn's stream state (h2_client.c)
 struct hm_http_conn;
 /* How an hm_http_conn_start or hm_http_conn_stream_start ended: rc 0 (the
  * response is in c->resp; a stream: the server ended the body) or a
- * negative error with c->fail and c->why as for an exchange. It runs from
+ * negative error with c->fail and c->fail_why as for an exchange. It runs from
  * the loop, never inside the start, and may start the next exchange on c. */
 typedef void (*hm_http_done_fn)(struct hm_http_conn *c, int rc, void *user);
+
+/* The room of a conn's fail_why (hm_reason_set's cap). */
+#define HM_HTTP_WHY_BYTES 160
 
 /* Private: the state of an exchange or stream started without a coroutine. */
 typedef struct hm_http_async_ {
@@ -108,10 +113,12 @@ typedef struct hm_http_conn {
      * since whoever accounts for them last took them (and zeroed these). */
     uint64_t bytes_read, bytes_written;
     uint64_t body_bytes; /* body bytes of the last response (also when discarded) */
-    /* The last request's failure, explained: `why` in words (empty after
-     * success); `head` the first bytes of its response (evidence; over
-     * HTTP/2 its status as "HTTP/2 200", since its frames are binary). */
-    char why[160];
+    /* The last request's failure, explained: fail_why in words (an
+     * hm_reason.h string of HM_HTTP_WHY_BYTES, NULL after success, read
+     * it with hm_reason); `head` the first bytes of its response
+     * (evidence; over HTTP/2 its status as "HTTP/2 200", since its frames
+     * are binary). */
+    char *fail_why;
     char head[HM_EVIDENCE_BYTES];
     size_t head_len;
     size_t resp_bytes; /* bytes read for the last request */
@@ -166,7 +173,7 @@ void hm_http_conn_init_shared(hm_http_conn *c, const hm_http_target *t, const hm
 
 /* Sends req[0..len) and reads the whole response into c->resp (buffered
  * body, or counted only with discard_body). Returns 0, or a negative error
- * with c->fail saying what kind and c->why in words. Bytes after the
+ * with c->fail saying what kind and c->fail_why in words. Bytes after the
  * response (we never pipeline, so unsolicited) fail it as protocol: the
  * connection can no longer tell which answer is whose. req must stay valid
  * until this returns (what the kernel has not taken by then is copied). */
@@ -175,7 +182,7 @@ int hm_http_conn_exchange(hm_http_conn *c, const char *req, size_t len, const hm
  * it, the connection drops, or the coroutine is cancelled (-ECANCELED).
  * header_deadline bounds the wait for the status line and headers only.
  * on_headers and on_body run on the loop's stack and must not suspend.
- * Returns 0 when the body ended normally; on failure c->fail and c->why as
+ * Returns 0 when the body ended normally; on failure c->fail and c->fail_why as
  * for an exchange. */
 int hm_http_conn_stream(hm_http_conn *c, const char *req, size_t len, int64_t header_deadline,
                         hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *user);
@@ -223,14 +230,14 @@ typedef struct hm_http_failure {
     const char *why;   /* words its origin had already (HTTP/2: a stream's), or NULL */
 } hm_http_failure;
 
-/* Says in c->why what happened, unless c->why says it already: from the
+/* Says in c->fail_why what happened, unless c->fail_why says it already: from the
  * kind (c->fail, which the caller set; an interrupted connect becomes
  * HM_FAIL_OTHER), the reason (the origin's words, TLS's, the parser's),
  * where it was and the bytes received (c->resp_bytes). The one wording of
  * every request failure: connect, TLS, HTTP/1.1 and HTTP/2. Returns f->rc. */
 int hm_http_conn_word(hm_http_conn *c, const hm_http_failure *f);
 
-/* Why the last request failed, in words: c->why, else OpenSSL's reason
+/* Why the last request failed, in words: c->fail_why, else OpenSSL's reason
  * (TLS) or hm_strerror(err). */
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err);
 /* The TLS state of the conn's last handshake (over HTTP/2, its

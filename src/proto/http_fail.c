@@ -30,7 +30,7 @@ static const char *tls_reason(const hm_http_conn *c, int rc)
     return tls && hm_tls_last_reason(tls)[0] ? hm_tls_last_reason(tls) : hm_strerror(rc);
 }
 
-#define SAY(...) snprintf(c->why, sizeof(c->why), __VA_ARGS__)
+#define SAY(...) hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES, __VA_ARGS__)
 
 /* Opening the connection: c->fail says whether the connect or the TLS
  * handshake failed; c->resp still holds the previous response, so no
@@ -58,7 +58,7 @@ static void word_connect(hm_http_conn *c, const hm_http_failure *f, double secs)
 int hm_http_conn_word(hm_http_conn *c, const hm_http_failure *f)
 {
     int rc = f->rc;
-    if (c->why[0]) return rc;
+    if (hm_reason(c->fail_why)[0]) return rc;
     if (f->why && f->why[0]) {
         SAY("%s", f->why);
         return rc;
