@@ -7,6 +7,7 @@ hm_engine_test(engine_views SOURCES test_engine_views.c LIBS hm_engine)
 hm_engine_test(engine_callbacks SOURCES test_engine_callbacks.c LIBS hm_engine)
 hm_engine_test(engine_cancel SOURCES test_engine_cancel.c LIBS hm_engine)
 hm_engine_test(engine_latch SOURCES test_engine_latch.c LIBS hm_engine)
+hm_engine_test(engine_post_end SOURCES test_engine_post_end.c LIBS hm_engine)
 hm_engine_test(engine_stacks SOURCES test_engine_stacks.c LIBS hm_engine)
 
 # The io_uring fallbacks, each on the tests that exercise I/O: what a

@@ -290,6 +290,10 @@ struct hm_loop {
     /* cross-thread posts: a lock-free stack the loop drains each turn */
     _Atomic(hm_post *) inbox;
     int wake_fd; /* eventfd written when the inbox was empty */
+    /* Posters between making a post visible and writing wake_fd: the loop
+     * may take the post, end and be destroyed in that window, so
+     * hm_loop_destroy waits for this to reach 0 before it closes wake_fd. */
+    atomic_int posting;
     uint64_t wake_buf;
     hm_post *soon_head, *soon_tail; /* local deferred calls, run next turn */
 

@@ -3,6 +3,7 @@
 #include "engine/internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,10 @@ int hm_backend_parse(const char *s, hm_backend_kind *out)
 
 void hm_loop_post(hm_loop *loop, hm_post *p)
 {
+    /* Counted before the post is visible: once it is, the loop may run it
+     * and end, and only this count keeps its wake_fd (and the loop) here
+     * until the write below is done. */
+    atomic_fetch_add_explicit(&loop->posting, 1, memory_order_relaxed);
     hm_post *head = atomic_load_explicit(&loop->inbox, memory_order_relaxed);
     do {
         p->next_ = head;
@@ -371,6 +376,7 @@ void hm_loop_post(hm_loop *loop, hm_post *p)
             /* EAGAIN: the counter is saturated, so the loop is woken anyway */
         }
     }
+    atomic_fetch_sub_explicit(&loop->posting, 1, memory_order_release);
 }
 
 void hm__loop_soon(hm_loop *loop, hm_post *p)
@@ -535,6 +541,10 @@ void hm_loop_destroy(hm_loop *loop)
     }
     hm_free(loop->socks);
     hm_free(loop->rbuf);
+    /* A poster whose post this loop already ran may still be about to
+     * write wake_fd (hm_loop_post): a few instructions, so spin. */
+    while (atomic_load_explicit(&loop->posting, memory_order_acquire))
+        sched_yield();
     close(loop->wake_fd);
     if (hm_loop_current() == loop) hm__set_current_loop(NULL);
     hm_free(loop);
