@@ -404,10 +404,13 @@ static void recv_cqe(hm_loop *loop, uint64_t ud, int res, unsigned flags)
     if (seg) {
         int fd = s->fd;
         uint32_t gen = s->gen;
-        /* One arrival that ran past a buffer's end comes in two
-         * completions of this turn: a reader must see both before it
-         * takes the first for a whole answer. */
-        hm__sock_deliver(s, seg, cut && more);
+        /* One arrival that ran past a buffer's end, or that was still
+         * coming in while the kernel read it (it says the socket is not
+         * empty: a server's one write can reach us as two segments), comes
+         * in two completions of this turn: a reader must see both before
+         * it takes the first for a whole answer. */
+        bool rest_follows = cut || (flags & IORING_CQE_F_SOCK_NONEMPTY);
+        hm__sock_deliver(s, seg, rest_follows && more);
         if (!(s = hm__sock_lookup(loop, fd, gen))) return; /* the reader closed it */
         if (!more && (s->on_data || s->rd_waiter)) ur_want_read(s);
         return;

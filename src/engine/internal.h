@@ -163,10 +163,11 @@ hm_sock *hm__sock_lookup(hm_loop *loop, int fd, uint32_t gen);
 
 /* Hands received bytes to s: to its callback reader at once, else into its
  * queue (waking a waiting coroutine). The segment is s's afterwards.
- * maybe_cut: the segment filled its provided buffer to the end, so the
- * kernel may have put the rest of the same arrival in the next completion
- * of this turn: a callback reader then gets it after the turn's
- * completions, with the rest queued behind it (hm_sock_queued). */
+ * maybe_cut: the segment filled its provided buffer to the end, or the
+ * kernel said the socket still held bytes, so it may have put the rest of
+ * the same arrival in the next completion of this turn: a callback reader
+ * then gets it after the turn's completions, with the rest queued behind
+ * it (hm_sock_queued). */
 void hm__sock_deliver(hm_sock *s, hm__seg *seg, bool maybe_cut);
 /* Reading ended (HM__RD_EOF or a negative errno): tells the reader or the
  * waiter, after the bytes already queued. */
