@@ -85,6 +85,12 @@ struct hammer_vu {
      * allocator bin, which a browser VU pays for (bench/vu_memory.sh). */
     bool done, connected, streaming;
     bool sse_retrying; /* the stream failed: the next connect is a reconnect */
+    /* Context loss (a server restart, another worker): the page's context
+     * is gone (400 Invalid context, or the stream's reload script or empty
+     * 200); whether it reloaded the page meanwhile (trouble_ns below). */
+    bool ctx_dead, sse_empty, reloaded;
+    bool seen_state; /* a page it left showed its state (the baseline) */
+    bool failed;
     unsigned rng;
     int64_t patch_ns;    /* when the first patch after the last action's send came, 0: none */
     uint64_t ok;         /* HTTP OK actions on the current page */
@@ -99,17 +105,21 @@ struct hammer_vu {
     /* Why it failed, and why its last page load failed (for a tab the run
      * ends reloading): hm_reason.h strings, NULL until then. */
     char *fail_why, *load_why;
-    char where_sse[40]; /* "SSE GET /_sse, VU N" */
-    /* Context loss (a server restart, another worker): the page's context
-     * is gone (400 Invalid context, or the stream's reload script or empty
-     * 200); since when this VU has seen only failures (0: its last request
-     * went well); whether it reloaded the page meanwhile. */
-    bool ctx_dead, sse_empty, reloaded;
-    bool seen_state; /* a page it left showed its state (the baseline) */
-    bool failed;
+    /* Since when this VU has seen only failures (0: its last request went
+     * well). */
     int64_t trouble_ns;
     char *path; /* the page the VU is on, to reload it */
 };
+
+/* "SSE GET /_sse, VU N", the EventSource's place in failure reports,
+ * made when one is written (a record would keep 40 bytes per VU for it):
+ * SSE_WHERE(v) is valid until the end of the enclosing block. */
+static const char *sse_where(const vu *v, char *buf, size_t size)
+{
+    snprintf(buf, size, "SSE GET /_sse, VU %d", v->id);
+    return buf;
+}
+#define SSE_WHERE(v) sse_where((v), (char[40]){0}, 40)
 
 static void on_patch(hm_watch *w, int64_t value, void *user)
 {
@@ -188,7 +198,7 @@ static char *sse_request(vu *v, size_t *len)
     hm_free(cookie);
     if (!req)
         hm_thread_stats_sse_fail(&v->run->stats[v->thread], HM_SSE_FAIL_OTHER,
-                                 "cannot build the SSE request", v->where_sse, "");
+                                 "cannot build the SSE request", SSE_WHERE(v), "");
     return req;
 }
 
@@ -215,7 +225,7 @@ static int64_t sse_ended(vu *v, int rc)
         v->streaming = false;
         hm_gauge_sse_open(o, -1);
     }
-    if (rc == -ECANCELED) hm_sse_note_cut(st, &v->watch, o->timeout_ns, v->where_sse);
+    if (rc == -ECANCELED) hm_sse_note_cut(st, &v->watch, o->timeout_ns, SSE_WHERE(v));
     if (v->done || rc == -ECANCELED) return -1;
     /* php-via's answer for a context it does not have: the reload script,
      * an empty 200 on a repeat, 400 for no context at all. A browser
@@ -226,7 +236,7 @@ static int64_t sse_ended(vu *v, int rc)
         return -1;
     }
     note_trouble(v);
-    hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, v->where_sse);
+    hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, SSE_WHERE(v));
     /* The stream ended under a live tab: reconnect with backoff, as
      * Datastar's retry does. */
     v->sse_retrying = true;
@@ -544,7 +554,7 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
         snprintf(why, sizeof(why), "no first state (%s) within %.3g s of opening",
                  v->run->o->signal && v->run->o->signal[0] ? v->run->o->signal : "signals",
                  timeout_ms / 1e3);
-        hm_thread_stats_sse_fail(&v->run->stats[v->thread], HM_SSE_FAIL_TIMEOUT, why, v->where_sse,
+        hm_thread_stats_sse_fail(&v->run->stats[v->thread], HM_SSE_FAIL_TIMEOUT, why, SSE_WHERE(v),
                                  "");
     }
     return rc;
@@ -831,7 +841,7 @@ void hm_vu_leave_page(hammer_vu *v)
     v->extra += v->watch.extra;
     v->baseline_sum += v->watch.baseline;
     v->final_sum += v->watch.last;
-    hm_sse_note_events(&v->run->stats[v->thread], &v->watch, v->where_sse);
+    hm_sse_note_events(&v->run->stats[v->thread], &v->watch, SSE_WHERE(v));
     hm_watch_free(&v->watch);
     watch_start(v);
     v->ok = 0;
@@ -994,7 +1004,6 @@ static void vu_coro(void *p)
     hm_http_conn_init_shared(&v->conn, &o->target, NULL, v->h2);
     hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
     watch_start(v);
-    snprintf(v->where_sse, sizeof(v->where_sse), "SSE GET /_sse, VU %d", v->id);
     v->loop = hm_loop_current();
     hm_timer_init(&v->sse_wait, sse_wait_over);
     hm_event_init(&v->sse_ev);
@@ -1033,7 +1042,7 @@ static void vu_coro(void *p)
             snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
                      hm_reason(v->fail_why));
     }
-    hm_sse_note_events(st, &v->watch, v->where_sse);
+    hm_sse_note_events(st, &v->watch, SSE_WHERE(v));
     tot->streams_connected += v->connected;
     tot->reconnects += v->reconnects;
     tot->patches += v->patches;

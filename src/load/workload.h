@@ -43,6 +43,22 @@ typedef struct hm_watch {
     hm_datastar_event ev;
     json_t *signals; /* merged last-seen signals */
     bool have_baseline;
+    /* The stream carried php-via's answer for a context the server does not
+     * know: an event that runs window.location.reload() (datastar-php's
+     * executeScript, as a patch-elements <script> or an execute-script
+     * event). A browser reloads the page; the context is gone. */
+    bool reload_asked;
+    /* Set by an owner that, once the baseline is in, reads nothing of this
+     * watch but the watched signal's values and the counts (the hammer
+     * model's observers). Then a patch-signals event that
+     * hm_datastar_scan_int decides is checked from the value it found,
+     * without jansson: w->ev keeps the last event decoded in full and
+     * w->signals stops following the stream. Counts, checks and
+     * callbacks are the same either way; it applies only to a watched
+     * signal whose check reads no other (not HM_CHECK_SPREADSHEET nor
+     * HM_CHECK_TABLE) and with no on_event. (The three flags sit
+     * together: a browser VU's record holds a watch.) */
+    bool value_only;
     int64_t baseline, last;
     uint64_t patches; /* events after the baseline that carry an action's effect */
     /* Events apart from patches: those on a stream before any action was
@@ -71,11 +87,6 @@ typedef struct hm_watch {
      * the watch was set up or restarted: hm_sse_note_cut's quiet time. */
     int64_t last_event_ns;
     uint64_t comments_at_event; /* the parser's comment count at that time */
-    /* The stream carried php-via's answer for a context the server does not
-     * know: an event that runs window.location.reload() (datastar-php's
-     * executeScript, as a patch-elements <script> or an execute-script
-     * event). A browser reloads the page; the context is gone. */
-    bool reload_asked;
     /* Called for each patch after the baseline (value: the watched signal's
      * value, or the patch count for element checks). */
     void (*on_patch)(struct hm_watch *w, int64_t value, void *user);
@@ -83,16 +94,6 @@ typedef struct hm_watch {
     /* Called for every decoded Datastar event, after the checks and the
      * merged signals took it in (w->ev is the event); NULL for none. */
     void (*on_event)(struct hm_watch *w, void *user);
-    /* Set by an owner that, once the baseline is in, reads nothing of this
-     * watch but the watched signal's values and the counts (the hammer
-     * model's observers). Then a patch-signals event that
-     * hm_datastar_scan_int decides is checked from the value it found,
-     * without jansson: w->ev keeps the last event decoded in full and
-     * w->signals stops following the stream. Counts, checks and
-     * callbacks are the same either way; it applies only to a watched
-     * signal whose check reads no other (not HM_CHECK_SPREADSHEET nor
-     * HM_CHECK_TABLE) and with no on_event. */
-    bool value_only;
 } hm_watch;
 
 void hm_watch_init(hm_watch *w, const hm_workload *wl, const char *signal);

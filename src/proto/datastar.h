@@ -52,18 +52,19 @@ typedef enum hm_datastar_kind {
  * absent; they live in the struct's scratch buffer. */
 typedef struct hm_datastar_event {
     hm_datastar_kind kind;
+    /* (the two flags first, beside kind: no padding after each) */
+    bool only_if_missing;     /* PATCH_SIGNALS: onlyIfMissing true */
+    bool use_view_transition; /* PATCH_ELEMENTS: useViewTransition true */
 
     /* HM_DATASTAR_PATCH_SIGNALS */
-    json_t *signals;      /* owned JSON object (a merge patch); {} when no signals line */
-    bool only_if_missing; /* onlyIfMissing true */
+    json_t *signals; /* owned JSON object (a merge patch); {} when no signals line */
 
     /* HM_DATASTAR_PATCH_ELEMENTS */
     const char *selector; /* NULL: target each element by its id */
     const char *mode;     /* NULL means Datastar's default, "outer" */
     const char *elements; /* elements lines joined with "\n"; NULL if none (mode remove) */
     size_t elements_len;
-    const char *wrap;         /* namespace tag, e.g. "svg"; NULL if absent */
-    bool use_view_transition; /* useViewTransition true */
+    const char *wrap; /* namespace tag, e.g. "svg"; NULL if absent */
 
     const char *error; /* static: why the last decode failed; NULL after success */
 

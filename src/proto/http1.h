@@ -88,7 +88,6 @@ typedef struct hm_http_core_ {
     hm_http_hdr_ *hdrs; /* stored headers, in arrival order */
     size_t n_hdrs, hdrs_cap;
     size_t head_bytes;    /* counted against lim.max_header_bytes */
-    int err;              /* sticky negative error, 0 while healthy */
     const char *reason;   /* why err, when it is ours rather than llhttp's */
     uint8_t state;        /* fresh / partial / done / failed */
     bool store_all;       /* request parser: keep every header, names too */
@@ -99,8 +98,9 @@ typedef struct hm_http_core_ {
     bool name_long;       /* current name outgrew name[] and matches nothing */
     bool in_finish;       /* on_message_complete runs inside llhttp_finish */
     bool done;            /* on_message_complete has run for a final message */
-    uint16_t interim;     /* 1xx responses since hm_http_resp_begin */
     bool pushed;          /* the message came through the push functions, not llhttp */
+    uint16_t interim;     /* 1xx responses since hm_http_resp_begin */
+    int err;              /* sticky negative error, 0 while healthy */
     int cur_id;           /* id of the current header, 0 when uninteresting */
     uint32_t cur_name_off, cur_name_len, cur_val_off;
     uint8_t name_len;
@@ -130,6 +130,11 @@ typedef struct hm_http_resp_parser {
     bool upgrade;            /* 101 upgrade: bytes after *consumed are not HTTP */
     bool chunked;            /* Transfer-Encoding: chunked */
     bool has_content_length; /* a Content-Length header was present */
+    /* (the small private fields sit here too: a browser VU holds two of
+     * these, and its record's size decides its allocator bin) */
+    bool decode_;            /* hm_http_resp_set_decoding */
+    bool head_;              /* the current request was HEAD: no body follows */
+    hm_coding coding;        /* the body's Content-Encoding, when decoding is on (else identity) */
     uint64_t content_length; /* its value (also for HEAD, where no body follows) */
     struct {                 /* first occurrence of each; ptr NULL if absent */
         hm_http_str content_type, location, x_via_worker, connection, content_encoding;
@@ -138,20 +143,17 @@ typedef struct hm_http_resp_parser {
     size_t n_set_cookie;
     const char *body; /* buffered mode: the whole body, NUL-terminated ("" if none) */
     size_t body_len;
-    hm_coding coding; /* the body's Content-Encoding, when decoding is on (else identity) */
     /* Body bytes of coded (compressed) responses as they arrived and as
      * they decoded, added up until whoever accounts for them zeroes them. */
     uint64_t coded_in, decoded_out;
 
     hm_http_core_ c_;
     hm_content_decoder *dec_; /* from the first coded body on (most responses have none) */
-    bool decode_;             /* hm_http_resp_set_decoding */
     hm_http_str *sc_;         /* storage behind set_cookie */
     size_t sc_cap_;
     hm_http_resp_headers_fn on_headers_;
     hm_http_body_fn on_body_;
     void *user_;
-    bool head_; /* the current request was HEAD: no body follows */
 } hm_http_resp_parser;
 
 /* Request parser. Public fields are valid from headers-complete on (the body

@@ -103,6 +103,7 @@ typedef struct hm_http_conn {
     int64_t last_used_ns;           /* when the last response completed */
     int64_t connect_ns;             /* duration of the last connect, 0 if reused */
     hm_fail_kind fail;              /* kind of the last failure */
+    bool h2_own;                    /* HTTP/2: h2 (below) is this conn's own */
     uint64_t connects;              /* successful connects on this conn */
     uint64_t reconnects;            /* connects after the first */
     uint64_t retries;               /* requests re-sent under the retry rule */
@@ -122,11 +123,10 @@ typedef struct hm_http_conn {
     char head[HM_EVIDENCE_BYTES];
     size_t head_len;
     size_t resp_bytes; /* bytes read for the last request */
-    /* HTTP/2: the connection this conn's streams go on, and whether the
-     * conn made it (and frees it) or shares one (hm_http_conn_init_shared);
+    /* HTTP/2: the connection this conn's streams go on (made and freed
+     * by the conn when h2_own, else shared: hm_http_conn_init_shared);
      * the stream state. */
     hm_h2_conn *h2;
-    bool h2_own;
     hm_h2_stream *h2s;
 
     /* Private: the exchange or stream in progress. */
