@@ -204,6 +204,29 @@ static void failures(void *arg)
            "again: ok\n");
 }
 
+/* A conn freed while its connection lives on, then a frame that names no
+ * stream: the client's look-up of "the stream this frame is for" must
+ * not hand back the freed conn's stream (a HEADERS on stream 0 matched
+ * the cleared look-up, whose id is 0; ASan saw the use after free). */
+static void freed_then_garbage(void *arg)
+{
+    (void)arg;
+    hm_h2_conn *h2;
+    ASSERT_EQ(hm_h2_conn_create(&h2, &target), 0);
+    hm_http_conn a, b;
+    hm_http_conn_init_shared(&a, &target, NULL, h2);
+    ASSERT_EQ(get(&a, "/ok"), 0);
+    ASSERT_EQ(a.resp.status, 200);
+    hm_http_conn_free(&a);
+    hm_http_conn_init_shared(&b, &target, NULL, h2);
+    ASSERT_EQ(get(&b, "/garbage"), -HM_EPROTO_HTTP);
+    ASSERT_EQ(b.fail, HM_FAIL_PROTOCOL);
+    ASSERT_EQ(hm_h2_conn_connects(h2), 1); /* both streams on one connection */
+    hm_http_conn_free(&b);
+    hm_h2_conn_free(h2);
+    printf("a frame for no stream after a conn was freed on the same connection: protocol, ok\n");
+}
+
 /* ---- a stream, cancelled ---------------------------------------------------------- */
 
 typedef struct sse_run {
@@ -314,6 +337,7 @@ int main(int argc, char **argv)
     run(answers, NULL);
     run(shared, NULL);
     run(failures, NULL);
+    run(freed_then_garbage, NULL);
     run(stream_cancel, NULL);
     h2ts_stop(&srv);
 

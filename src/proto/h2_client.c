@@ -499,7 +499,7 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
 {
     h2_link *L = user;
     hm_h2_stream *s = nghttp2_session_get_stream_user_data(ng, id);
-    if (L->cache_id == id) L->cache_id = 0;
+    if (L->cache_id == id) h2l_cache_forget(L);
     if (s) s->closed = true;
     if (!s || s->done) return 0;
     char why[160];

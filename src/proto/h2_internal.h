@@ -105,6 +105,16 @@ struct h2_link {
     uint64_t bytes_read, bytes_written;
 };
 
+/* Forgets stream_of_frame's last look-up, whose stream may be freed next:
+ * the pointer too, since a frame on stream 0 (HEADERS there is a
+ * protocol error, but its frame header is seen first) matches the id 0
+ * that means "none". */
+static inline void h2l_cache_forget(h2_link *L)
+{
+    L->cache_id = 0;
+    L->cache_s = NULL;
+}
+
 struct hm_h2_stream {
     hm_http_conn *c;
     h2_link *link; /* while in flight */

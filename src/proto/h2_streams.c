@@ -131,7 +131,7 @@ static void stream_detach(hm_h2_stream *s, bool reset)
 {
     h2_link *L = s->link;
     if (!L) return;
-    if (L->cache_id == s->id) L->cache_id = 0;
+    if (L->cache_id == s->id) h2l_cache_forget(L);
     if (!L->dead && !s->closed) {
         if (reset) nghttp2_submit_rst_stream(L->ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_CANCEL);
         /* No frame of it reaches s any more. */
