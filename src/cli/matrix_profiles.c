@@ -166,6 +166,15 @@ static int profile_key(hm_matrix_config *c, const char *section, const char *key
         p->port = (int)v;
         return 0;
     }
+    if (!strcmp(key, "listener")) {
+        if (strcmp(value, "any") && strcmp(value, "tree")) {
+            snprintf(c->error, sizeof(c->error), "profile %s: listener wants tree or any, not '%s'",
+                     name, value);
+            return -EINVAL;
+        }
+        p->any_listener = !strcmp(value, "any");
+        return 0;
+    }
     if (!strcmp(key, "env")) {
         if (!strchr(value, '=') || p->n_env == HM_MATRIX_MAX_ENV) {
             snprintf(c->error, sizeof(c->error),

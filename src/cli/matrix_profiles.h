@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define HM_MATRIX_MAX_PROFILES 32
@@ -30,6 +31,10 @@ typedef struct hm_matrix_profile {
     char *health; /* path that answers 2xx once the server is ready */
     char *url;    /* template, default http://127.0.0.1:{port} */
     char *cwd;    /* template, or NULL for hammer's */
+    /* listener = any: the health check trusts whichever process listens on
+     * the port (a container runtime's port proxy); by default only the
+     * command or a process it started. */
+    bool any_listener;
 } hm_matrix_profile;
 
 typedef struct hm_matrix_workload {

@@ -22,6 +22,7 @@
 
 #include "base/hm_base.h"
 #include "cli/matrix_summary.h"
+#include "cli/procfs.h"
 #include "proto/http_client.h"
 #include "proto/tls.h"
 #include "scenarios/scenario.h"
@@ -331,6 +332,13 @@ static int spawn_server(const hm_matrix_config *c, const hm_matrix_profile *p, c
 /* Polls the started server's health path until it answers 2xx (0), the
  * server exits (-ESRCH), health_timeout passes (-ETIMEDOUT) or *stop is
  * set (-EINTR). On failure the server is gone and why says what happened. */
+/* The TCP port the target's address names. */
+static int target_port(const hm_http_target *t)
+{
+    return t->addr.ss_family == AF_INET6 ? ntohs(((const struct sockaddr_in6 *)&t->addr)->sin6_port)
+                                         : ntohs(((const struct sockaddr_in *)&t->addr)->sin_port);
+}
+
 static int wait_healthy(const hm_matrix_config *c, const hm_matrix_profile *p,
                         const hm_http_target *target, hm_backend_kind backend,
                         const atomic_bool *stop, hm_matrix_server *s, char *why, size_t whylen)
@@ -356,8 +364,20 @@ static int wait_healthy(const hm_matrix_config *c, const hm_matrix_profile *p,
         int status;
         if (hm_probe_get(backend, target, health, left < 1000000000 ? left : 1000000000, &status,
                          probe_why, sizeof(probe_why)) == 0) {
-            if (status >= 200 && status < 300) return 0;
-            snprintf(probe_why, sizeof(probe_why), "%s answered HTTP %d", health, status);
+            /* A 2xx from a listener the command did not start is another
+             * program that took the port first: keep waiting for ours. */
+            char comm[32];
+            pid_t other =
+                status >= 200 && status < 300 && !p->any_listener
+                    ? hm_port_foreign_listener(target_port(target), s->pid, comm, sizeof(comm))
+                    : 0;
+            if (status >= 200 && status < 300 && !other) return 0;
+            if (other)
+                snprintf(probe_why, sizeof(probe_why),
+                         "%s answered, but from pid %d (%s), which the command did not start",
+                         health, (int)other, comm);
+            else
+                snprintf(probe_why, sizeof(probe_why), "%s answered HTTP %d", health, status);
         }
         struct timespec ts = {0, 50 * 1000000};
         nanosleep(&ts, NULL);

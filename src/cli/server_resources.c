@@ -2,6 +2,8 @@
  * a Prometheus endpoint (server_resources.h). */
 #include "cli/server_resources.h"
 
+#include "cli/procfs.h"
+
 #include "scenarios/scenario.h"
 
 #include <ctype.h>
@@ -30,43 +32,6 @@ static void figures_add(figures *sum, const figures *f)
 }
 
 /* ---- /proc ----------------------------------------------------------------- */
-
-/* What /proc/PID/stat says of one process; false when it is gone (or a
- * zombie: nothing left but its exit status). */
-typedef struct proc_stat {
-    pid_t ppid;
-    double cpu_ticks; /* utime + stime + cutime + cstime: reaped children's time stays */
-    double threads, rss_pages;
-} proc_stat;
-
-static bool read_stat(pid_t pid, proc_stat *ps)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    /* The name in parentheses may hold spaces and parentheses: after the last ')'. */
-    char *p = strrchr(buf, ')');
-    if (!p) return false;
-    char state = 0;
-    long long ppid;
-    unsigned long long ut, st;
-    long long cut, cst, threads, rss;
-    int got =
-        sscanf(p + 1,
-               " %c %lld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld %*d %*d %lld "
-               "%*d %*u %*u %lld",
-               &state, &ppid, &ut, &st, &cut, &cst, &threads, &rss);
-    if (got != 8 || state == 'Z' || state == 'X') return false;
-    ps->ppid = (pid_t)ppid;
-    ps->cpu_ticks = (double)ut + (double)st + (double)cut + (double)cst;
-    ps->threads = (double)threads;
-    ps->rss_pages = (double)rss;
-    return true;
-}
 
 /* Open descriptors of pid; NAN when /proc/PID/fd cannot be read (another
  * user's process). */
@@ -97,8 +62,8 @@ static void list_procs(proc_list *l)
     for (struct dirent *e; (e = readdir(d));) {
         if (!isdigit((unsigned char)e->d_name[0])) continue;
         pid_t pid = (pid_t)atoi(e->d_name);
-        proc_stat ps;
-        if (!read_stat(pid, &ps)) continue;
+        hm_proc_stat ps;
+        if (!hm_proc_stat_read(pid, &ps)) continue;
         if (l->n == l->cap) {
             size_t cap = l->cap ? 2 * l->cap : 512;
             pid_t *a = realloc(l->pid, cap * sizeof(*a)), *b;
@@ -127,8 +92,8 @@ static void tree_figures(const proc_list *l, pid_t root, figures *out)
     stack[top++] = root;
     while (top > 0) {
         pid_t pid = stack[--top];
-        proc_stat ps;
-        if (read_stat(pid, &ps)) {
+        hm_proc_stat ps;
+        if (hm_proc_stat_read(pid, &ps)) {
             figures f = {ps.rss_pages * page_bytes, ps.cpu_ticks / ticks_per_s, count_fds(pid),
                          ps.threads};
             figures_add(out, &f);
@@ -317,8 +282,8 @@ static void sample_now(void)
     if (r.o.n_pids) list_procs(&r.procs);
     for (int i = 0; i < r.o.n_pids; i++) {
         pid_t pid = r.o.pids[i];
-        proc_stat ps;
-        if (!r.gone[i] && !read_stat(pid, &ps)) {
+        hm_proc_stat ps;
+        if (!r.gone[i] && !hm_proc_stat_read(pid, &ps)) {
             r.gone[i] = true;
             r.gone_cpu[i] = r.last_cpu[i];
             fprintf(stderr, "hammer: server process %d is gone; its figures count no more\n",
