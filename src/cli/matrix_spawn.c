@@ -217,8 +217,38 @@ static void last_line(const char *path, char *out, size_t len)
     fclose(f);
 }
 
+/* Whether port is free on loopback now (bound, then released). */
+static bool port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return false;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A free loopback port below the kernel's ephemeral range: a port the
+ * kernel hands out could be taken, before the server binds it, as the
+ * source port of any connection on the machine (hammer runs make
+ * thousands). Random in the range's lower half, so matrices started
+ * together do not try the same ports in the same order; the kernel's
+ * pick when that range is too small to pick from. */
 static int free_port(void)
 {
+    static unsigned seed;
+    if (!seed) seed = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL) ^ 1u;
+    int low = 0;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d", &low) != 1) low = 0;
+        fclose(f);
+    }
+    for (int tries = 0; low >= 4096 && tries < 50; tries++) {
+        int port = low / 2 + (int)((unsigned)rand_r(&seed) % (unsigned)(low - low / 2));
+        if (port_free(port)) return port;
+    }
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return -errno;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
