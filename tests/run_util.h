@@ -155,6 +155,20 @@ static inline char *slurp(const char *path)
     return s;
 }
 
+/* The element of doc's array `array` whose string `field` is `value` (a
+ * run of a profile, a step row by name); fails the test when none is. */
+static inline json_t *json_row(json_t *doc, const char *array, const char *field, const char *value)
+{
+    size_t i;
+    json_t *el;
+    json_array_foreach(json_object_get(doc, array), i, el)
+    {
+        const char *s = json_string_value(json_object_get(el, field));
+        if (s && !strcmp(s, value)) return el;
+    }
+    HM_FAIL_("no %s element with %s '%s'", array, field, value);
+}
+
 /* Integer at a dotted path like "actions.ok" (-1 when missing). */
 static inline long long json_int_at(json_t *root, const char *dotted)
 {

@@ -47,13 +47,7 @@ static int hm(proc *p, int timeout_s, ...)
 
 static json_t *row(json_t *j, const char *key, const char *name)
 {
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(j, key), i, r)
-    {
-        if (!strcmp(json_string_value(json_object_get(r, "name")), name)) return r;
-    }
-    HM_FAIL_("no %s row named '%s'", key, name);
+    return json_row(j, key, "name", name);
 }
 
 static long long count(json_t *j, const char *name)

@@ -58,13 +58,7 @@ static hm_flow_file *load(const char *path)
 
 static json_t *row(json_t *j, const char *name)
 {
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(j, "steps"), i, r)
-    {
-        if (!strcmp(json_string_value(json_object_get(r, "name")), name)) return r;
-    }
-    HM_FAIL_("no step row named '%s'", name);
+    return json_row(j, "steps", "name", name);
 }
 
 /* A copy of a HAR with what other browsers' exports lack taken out. */

@@ -10,18 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The run of profile (one round, one workload). */
-static json_t *run_of(json_t *doc, const char *profile)
-{
-    size_t i;
-    json_t *run;
-    json_array_foreach(json_object_get(doc, "runs"), i, run)
-    {
-        if (!strcmp(json_string_value(json_object_get(run, "profile")), profile)) return run;
-    }
-    HM_FAIL_("no run of profile %s", profile);
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 3) HM_FAIL_("usage: %s HAMMER BENCH_APP", argv[0]);
@@ -56,7 +44,7 @@ int main(int argc, char **argv)
     ASSERT_EQ(rc, 1); /* completed, with a skipped profile */
 
     json_t *doc = load_json(js);
-    json_t *stray = run_of(doc, "stray");
+    json_t *stray = json_row(doc, "runs", "profile", "stray");
     ASSERT_STREQ(json_string_value(json_object_get(stray, "status")), "skipped");
     const char *why = json_string_value(json_object_get(stray, "reason"));
     ASSERT(why);
@@ -65,7 +53,7 @@ int main(int argc, char **argv)
     ASSERT(strstr(why, "(bench_app), which the command did not start"));
     ASSERT(!json_object_get(json_object_get(stray, "passes"), "warm"));
 
-    json_t *any = run_of(doc, "stray-any");
+    json_t *any = json_row(doc, "runs", "profile", "stray-any");
     ASSERT_STREQ(json_string_value(json_object_get(any, "status")), "ok");
     ASSERT_EQ(json_int_at(json_object_get(json_object_get(any, "passes"), "warm"), "ok"), 40);
     json_decref(doc);
