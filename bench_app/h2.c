@@ -6,10 +6,14 @@
  * cleartext port are the client preface, leaves server.c's HTTP/1.1 loop
  * for ba_h2_serve(). Its coroutine becomes the connection's reader: socket
  * bytes into nghttp2_session_mem_recv (through the quiet TLS read, so that
- * the writer coroutine stays the socket's only writer). The writer takes
+ * the writer coroutine stays the TLS socket's only writer). The writer takes
  * the frames nghttp2 has ready (nghttp2_session_mem_send) into obuf and
  * writes them; anyone may move frames into obuf (h2_pull) outside nghttp2's
- * callbacks, which keeps the order in which streams handed bytes over.
+ * callbacks, which keeps the order in which streams handed bytes over. A
+ * patch an action delivers to an SSE stream is written at once, before the
+ * action's answer, as OpenSwoole sends each frame as it is made: on
+ * cleartext, when no write of the writer's is in flight, the delivering
+ * coroutine writes obuf itself without blocking (h2_write_through).
  *
  * Each request is a stream with a ba_conn record of its own (no socket;
  * pooled, linked into app->conns so the stop ticker reaches it) and a
@@ -240,6 +244,21 @@ static void h2_pull(ba_h2 *h)
     }
 }
 
+/* OpenSwoole writes a stream's bytes to the socket as they are handed over,
+ * so the patch an action pushes leaves before the action's answer: this
+ * does too, without blocking, when the writer has no write in flight (it
+ * would be out of order) and the connection is not TLS (its SSL is the
+ * writer's). What the socket does not take stays in obuf for the writer. */
+static void h2_write_through(ba_h2 *h)
+{
+    if (h->dead || h->c->tls || h->wbuf.len || !h->obuf.len) return;
+    ssize_t k =
+        send(hm_sock_fd(h->c->sock), h->obuf.data, h->obuf.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k <= 0) return; /* full, or failed: the writer's own write meets it */
+    h->obuf.len -= (size_t)k;
+    memmove(h->obuf.data, h->obuf.data + k, h->obuf.len);
+}
+
 static void h2_kick(ba_h2 *h)
 {
     hm_chan_try_push(h->kick, h); /* -EAGAIN: already kicked */
@@ -394,7 +413,9 @@ bool ba_h2_write_now(ba_conn *s)
     if (s->ev.len || ba_h2_unsent(s) || !s->out.len) return true;
     if (ba_buf_append(&x->pend, s->out.data, s->out.len) < 0) return false;
     s->out.len = 0;
-    return stream_push(s) == 0;
+    if (stream_push(s) < 0) return false;
+    h2_write_through(x->h2);
+    return true;
 }
 
 static int hstore_add(ba_h2s *x, const char *name, size_t nlen, const char *val, size_t vlen)

@@ -425,7 +425,9 @@ int ba_h2_head(ba_conn *s, int status, const hm_http_header *h, size_t n, long l
 ssize_t ba_h2_write(ba_conn *s, const void *buf, size_t len, int64_t deadline);
 /* An SSE delivery's write without waiting (handlers.c): s->out goes to
  * nghttp2 now unless a write of the stream's own is in flight (s->ev) or
- * waits for the window. False when the stream is gone. */
+ * waits for the window, and on cleartext onto the socket too when the
+ * connection's writer has no write in flight. False when the stream is
+ * gone. */
 bool ba_h2_write_now(ba_conn *s);
 /* Bytes handed to nghttp2 that it has not taken yet (a closed window). */
 size_t ba_h2_unsent(const ba_conn *s);
