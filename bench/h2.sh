@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# HTTP/2 (issue 17), three parts:
+# HTTP/2, five parts:
 #  1. `hammer get --http2` vs `h2load` against nghttpd (h2c, a 13-byte
 #     file): client on CPU 0, nghttpd on CPU 1, one client thread, CONNS
 #     connections x STREAMS streams each, REQS requests a run (the same
@@ -21,6 +21,13 @@
 #  4. Where an HTTP/2 round trip's time goes: a paced GET of bench_app
 #     --http2 from hammer and from h2load, each over HTTP/1.1 and HTTP/2,
 #     beside the browser VUs' action; mean latency, interleaved rounds.
+#  5. The wire split of part 3b's action->patch: the same paced run with
+#     tcpdump on lo (root), bench/wire_split.py pairing each action's POST
+#     packet with its patch's packet by the context id. The wire's p50 is
+#     the kernel's and bench_app's share; hammer's p50 minus it is the
+#     client's (a difference of medians, not a median of differences).
+#     With it, CPU per action of both: hammer's user+sys (time(1)) and
+#     bench_app's (its /proc ticks), each over the whole run.
 # Prints median (range) per variant; the load average before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +43,7 @@ VUS1=${VUS1:-200}
 VUS2=${VUS2:-1000}
 LAT_VUS=${LAT_VUS:-50}
 LAT_N=${LAT_N:-5000}
-PARTS=${PARTS:-1 2 3 4}
+PARTS=${PARTS:-1 2 3 4 5}
 for t in nghttpd h2load /usr/bin/time taskset valgrind; do
     command -v "$t" >/dev/null || { echo "missing $t: HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh" >&2; exit 1; }
 done
@@ -53,6 +60,11 @@ pids+=($!)
 wait_port "$port"
 url="http://127.0.0.1:$port/index.html"
 results="$dir/results.txt"
+# The median (range) of column $3 of the results' lines of kind $1 for $2.
+col() { awk -v k="$1" -v v="$2" -v c="$3" '$1 == k && $2 == v {print $c}' "$results" | stat; }
+# A latency figure of the last paced browser run (parts 3b and 5).
+lat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["latency_us"][sys.argv[2]][sys.argv[3]])' \
+    "$dir/l.json" "$1" "$2"; }
 
 run_tool() { # tool -> appends "tool rps cpu_us_per_req"
     local tool=$1 out="$dir/out.txt" reqs rps
@@ -132,13 +144,9 @@ if [[ " $PARTS " == *" 3 "* ]]; then
     done
     for p in h1 h2; do
         printf "%s: %d VUs %s KiB, %d VUs %s KiB, marginal per VU %s KiB\n" "$p" "$VUS1" \
-            "$(awk -v p="$p" '$1 == "rss" && $2 == p {print $3}' "$results" | stat)" "$VUS2" \
-            "$(awk -v p="$p" '$1 == "rss" && $2 == p {print $4}' "$results" | stat)" \
-            "$(awk -v p="$p" '$1 == "rss" && $2 == p {print $5}' "$results" | stat)"
+            "$(col rss "$p" 3)" "$VUS2" "$(col rss "$p" 4)" "$(col rss "$p" 5)"
     done
     echo "== 3b. paced browser VUs: $LAT_VUS VUs, $LAT_N actions, --think 20ms; latency in us"
-    lat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["latency_us"][sys.argv[2]][sys.argv[3]])' \
-        "$dir/l.json" "$1" "$2"; }
     for ((r = 0; r < ROUNDS; r++)); do
         for proto in h1 h2; do
             flag=; [ "$proto" = h2 ] && flag=--http2
@@ -150,10 +158,7 @@ if [[ " $PARTS " == *" 3 "* ]]; then
     done
     for p in h1 h2; do
         printf "%s: action p50 %s p99 %s; action->patch p50 %s p99 %s\n" "$p" \
-            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $3}' "$results" | stat)" \
-            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $4}' "$results" | stat)" \
-            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $5}' "$results" | stat)" \
-            "$(awk -v p="$p" '$1 == "lat" && $2 == p {print $6}' "$results" | stat)"
+            "$(col lat "$p" 3)" "$(col lat "$p" 4)" "$(col lat "$p" 5)" "$(col lat "$p" 6)"
     done
 fi
 if [[ " $PARTS " == *" 4 "* ]]; then
@@ -195,7 +200,52 @@ if [[ " $PARTS " == *" 4 "* ]]; then
         done
     done
     for v in hammer-h1 hammer-h2 h2load-h1 h2load-h2 browser-h1 browser-h2; do
-        printf "%s: mean %s us\n" "$v" "$(awk -v v="$v" '$1 == "rt" && $2 == v {print $3}' "$results" | stat)"
+        printf "%s: mean %s us\n" "$v" "$(col rt "$v" 3)"
     done
+fi
+if [[ " $PARTS " == *" 5 "* ]]; then
+    if ! command -v tcpdump >/dev/null || [ "$(id -u)" != 0 ]; then
+        echo "== 5. skipped: the wire split needs tcpdump (Debian package tcpdump) and root"
+    else
+        cport=$((port + 3))
+        taskset -c 1 "$APP" --http2 --port "$cport" --quiet &
+        capp=$!
+        pids+=($capp)
+        wait_port "$cport"
+        echo "== 5. wire split of 3b's action->patch p50: $LAT_VUS VUs, $LAT_N actions; us"
+        for ((r = 0; r < ROUNDS; r++)); do
+            for proto in h1 h2; do
+                flag=; [ "$proto" = h2 ] && flag=--http2
+                tcpdump -i lo -tt -n -l -A -s 512 "tcp port $cport and (tcp[tcpflags] & tcp-push != 0)" \
+                    >"$dir/cap.txt" 2>/dev/null &
+                td=$!
+                sleep 1 # tcpdump listening before the first packet
+                t0=$(awk '{print $14 + $15}' "/proc/$capp/stat")
+                taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/cpu" "$HAMMER" -q -t 1 $flag --mode browser \
+                    -c "$LAT_VUS" -n "$LAT_N" --think 20ms --url "http://127.0.0.1:$cport" \
+                    --json "$dir/l.json" scenario counter >/dev/null 2>&1 || true
+                t1=$(awk '{print $14 + $15}' "/proc/$capp/stat")
+                sleep 0.5
+                kill "$td"
+                wait "$td" 2>/dev/null || true
+                read -r n wire wire90 < <(python3 bench/wire_split.py "$cport" "$dir/cap.txt")
+                patch=$(lat patch p50)
+                # CPU per action (user + system), the whole run's: hammer's
+                # from time(1), bench_app's from its /proc ticks.
+                ccpu=$(awk -v n="$LAT_N" 'END { printf "%.1f", ($1 + $2) * 1e6 / n }' "$dir/cpu")
+                scpu=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v n="$LAT_N" \
+                    'BEGIN { printf "%.1f", (b - a) / hz * 1e6 / n }')
+                echo "split $proto $patch $wire $((patch - wire)) $n $wire90 $ccpu $scpu" >>"$results"
+                tail -1 "$results"
+            done
+        done
+        for p in h1 h2; do
+            printf "%s: action->patch p50 %s = wire %s + client %s (wire p90 %s)\n" "$p" \
+                "$(col split "$p" 3)" "$(col split "$p" 4)" "$(col split "$p" 5)" \
+                "$(col split "$p" 7)"
+            printf "%s: CPU us per action: hammer %s, bench_app %s\n" "$p" \
+                "$(col split "$p" 8)" "$(col split "$p" 9)"
+        done
+    fi
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

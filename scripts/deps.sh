@@ -26,7 +26,7 @@ OPTIONAL="$OPTIONAL tmux"
 OPTIONAL="$OPTIONAL prometheus-process-exporter"
 # Peers and tools used by the benchmarks (make bench).
 if [ "${HAMMER_DEPS_EXTRA:-0}" = 1 ]; then
-    OPTIONAL="$OPTIONAL wrk apache2-utils nginx-light valgrind time"
+    OPTIONAL="$OPTIONAL wrk apache2-utils nginx-light valgrind time tcpdump"
 fi
 
 missing_of() {
