@@ -359,9 +359,6 @@ static int spawn_server(const hm_matrix_config *c, const hm_matrix_profile *p, c
     return rc;
 }
 
-/* Polls the started server's health path until it answers 2xx (0), the
- * server exits (-ESRCH), health_timeout passes (-ETIMEDOUT) or *stop is
- * set (-EINTR). On failure the server is gone and why says what happened. */
 /* The TCP port the target's address names. */
 static int target_port(const hm_http_target *t)
 {
@@ -369,6 +366,9 @@ static int target_port(const hm_http_target *t)
                                          : ntohs(((const struct sockaddr_in *)&t->addr)->sin_port);
 }
 
+/* Polls the started server's health path until it answers 2xx (0), the
+ * server exits (-ESRCH), health_timeout passes (-ETIMEDOUT) or *stop is
+ * set (-EINTR). On failure the server is gone and why says what happened. */
 static int wait_healthy(const hm_matrix_config *c, const hm_matrix_profile *p,
                         const hm_http_target *target, hm_backend_kind backend,
                         const atomic_bool *stop, hm_matrix_server *s, char *why, size_t whylen)
@@ -397,11 +397,12 @@ static int wait_healthy(const hm_matrix_config *c, const hm_matrix_profile *p,
             /* A 2xx from a listener the command did not start is another
              * program that took the port first: keep waiting for ours. */
             char comm[32];
+            bool ok = status >= 200 && status < 300;
             pid_t other =
-                status >= 200 && status < 300 && !p->any_listener
+                ok && !p->any_listener
                     ? hm_port_foreign_listener(target_port(target), s->pid, comm, sizeof(comm))
                     : 0;
-            if (status >= 200 && status < 300 && !other) return 0;
+            if (ok && !other) return 0;
             if (other)
                 snprintf(probe_why, sizeof(probe_why),
                          "%s answered, but from pid %d (%s), which the command did not start",
