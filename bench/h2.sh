@@ -220,11 +220,11 @@ if [[ " $PARTS " == *" 5 "* ]]; then
                     >"$dir/cap.txt" 2>/dev/null &
                 td=$!
                 sleep 1 # tcpdump listening before the first packet
-                t0=$(awk '{print $14 + $15}' "/proc/$capp/stat")
+                t0=$(ticks "$capp")
                 taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/cpu" "$HAMMER" -q -t 1 $flag --mode browser \
                     -c "$LAT_VUS" -n "$LAT_N" --think 20ms --url "http://127.0.0.1:$cport" \
                     --json "$dir/l.json" scenario counter >/dev/null 2>&1 || true
-                t1=$(awk '{print $14 + $15}' "/proc/$capp/stat")
+                t1=$(ticks "$capp")
                 sleep 0.5
                 kill "$td"
                 wait "$td" 2>/dev/null || true

@@ -23,7 +23,7 @@ wait_port() {
 
 # Starts bench_app ($1) on CPU 1 at port $2, removes $3 and stops it on
 # exit, and waits until it listens. Sets app (its pid) and hz, and defines
-# ticks: the CPU ticks (user + system) bench_app has used so far.
+# ticks [PID]: the CPU ticks (user + system) bench_app (or PID) has used so far.
 start_app_cpu1() {
     taskset -c 1 "$1" --port "$2" --quiet &
     app=$!
@@ -31,7 +31,7 @@ start_app_cpu1() {
     wait_port "$2"
     hz=$(getconf CLK_TCK)
 }
-ticks() { awk '{print $14 + $15}' "/proc/$app/stat"; }
+ticks() { awk '{print $14 + $15}' "/proc/${1:-$app}/stat"; }
 
 # via_requests PORT DIR: loads /bench/counter as a new session and writes
 # the raw requests hammer would send for it: DIR/action.req (POST

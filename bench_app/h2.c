@@ -252,11 +252,7 @@ static void h2_pull(ba_h2 *h)
 static void h2_write_through(ba_h2 *h)
 {
     if (h->dead || h->c->tls || h->wbuf.len || !h->obuf.len) return;
-    ssize_t k =
-        send(hm_sock_fd(h->c->sock), h->obuf.data, h->obuf.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (k <= 0) return; /* full, or failed: the writer's own write meets it */
-    h->obuf.len -= (size_t)k;
-    memmove(h->obuf.data, h->obuf.data + k, h->obuf.len);
+    (void)ba_send_now(h->c, &h->obuf); /* a failure: the writer's own write meets it */
 }
 
 static void h2_kick(ba_h2 *h)

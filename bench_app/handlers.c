@@ -391,11 +391,7 @@ static bool stream_write_now(ba_stream *st)
     ba_conn *c = st->c;
     if (c->h2s) return ba_h2_write_now(c); /* framed at once, written by its connection */
     if (c->tls || c->ev.len || !c->out.len) return true;
-    ssize_t k = send(hm_sock_fd(c->sock), c->out.data, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-    c->out.len -= (size_t)k;
-    memmove(c->out.data, c->out.data + k, c->out.len);
-    return true;
+    return ba_send_now(c, &c->out);
 }
 
 bool ba_stream_deliver(ba_stream *st, const char *ev, size_t n)

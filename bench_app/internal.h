@@ -334,6 +334,12 @@ int ba_flush(ba_conn *c);
  * writes. */
 ssize_t ba_read(ba_conn *c, void *buf, size_t len, int64_t deadline);
 ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline);
+/* Sends what the plain (not TLS) socket of c takes of b now, without
+ * blocking, and keeps the rest in b: for a write that must not wait for
+ * the coroutine that owns the connection's writes, which sends the rest.
+ * False when the socket failed (the client is gone); full is not a
+ * failure. */
+bool ba_send_now(ba_conn *c, ba_buf *b);
 /* For a second coroutine watching the peer (for EOF) while the connection's
  * coroutine writes: reads and discards, never writes to the socket. */
 ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len);

@@ -234,6 +234,15 @@ ssize_t ba_write(ba_conn *c, const void *buf, size_t len, int64_t deadline)
                   : hm_sock_write(c->sock, buf, len, deadline, NULL);
 }
 
+bool ba_send_now(ba_conn *c, ba_buf *b)
+{
+    ssize_t k = send(hm_sock_fd(c->sock), b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    b->len -= (size_t)k;
+    memmove(b->data, b->data + k, b->len);
+    return true;
+}
+
 ssize_t ba_watch_read(ba_conn *c, void *buf, size_t len)
 {
     return ba_read_quiet(c, buf, len, 0);
