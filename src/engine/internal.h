@@ -126,10 +126,27 @@ typedef struct hm__seg {
 typedef struct hm__accept_ms hm__accept_ms;
 
 struct hm_sock {
-    int fd;
-    int fdx;      /* io_uring: what SQEs name (registered index when `fixed`) */
-    uint32_t gen; /* distinguishes sockets that reuse an fd (user_data, epoll data) */
+    /* Word-sized fields first, then the 4-byte ones, then the flags: a
+     * socket record is allocated per connection (160-byte bin, not 192). */
     hm_loop *loop;
+    hm__op *rd_waiter;          /* a coroutine waiting for bytes (or readiness) */
+    hm__op *wr_waiter;          /* epoll: a coroutine waiting for writability */
+    hm__seg *rq_head, *rq_tail; /* received, not consumed */
+    hm_sock_data_fn on_data;    /* callback reader, or NULL */
+    hm_sock_connect_fn on_connect;
+    void *user;
+    const char *ds_ptr; /* epoll: what a detached send still has to write */
+    size_t ds_len;
+    char *ds_copy;      /* hm_sock_send_copy's copy of what it could not send at once */
+    hm_post soon;       /* deferred work: a connect's result, reads left over */
+    hm__accept_ms *ams; /* io_uring listener: its multishot accept, or NULL */
+    int fd;
+    int fdx;           /* io_uring: what SQEs name (registered index when `fixed`) */
+    uint32_t gen;      /* distinguishes sockets that reuse an fd (user_data, epoll data) */
+    int rd_end;        /* 0, HM__RD_EOF or a negative errno: reading has ended */
+    int send_err;      /* a detached send failed with this */
+    uint32_t ds_total; /* io_uring: length of the detached send in flight */
+    int conn_res;      /* epoll: a connect's result, for the deferred callback */
     bool listening;
     bool fixed;    /* io_uring: fdx is a registered file index */
     bool rd_ready; /* readiness reads: the kernel has bytes (or an end) for us */
@@ -139,23 +156,8 @@ struct hm_sock {
                     * short read no longer means the socket is empty */
     bool rd_armed; /* io_uring: a receive (multishot) or a poll is in the kernel */
     bool connecting;
-    int rd_end;                 /* 0, HM__RD_EOF or a negative errno: reading has ended */
-    int send_err;               /* a detached send failed with this */
-    bool send_none;             /* ... having sent none of its bytes */
-    hm__op *rd_waiter;          /* a coroutine waiting for bytes (or readiness) */
-    hm__op *wr_waiter;          /* epoll: a coroutine waiting for writability */
-    hm__seg *rq_head, *rq_tail; /* received, not consumed */
-    hm_sock_data_fn on_data;    /* callback reader, or NULL */
-    hm_sock_connect_fn on_connect;
-    void *user;
-    const char *ds_ptr; /* epoll: what a detached send still has to write */
-    size_t ds_len;
-    uint32_t ds_total;  /* io_uring: length of the detached send in flight */
-    char *ds_copy;      /* hm_sock_send_copy's copy of what it could not send at once */
-    int conn_res;       /* epoll: a connect's result, for the deferred callback */
-    bool soon_queued;   /* `soon` is in the loop's deferred list */
-    hm_post soon;       /* deferred work: a connect's result, reads left over */
-    hm__accept_ms *ams; /* io_uring listener: its multishot accept, or NULL */
+    bool send_none;   /* ... having sent none of its bytes (send_err) */
+    bool soon_queued; /* `soon` is in the loop's deferred list */
 };
 
 /* The live socket with this fd and generation, or NULL (closed since). */
