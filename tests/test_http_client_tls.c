@@ -117,10 +117,12 @@ static void tests(void *arg)
         ASSERT_EQ(c.resp.status, 200);
         ASSERT_EQ(c.resp.body_len, 5);
         ASSERT(memcmp(c.resp.body, "hello", 5) == 0);
+        if (i == 0) { /* the first one made the handshake, a full one */
+            ASSERT(c.tls_ns > 0);
+            ASSERT(!hm_tls_resumed(hm_http_conn_tls(&c)));
+        }
     }
     ASSERT_EQ(c.connects, 1);
-    ASSERT_EQ(c.tls_full, 1);
-    ASSERT_EQ(c.tls_resumed, 0);
     ASSERT(c.tls_ns == 0); /* the second one reused the connection */
     printf("keep-alive over TLS on callbacks: 2 exchanges, 1 connect, 1 full handshake\n");
 
@@ -133,10 +135,9 @@ static void tests(void *arg)
     ASSERT_EQ(exchange_cb(&c, 5000 * MS), 0);
     ASSERT_EQ(c.resp.status, 200);
     ASSERT_EQ(c.connects, 3);
-    ASSERT(c.tls_resumed >= 1);
-    ASSERT(hm_tls_resumed(hm_http_conn_tls(&c)));
-    printf("reconnect: resumed (%llu full, %llu resumed)\n", (unsigned long long)c.tls_full,
-           (unsigned long long)c.tls_resumed);
+    ASSERT(c.tls_ns > 0);                         /* a handshake, */
+    ASSERT(hm_tls_resumed(hm_http_conn_tls(&c))); /* a resumed one */
+    printf("reconnect: resumed\n");
 
     /* The coroutine's call is the same machine, waited for. */
     serve_mode = SERVE_KEEP;

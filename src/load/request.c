@@ -39,8 +39,9 @@ void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, in
             i++;
         if (!latest && (i == HM_STATUS_EXAMPLES || st->status_first_code[i] == status))
             return; /* kept, or full */
-        const char *eol = memchr(c->head, '\r', c->head_len);
-        hm_escape_bytes(c->head, eol ? (size_t)(eol - c->head) : c->head_len, bytes, sizeof(bytes));
+        const char *head = hm_http_conn_head(c);
+        const char *eol = memchr(head, '\r', c->head_len);
+        hm_escape_bytes(head, eol ? (size_t)(eol - head) : c->head_len, bytes, sizeof(bytes));
         /* php-via says why in the body ("Invalid context"): show its start. */
         char reason[160], body[100] = "";
         if (c->resp.body_len) hm_escape_bytes(c->resp.body, c->resp.body_len, body, 64);
@@ -58,7 +59,7 @@ void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, in
         snprintf(line, sizeof(line), "%s: %s", hm_fail_kind_name(k), reason ? reason : "");
         hm_thread_stats_latest(st, line);
     }
-    hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
+    hm_escape_bytes(hm_http_conn_head(c), c->head_len, bytes, sizeof(bytes));
     hm_thread_stats_fail_example(st, k, reason, where, bytes);
 }
 
@@ -67,7 +68,7 @@ hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, 
 {
     if (rc == -ECANCELED) return HM_SSE_FAIL_NONE;
     char bytes[sizeof(st->sse_first.bytes)], reason[200];
-    hm_escape_bytes(c->head, c->head_len, bytes, sizeof(bytes));
+    hm_escape_bytes(hm_http_conn_head(c), c->head_len, bytes, sizeof(bytes));
     hm_sse_fail kind;
     if (hm_reason(w->error)[0]) {
         kind = HM_SSE_FAIL_PROTOCOL;
@@ -75,8 +76,9 @@ hm_sse_fail hm_sse_note_end(hm_thread_stats *st, const hm_http_conn *c, int rc, 
     } else if (rc == -HM_ESTATUS) {
         kind = HM_SSE_FAIL_STATUS;
         snprintf(reason, sizeof(reason), "answered HTTP %d", c->resp.status);
-        const char *eol = memchr(c->head, '\r', c->head_len);
-        hm_escape_bytes(c->head, eol ? (size_t)(eol - c->head) : c->head_len, bytes, sizeof(bytes));
+        const char *head = hm_http_conn_head(c);
+        const char *eol = memchr(head, '\r', c->head_len);
+        hm_escape_bytes(head, eol ? (size_t)(eol - head) : c->head_len, bytes, sizeof(bytes));
     } else if (rc == 0) {
         kind = HM_SSE_FAIL_CLOSED;
         snprintf(reason, sizeof(reason), "the server ended the stream while the run was live");

@@ -469,11 +469,14 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user
             /* Evidence as HTTP/1.1 keeps its status line: the frames are binary. */
             _Static_assert(HM_EVIDENCE_BYTES >= 12, "room for HTTP/2 NNN");
             hm_http_conn *c = s->c;
-            memcpy(c->head, "HTTP/2 000\r\n", 12);
-            c->head[7] = (char)('0' + s->status / 100 % 10);
-            c->head[8] = (char)('0' + s->status / 10 % 10);
-            c->head[9] = (char)('0' + s->status % 10);
-            c->head_len = 12;
+            char *head = hm_http_conn_head_room_(c);
+            if (head) {
+                memcpy(head, "HTTP/2 000\r\n", 12);
+                head[7] = (char)('0' + s->status / 100 % 10);
+                head[8] = (char)('0' + s->status / 10 % 10);
+                head[9] = (char)('0' + s->status % 10);
+                c->head_len = 12;
+            }
             if (s->streaming) h2l_deadline_remove(s); /* the header deadline is met */
         } else {
             s->status = 0; /* informational: the answer follows */
@@ -685,10 +688,6 @@ static int link_connect(hm_h2_conn *h, hm_http_conn *c, int64_t deadline, h2_lin
             goto fail;
         }
         c->tls_ns = hm_now_ns() - h0;
-        if (hm_tls_resumed(L->tls))
-            c->tls_resumed++;
-        else
-            c->tls_full++;
         if (!hm_tls_selected_h2(L->tls)) {
             c->fail = HM_FAIL_PROTOCOL;
             hm_reason_set(

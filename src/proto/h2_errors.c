@@ -62,13 +62,13 @@ void h2l_frame_evidence(hm_http_conn *c, const nghttp2_frame_hd *hd)
         snprintf(type, sizeof(type), "%s", names[hd->type]);
     else
         snprintf(type, sizeof(type), "type 0x%02x", hd->type);
-    size_t at = c->head_len < sizeof(c->head) / 2 ? c->head_len : 0;
-    int k = snprintf(c->head + at, sizeof(c->head) - at,
-                     "%s frame (stream %d, flags 0x%02x, %zu bytes)", type, hd->stream_id,
-                     hd->flags, hd->length);
-    c->head_len = at + (k < 0                              ? 0
-                        : (size_t)k < sizeof(c->head) - at ? (size_t)k
-                                                           : sizeof(c->head) - at - 1);
+    char *head = hm_http_conn_head_room_(c);
+    if (!head) return;
+    size_t room = HM_EVIDENCE_BYTES;
+    size_t at = c->head_len < room / 2 ? c->head_len : 0;
+    int k = snprintf(head + at, room - at, "%s frame (stream %d, flags 0x%02x, %zu bytes)", type,
+                     hd->stream_id, hd->flags, hd->length);
+    c->head_len = (uint8_t)(at + (k < 0 ? 0 : (size_t)k < room - at ? (size_t)k : room - at - 1));
 }
 
 /* nghttp2 found a frame invalid: a connection error (a GOAWAY follows) or

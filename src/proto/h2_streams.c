@@ -342,12 +342,10 @@ static void credit_connect(hm_http_conn *c, hm_http_conn *d)
     c->tls_ns = d->tls_ns;
     c->connects += d->connects;
     c->reconnects += d->reconnects;
-    c->tls_full += d->tls_full;
-    c->tls_resumed += d->tls_resumed;
     c->bytes_read += d->bytes_read;
     c->bytes_written += d->bytes_written;
     d->connect_ns = d->tls_ns = 0;
-    d->connects = d->reconnects = d->tls_full = d->tls_resumed = 0;
+    d->connects = d->reconnects = 0;
     d->bytes_read = d->bytes_written = 0;
 }
 

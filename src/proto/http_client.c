@@ -63,6 +63,15 @@ void hm_http_conn_free(hm_http_conn *c)
     c->tls = NULL;
     hm_http_resp_free(&c->resp);
     hm_reason_clear(&c->fail_why);
+    hm_free(c->head);
+    c->head = NULL;
+    c->head_len = 0;
+}
+
+char *hm_http_conn_head_room_(hm_http_conn *c)
+{
+    if (!c->head) c->head = hm_alloc(HM_EVIDENCE_BYTES);
+    return c->head;
 }
 
 /* What a request was doing when it failed (hm_http_where). */
@@ -104,11 +113,13 @@ static void unsolicited(hm_http_conn *c, const char *a, size_t a_len, const char
 {
     hm_reason_set(&c->fail_why, HM_HTTP_WHY_BYTES,
                   "%zu unsolicited bytes after a complete HTTP %d response", total, c->resp.status);
-    size_t k = a_len < sizeof(c->head) ? a_len : sizeof(c->head);
-    if (k) memcpy(c->head, a, k);
-    size_t k2 = b_len < sizeof(c->head) - k ? b_len : sizeof(c->head) - k;
-    if (k2) memcpy(c->head + k, b, k2);
-    c->head_len = k + k2;
+    char *head = hm_http_conn_head_room_(c);
+    if (!head) return;
+    size_t k = a_len < HM_EVIDENCE_BYTES ? a_len : HM_EVIDENCE_BYTES;
+    if (k) memcpy(head, a, k);
+    size_t k2 = b_len < HM_EVIDENCE_BYTES - k ? b_len : HM_EVIDENCE_BYTES - k;
+    if (k2) memcpy(head + k, b, k2);
+    c->head_len = (uint8_t)(k + k2);
 }
 
 const char *hm_http_conn_fail_reason(const hm_http_conn *c, int err)
@@ -243,11 +254,11 @@ static bool as_bytes(hm_http_conn *c, const char *data, size_t n)
     hm_http_async_ *as = &c->as_;
     c->bytes_read += n;
     c->resp_bytes += n;
-    if (c->head_len < sizeof(c->head)) {
-        size_t k = sizeof(c->head) - c->head_len;
+    if (c->head_len < HM_EVIDENCE_BYTES && hm_http_conn_head_room_(c)) {
+        size_t k = HM_EVIDENCE_BYTES - c->head_len;
         if (k > n) k = n;
         memcpy(c->head + c->head_len, data, k);
-        c->head_len += k;
+        c->head_len = (uint8_t)(c->head_len + k);
     }
     as->got_bytes = true;
     size_t consumed = 0;
@@ -263,7 +274,7 @@ static bool as_bytes(hm_http_conn *c, const char *data, size_t n)
     }
     bool reusable = hm_http_resp_reusable(&c->resp);
     if (!as->stream) {
-        char later_copy[sizeof(c->head)];
+        char later_copy[HM_EVIDENCE_BYTES];
         size_t later_len = 0;
         size_t later = as_leftover(c, later_copy, sizeof(later_copy), &later_len, &reusable);
         if (consumed < n || later) {
@@ -333,10 +344,6 @@ static void as_handshake(hm_http_conn *c)
         return;
     }
     c->tls_ns = hm_now_ns() - c->as_.t_tls;
-    if (hm_tls_resumed(c->tls))
-        c->tls_resumed++;
-    else
-        c->tls_full++;
     as_send(c); /* the handshake's last flight leaves with the request */
 }
 

@@ -100,28 +100,30 @@ typedef struct hm_http_conn {
     const hm_http_target *target;
     hm_sock *sock;
     hm_http_resp_parser resp;
-    int64_t last_used_ns;           /* when the last response completed */
-    int64_t connect_ns;             /* duration of the last connect, 0 if reused */
-    hm_fail_kind fail;              /* kind of the last failure */
-    bool h2_own;                    /* HTTP/2: h2 (below) is this conn's own */
-    uint64_t connects;              /* successful connects on this conn */
-    uint64_t reconnects;            /* connects after the first */
-    uint64_t retries;               /* requests re-sent under the retry rule */
-    hm_tls *tls;                    /* https only; kept across reconnects for resumption */
-    int64_t tls_ns;                 /* duration of the last handshake, 0 if none */
-    uint64_t tls_full, tls_resumed; /* handshakes by kind */
+    int64_t last_used_ns; /* when the last response completed */
+    int64_t connect_ns;   /* duration of the last connect, 0 if reused */
+    hm_fail_kind fail;    /* kind of the last failure */
+    bool h2_own;          /* HTTP/2: h2 (below) is this conn's own */
+    uint8_t head_len;     /* bytes in head (below), at most HM_EVIDENCE_BYTES */
+    uint64_t connects;    /* successful connects on this conn */
+    uint64_t reconnects;  /* connects after the first */
+    uint64_t retries;     /* requests re-sent under the retry rule */
+    hm_tls *tls;          /* https only; kept across reconnects for resumption */
+    int64_t tls_ns;       /* duration of the last handshake, 0 if none
+                           * (its kind: hm_tls_resumed) */
     /* HTTP bytes read and written (after TLS decryption, as wrk counts)
      * since whoever accounts for them last took them (and zeroed these). */
     uint64_t bytes_read, bytes_written;
     uint64_t body_bytes; /* body bytes of the last response (also when discarded) */
     /* The last request's failure, explained: fail_why in words (an
      * hm_reason.h string of HM_HTTP_WHY_BYTES, NULL after success, read
-     * it with hm_reason); `head` the first bytes of its response
+     * it with hm_reason); `head` the first head_len bytes of its response
      * (evidence; over HTTP/2 its status as "HTTP/2 200", since its frames
-     * are binary). */
+     * are binary), HM_EVIDENCE_BYTES made at the conn's first response
+     * byte and NULL before (read it with hm_http_conn_head): a conn
+     * that never hears back keeps no room for it. */
     char *fail_why;
-    char head[HM_EVIDENCE_BYTES];
-    size_t head_len;
+    char *head;
     size_t resp_bytes; /* bytes read for the last request */
     /* HTTP/2: the connection this conn's streams go on (made and freed
      * by the conn when h2_own, else shared: hm_http_conn_init_shared);
@@ -134,6 +136,16 @@ typedef struct hm_http_conn {
     hm_timer timer_; /* its deadline (whole exchange; a stream's headers) */
     hm_http_async_ as_;
 } hm_http_conn;
+
+/* The evidence (c->head_len bytes of it); "" before any. */
+static inline const char *hm_http_conn_head(const hm_http_conn *c)
+{
+    return c->head ? c->head : "";
+}
+
+/* Private (the client's files): c->head's room of HM_EVIDENCE_BYTES, made
+ * at its first use; NULL when out of memory (the evidence is left out). */
+char *hm_http_conn_head_room_(hm_http_conn *c);
 
 /* Options of one exchange. */
 typedef struct hm_http_xopts {

@@ -101,7 +101,7 @@ int hm_http_conn_word(hm_http_conn *c, const hm_http_failure *f)
         break;
     case HM_FAIL_PROTOCOL:
         /* (over HTTP/2 the evidence is "HTTP/2 <status>", never SSE data) */
-        if (looks_like_sse(c->head, c->head_len))
+        if (looks_like_sse(hm_http_conn_head(c), c->head_len))
             SAY("response starts with SSE data: bytes of another stream");
         else
             SAY("%s", parser ? parser : hm_strerror(rc));
