@@ -77,7 +77,7 @@ static bool event_carries(const hm_flow_step *w, const hm_datastar_event *ev)
 /* Does this event satisfy wait w? */
 static bool event_matches(bvu *b, const hm_flow_step *w, const hm_watch *watch)
 {
-    const hm_datastar_event *ev = &watch->ev;
+    const hm_datastar_event *ev = watch->ev;
     const hm_flow_cond *c = &w->cond;
     if (c->elements) {
         if (ev->kind != HM_DATASTAR_PATCH_ELEMENTS) return false;
@@ -99,10 +99,10 @@ static void on_event(hammer_vu *v, const hm_watch *w, void *user)
     const hm_flow_file *f = b->fb->f;
     int64_t now = hm_now_ns();
     bool any = false;
-    if (w->ev.kind == HM_DATASTAR_PATCH_SIGNALS || w->ev.kind == HM_DATASTAR_PATCH_ELEMENTS)
+    if (w->ev->kind == HM_DATASTAR_PATCH_SIGNALS || w->ev->kind == HM_DATASTAR_PATCH_ELEMENTS)
         b->patches++;
     for (int i = 0; i < f->n_waits; i++) {
-        if (event_carries(f->waits[i], &w->ev)) b->carried[i]++;
+        if (event_carries(f->waits[i], w->ev)) b->carried[i]++;
         if (!b->matched_ns[i] && event_matches(b, f->waits[i], w)) {
             b->matched_ns[i] = now;
             any = true;

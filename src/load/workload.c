@@ -38,7 +38,8 @@ void hm_watch_restart(hm_watch *w)
  * the stream, or is one more than the actions sent. */
 static void count_unwatched(hm_watch *w)
 {
-    if (w->ev.kind != HM_DATASTAR_PATCH_SIGNALS && w->ev.kind != HM_DATASTAR_PATCH_ELEMENTS) return;
+    if (w->ev->kind != HM_DATASTAR_PATCH_SIGNALS && w->ev->kind != HM_DATASTAR_PATCH_ELEMENTS)
+        return;
     int64_t sent = w->actions_sent ? atomic_load(w->actions_sent) : INT64_MAX;
     if ((int64_t)w->patches < sent)
         w->patches++;
@@ -82,7 +83,6 @@ int hm_watch_feed(void *user, const char *at, size_t len)
 void hm_watch_free(hm_watch *w)
 {
     hm_sse_parser_free(&w->sse);
-    hm_datastar_event_clear(&w->ev);
     json_decref(w->signals);
     w->signals = NULL;
     hm_reason_clear(&w->bad_example);
@@ -113,8 +113,8 @@ static void note_bad(hm_watch *w, const char *fmt, long long a, long long b)
 static void check_spreadsheet(hm_watch *w, int64_t count)
 {
     int64_t view, focus;
-    if (hm_signals_find_int(w->ev.signals, "viewRow", &view) < 0 ||
-        hm_signals_find_int(w->ev.signals, "focusRow", &focus) < 0) {
+    if (hm_signals_find_int(w->ev->signals, "viewRow", &view) < 0 ||
+        hm_signals_find_int(w->ev->signals, "focusRow", &focus) < 0) {
         note_bad(w, "patch with count %lld lacks viewRow/focusRow%.0lld", count, 0);
         return;
     }
@@ -157,7 +157,8 @@ static int on_event(const hm_sse_event *ev, void *user)
         memmem(ev->data, ev->data_len, reload, sizeof(reload) - 1))
         w->reload_asked = true;
     if (scanned(w, ev)) return 0;
-    int rc = hm_datastar_decode(ev, &w->ev);
+    hm_datastar_event decoded = {0};
+    int rc = hm_datastar_decode(ev, &decoded);
     if (rc < 0) {
         /* The server sent what no client can use: an SSE protocol failure
          * (the stream goes on; later patches carry whole values). */
@@ -165,12 +166,16 @@ static int on_event(const hm_sse_event *ev, void *user)
             hm_reason_set(&w->undecodable_why, UNDECODABLE_WHY_BYTES,
                           "undecodable %.*s event (%zu bytes): %s",
                           (int)(ev->type_len < 40 ? ev->type_len : 40), ev->type, ev->data_len,
-                          w->ev.error ? w->ev.error : hm_strerror(rc));
+                          decoded.error ? decoded.error : hm_strerror(rc));
+        hm_datastar_event_clear(&decoded);
         return 0;
     }
+    w->ev = &decoded;
     apply_event(w);
     if ((!w->signal || !w->signal[0]) && w->w->check != HM_CHECK_TABLE) count_unwatched(w);
     if (w->on_event) w->on_event(w, w->user);
+    w->ev = NULL;
+    hm_datastar_event_clear(&decoded);
     return 0;
 }
 
@@ -200,14 +205,14 @@ static void apply_value(hm_watch *w, int64_t v)
 /* The workload's view of one decoded event (w->ev). */
 static void apply_event(hm_watch *w)
 {
-    if (w->ev.kind == HM_DATASTAR_PATCH_SIGNALS) {
-        json_object_update(w->signals, w->ev.signals);
+    if (w->ev->kind == HM_DATASTAR_PATCH_SIGNALS) {
+        json_object_update(w->signals, w->ev->signals);
         if (w->w->check == HM_CHECK_TABLE) return;
         int64_t v;
-        if (hm_signals_find_int(w->ev.signals, w->signal, &v) == 0) apply_value(w, v);
-    } else if (w->ev.kind == HM_DATASTAR_PATCH_ELEMENTS && w->w->check == HM_CHECK_TABLE) {
-        const char *html = w->ev.elements ? w->ev.elements : "";
-        size_t len = w->ev.elements ? w->ev.elements_len : 0;
+        if (hm_signals_find_int(w->ev->signals, w->signal, &v) == 0) apply_value(w, v);
+    } else if (w->ev->kind == HM_DATASTAR_PATCH_ELEMENTS && w->w->check == HM_CHECK_TABLE) {
+        const char *html = w->ev->elements ? w->ev->elements : "";
+        size_t len = w->ev->elements ? w->ev->elements_len : 0;
         /* Scripts (the reload script) are elements too; only tables count. */
         if (!memmem(html, len, "<table", 6)) return;
         if (!hm_table_well_formed(html, len))

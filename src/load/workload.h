@@ -40,7 +40,11 @@ typedef struct hm_watch {
     const hm_workload *w;
     const char *signal;
     hm_sse_parser sse;
-    hm_datastar_event ev;
+    /* The event being handled, decoded in full: valid in the callbacks
+     * below (and the checks they run), NULL between events. It lives on
+     * the stack of the call that feeds the watch, so a watch keeps no
+     * decoded event while its stream is quiet. */
+    const hm_datastar_event *ev;
     json_t *signals; /* merged last-seen signals */
     bool have_baseline;
     /* The stream carried php-via's answer for a context the server does not
@@ -52,7 +56,7 @@ typedef struct hm_watch {
      * watch but the watched signal's values and the counts (the hammer
      * model's observers). Then a patch-signals event that
      * hm_datastar_scan_int decides is checked from the value it found,
-     * without jansson: w->ev keeps the last event decoded in full and
+     * without jansson (w->ev stays NULL in its callbacks) and
      * w->signals stops following the stream. Counts, checks and
      * callbacks are the same either way; it applies only to a watched
      * signal whose check reads no other (not HM_CHECK_SPREADSHEET nor
