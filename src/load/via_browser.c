@@ -68,18 +68,22 @@ struct hammer_vu {
     hm_http_conn sse_conn; /* the EventSource */
     hm_h2_conn *h2;        /* HTTP/2: the tab's one connection, both conns' streams */
     hm_watch watch;
-    hm_chan *patched; /* a token per patch, so the VU can wait for one */
-    hm_chan *woken;   /* hm_vu_wake's token */
+    /* The tab's waits (hammer_vu_wait_patch, hm_vu_wait): a token each,
+     * set by a patch or hm_vu_wake (or a lost context), taken by the wait;
+     * tab_ev wakes the tab to look. */
+    hm_event tab_ev;
     hm_vu_event_fn event_fn;
     void *event_user;
     /* The EventSource: over HTTP/1.1 a state machine of callbacks (the
      * stream's done, the back-off's timer), over HTTP/2 a coroutine (see
      * sse_coro). */
     hm_loop *loop;
-    hm_timer sse_wait; /* HTTP/1.1: the back-off before the next stream */
+    union {                /* sse_on_coroutine says which */
+        hm_timer sse_wait; /* HTTP/1.1: the back-off before the next stream */
+        hm_task sse;       /* HTTP/2: the EventSource's coroutine */
+    };
     hm_backoff sse_backoff;
     uint64_t sse_connects; /* sse_conn.connects when the current stream began */
-    hm_task sse;           /* HTTP/2: the EventSource's coroutine */
     hm_event sse_ev;       /* the stream got its baseline, a patch, or ended */
     /* The small fields sit together: the record's size decides its
      * allocator bin, which a browser VU pays for (bench/vu_memory.sh). */
@@ -91,15 +95,14 @@ struct hammer_vu {
     bool ctx_dead, sse_empty, reloaded;
     bool seen_state; /* a page it left showed its state (the baseline) */
     bool failed;
+    bool patch_token, wake_token;
+    bool left_page; /* it left a page (whose counts are in its thread's totals) */
     unsigned rng;
     int64_t patch_ns;    /* when the first patch after the last action's send came, 0: none */
     uint64_t ok;         /* HTTP OK actions on the current page */
     uint64_t unanswered; /* its actions sent whose connection broke before the answer */
     uint64_t reconnects;
-    /* The pages left so far, as their checks saw them. */
-    uint64_t pages_left, patches, opening, extra, swallowed, applied;
     _Atomic int64_t sent_on_page; /* actions sent on the current page (its watch's) */
-    int64_t baseline_sum, final_sum;
     char *html; /* the last page, for action look-ups by name (a flow's, a plugin's), or NULL */
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
     /* Why it failed, and why its last page load failed (for a tab the run
@@ -121,13 +124,32 @@ static const char *sse_where(const vu *v, char *buf, size_t size)
 }
 #define SSE_WHERE(v) sse_where((v), (char[40]){0}, 40)
 
+/* Sets one of the tab's tokens (set already: a wake is pending). */
+static void give_token(vu *v, bool *token)
+{
+    *token = true;
+    hm_event_notify(&v->tab_ev);
+}
+
+/* Takes the token, waiting for it until deadline: 0, -ETIMEDOUT or
+ * -ECANCELED. Only the tab's own coroutine waits. */
+static int take_token(vu *v, bool *token, int64_t deadline)
+{
+    while (!*token) {
+        int rc = hm_event_wait(&v->tab_ev, deadline);
+        if (rc < 0) return rc;
+    }
+    *token = false;
+    return 0;
+}
+
 static void on_patch(hm_watch *w, int64_t value, void *user)
 {
     vu *v = user;
     /* action->patch ends here, when the stream shows it, not when the VU
      * looks: the patch often comes before the action's answer. */
     if (!v->patch_ns) v->patch_ns = hm_now_ns();
-    hm_chan_try_push(v->patched, (void *)1); /* full means a wake is pending */
+    give_token(v, &v->patch_token);
     hm_event_notify(&v->sse_ev);
 }
 
@@ -163,8 +185,8 @@ static void context_lost(vu *v)
     if (v->ctx_dead) return;
     v->ctx_dead = true;
     v->run->stats[v->thread].ctx_lost++;
-    hm_chan_try_push(v->patched, (void *)1);
-    hm_chan_try_push(v->woken, (void *)1); /* a flow's wait, too */
+    give_token(v, &v->patch_token);
+    give_token(v, &v->wake_token); /* a flow's wait, too */
 }
 
 static int on_sse_headers(void *user, hm_http_resp_parser *p)
@@ -321,9 +343,11 @@ static void sse_coro(void *p)
 
 /* True while the VU's EventSource runs: a stream, or the back-off before
  * the next one (which Ctrl-C ends: sse_wait_over). */
+static bool sse_on_coroutine(const vu *v);
+
 static bool sse_running(const vu *v)
 {
-    if (v->sse.co) return true;
+    if (sse_on_coroutine(v)) return v->sse.co != NULL;
     return hm_http_conn_busy(&v->sse_conn) ||
            (hm_timer_armed(&v->sse_wait) && hm_interrupt_current() == HM_INTERRUPT_NONE);
 }
@@ -649,10 +673,8 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     hm_free(body);
     hm_free(url);
     if (!req) return -ENOMEM;
-    void *tok;
-    while (hm_chan_try_pop(v->patched, &tok) == 0) {
-    }                /* only patches after the send count */
-    v->patch_ns = 0; /* set by the SSE reader when this action's patch arrives */
+    v->patch_token = false; /* only patches after the send count */
+    v->patch_ns = 0;        /* set by the SSE reader when this action's patch arrives */
     hm_thread_stats *st = &run->stats[v->thread];
     hm_backoff backoff = HM_BACKOFF_CONNECT;
     int64_t t0, t1;
@@ -705,8 +727,7 @@ int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
 {
     if (!sse_running(v)) return -ENOTCONN;
     if (run_stopping(v->run)) return -ECANCELED;
-    void *tok;
-    int rc = hm_chan_pop(v->patched, &tok, hm_now_ns() + (int64_t)timeout_ms * 1000000);
+    int rc = take_token(v, &v->patch_token, hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (v->ctx_dead) return -ENOTCONN; /* woken because the context is gone */
     if (rc == 0 && v->last_action_ns)
         hm_thread_stats_record(&v->run->stats[v->thread], HM_PHASE_PATCH,
@@ -748,13 +769,12 @@ void hm_vu_on_event(hammer_vu *v, hm_vu_event_fn fn, void *user)
 int hm_vu_wait(hammer_vu *v, int64_t deadline)
 {
     if (run_stopping(v->run)) return -ECANCELED;
-    void *tok;
-    return hm_chan_pop(v->woken, &tok, deadline);
+    return take_token(v, &v->wake_token, deadline);
 }
 
 void hm_vu_wake(hammer_vu *v)
 {
-    hm_chan_try_push(v->woken, (void *)1); /* full: a wake is pending already */
+    give_token(v, &v->wake_token);
 }
 
 json_t *hm_vu_signals(hammer_vu *v)
@@ -801,6 +821,7 @@ void hm_vu_abort_run(hammer_vu *v, const char *why)
 void hm_vu_leave_page(hammer_vu *v)
 {
     const hm_options *o = v->run->o;
+    vu_totals *tot = &v->run->totals[v->thread];
     if (!v->page.ctx) return;
     /* Let the last patch land (each one wakes this wait), then close the
      * tab. */
@@ -828,19 +849,19 @@ void hm_vu_leave_page(hammer_vu *v)
                                                  verdict, sizeof(verdict)))
             hammer_vu_fail(v, verdict);
         v->run->stats[v->thread].swallowed += swallowed;
-        v->swallowed += swallowed;
+        tot->swallowed += swallowed;
         /* Unanswered actions the server applied before it lost the context. */
         int64_t net = v->watch.have_baseline ? v->watch.last - v->watch.baseline : 0;
-        if (net > (int64_t)v->ok) v->applied += (uint64_t)net - v->ok;
+        if (net > (int64_t)v->ok) tot->applied += (uint64_t)net - v->ok;
     } else if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict))) {
         hammer_vu_fail(v, verdict);
     }
-    v->pages_left++;
-    v->patches += v->watch.patches;
-    v->opening += v->watch.opening;
-    v->extra += v->watch.extra;
-    v->baseline_sum += v->watch.baseline;
-    v->final_sum += v->watch.last;
+    v->left_page = true;
+    tot->patches += v->watch.patches;
+    tot->patches_opening += v->watch.opening;
+    tot->patches_extra += v->watch.extra;
+    tot->baseline_sum += v->watch.baseline;
+    tot->final_sum += v->watch.last;
     hm_sse_note_events(&v->run->stats[v->thread], &v->watch, SSE_WHERE(v));
     hm_watch_free(&v->watch);
     watch_start(v);
@@ -1005,14 +1026,15 @@ static void vu_coro(void *p)
     hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
     watch_start(v);
     v->loop = hm_loop_current();
-    hm_timer_init(&v->sse_wait, sse_wait_over);
+    if (sse_on_coroutine(v))
+        v->sse.done = true; /* no stream yet */
+    else
+        hm_timer_init(&v->sse_wait, sse_wait_over);
     hm_event_init(&v->sse_ev);
-    v->sse.done = true; /* no stream yet */
+    hm_event_init(&v->tab_ev);
     tot->vus++;
     hm_gauge_vus(o, 1);
-    if (hm_chan_create(&v->patched, 1) < 0 || hm_chan_create(&v->woken, 1) < 0)
-        hammer_vu_fail(v, "out of memory");
-    else if (run->body)
+    if (run->body)
         run->body->vu_body(v, run->plugin_state);
     else
         builtin_vu_body(v, NULL);
@@ -1024,7 +1046,7 @@ static void vu_coro(void *p)
     /* A VU that visited no page at all (the run's budget was spent by the
      * others before it started: a busy machine starts threads late) did no
      * work: it is not judged. */
-    bool idle = !v->path && !v->failed && v->ok == 0 && !v->pages_left && !run_stopping(run) &&
+    bool idle = !v->path && !v->failed && v->ok == 0 && !v->left_page && !run_stopping(run) &&
                 !hm_budget_allows(o, atomic_load(&run->claimed), run->t_start);
     if (idle) {
         tot->vus--;
@@ -1033,8 +1055,8 @@ static void vu_coro(void *p)
         /* A VU that never left a page is judged on what it has (nothing);
          * one whose every page was lost before showing its state checked
          * nothing. */
-        if ((!v->pages_left || !v->seen_state) && !v->failed &&
-            !hm_watch_verdict(&v->watch, v->pages_left ? 0 : v->ok, verdict, sizeof(verdict)))
+        if ((!v->left_page || !v->seen_state) && !v->failed &&
+            !hm_watch_verdict(&v->watch, v->left_page ? 0 : v->ok, verdict, sizeof(verdict)))
             hammer_vu_fail(v, verdict);
         if (!v->failed)
             tot->vus_passed++;
@@ -1045,13 +1067,6 @@ static void vu_coro(void *p)
     hm_sse_note_events(st, &v->watch, SSE_WHERE(v));
     tot->streams_connected += v->connected;
     tot->reconnects += v->reconnects;
-    tot->patches += v->patches;
-    tot->patches_opening += v->opening;
-    tot->patches_extra += v->extra;
-    tot->baseline_sum += v->baseline_sum;
-    tot->final_sum += v->final_sum;
-    tot->swallowed += v->swallowed;
-    tot->applied += v->applied;
     st->connects += v->conn.connects + v->sse_conn.connects;
     st->reconnects += v->conn.reconnects + v->reconnects;
     st->retries += v->conn.retries;
@@ -1062,8 +1077,6 @@ static void vu_coro(void *p)
     hm_http_conn_free(&v->sse_conn);
     hm_h2_conn_free(v->h2);
     hm_watch_free(&v->watch);
-    if (v->patched) hm_chan_destroy(v->patched);
-    if (v->woken) hm_chan_destroy(v->woken);
     hm_via_page_free(&v->page);
     hm_cookie_jar_free(&v->jar);
     hm_free(v->html);
