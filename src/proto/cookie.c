@@ -272,8 +272,8 @@ static int store(hm_cookie_jar *jar, hm_cookie *c, int64_t now_s)
     }
     if (over_bounds(jar, c, 0, true) < 0) return -HM_ETOOBIG;
     if (jar->len == jar->cap) {
-        /* A session's jar holds one or two cookies (a tab's session id). */
-        size_t ncap = jar->cap ? jar->cap * 2 : 2;
+        /* A session's jar mostly holds one cookie (a tab's session id). */
+        size_t ncap = jar->cap ? jar->cap * 2 : 1;
         hm_cookie *n = hm_realloc(jar->items, ncap * sizeof(*n));
         if (!n) {
             hm_free(c->name);
@@ -281,7 +281,7 @@ static int store(hm_cookie_jar *jar, hm_cookie *c, int64_t now_s)
             return -ENOMEM;
         }
         jar->items = n;
-        jar->cap = ncap;
+        jar->cap = (uint32_t)ncap;
     }
     c->created = jar->next_created++;
     size_t at = jar->len;

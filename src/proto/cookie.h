@@ -65,10 +65,14 @@ typedef struct hm_cookie {
  * which is the order RFC 6265 §5.4 asks for in the Cookie header. */
 typedef struct hm_cookie_jar {
     hm_cookie *items;
-    size_t len, cap;
-    size_t bytes; /* cookie text held, counted against HM_COOKIE_JAR_MAX_BYTES */
-    uint64_t next_created;
     const char *error; /* static: why the last set or put failed; NULL after success */
+    /* 32 bits each, as the bounds above allow (a browser VU holds a jar):
+     * the count of cookies, the room for them, the cookie text held
+     * (counted against HM_COOKIE_JAR_MAX_BYTES), and the creation order,
+     * which wraps only after 4 billion cookies set in one jar. */
+    uint32_t len, cap;
+    uint32_t bytes;
+    uint32_t next_created;
 } hm_cookie_jar;
 
 /* Makes *jar an empty jar. Never fails (storage is allocated on first set). */
