@@ -229,7 +229,7 @@ static void test_watch_same_counts(void)
         seen sf = {0}, sv = {0};
         watch_stream(&full, wls[i], false, &sf);
         watch_stream(&fast, wls[i], true, &sv);
-        ASSERT_EQ(full.events, 10);
+        ASSERT_EQ(full.sse.events, 10);
         ASSERT(full.have_baseline && fast.have_baseline);
         ASSERT_EQ(full.baseline, 10);
         ASSERT_EQ(fast.baseline, full.baseline);
@@ -237,7 +237,7 @@ static void test_watch_same_counts(void)
         ASSERT_EQ(full.last, 9);
         ASSERT_EQ(fast.patches, full.patches);
         ASSERT_EQ(fast.extra, full.extra);
-        ASSERT_EQ(fast.events, full.events);
+        ASSERT_EQ(fast.sse.events, full.sse.events);
         ASSERT_EQ(fast.bad, full.bad);
         ASSERT(strcmp(hm_reason(fast.bad_example), hm_reason(full.bad_example)) == 0);
         ASSERT_EQ(full.undecodable, 1); /* the trailing comma */

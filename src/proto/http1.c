@@ -470,7 +470,6 @@ void h1_resp_clear_results(hm_http_resp_parser *p)
     p->keep_alive = p->upgrade = p->chunked = p->has_content_length = false;
     p->content_length = 0;
     memset(&p->hdr, 0, sizeof(p->hdr));
-    p->set_cookie = p->sc_;
     p->n_set_cookie = 0;
     p->body = "";
     p->body_len = 0;
@@ -512,14 +511,14 @@ int h1_resp_head_done(hm_http_resp_parser *p)
     size_t n_sc = 0;
     for (size_t i = 0; i < c->n_hdrs; i++)
         n_sc += c->hdrs[i].id == HID_SET_COOKIE;
-    if (n_sc > p->sc_cap_) {
-        size_t ncap = p->sc_cap_ ? p->sc_cap_ : 4;
+    if (n_sc > p->set_cookie_cap_) {
+        size_t ncap = p->set_cookie_cap_ ? p->set_cookie_cap_ : 4;
         while (ncap < n_sc)
             ncap *= 2;
-        hm_http_str *ns = hm_realloc(p->sc_, ncap * sizeof(*ns));
+        hm_http_str *ns = hm_realloc(p->set_cookie, ncap * sizeof(*ns));
         if (!ns) return h1_fail(c, -ENOMEM, "out of memory");
-        p->sc_ = ns;
-        p->sc_cap_ = ncap;
+        p->set_cookie = ns;
+        p->set_cookie_cap_ = (uint32_t)ncap;
     }
     p->n_set_cookie = 0;
     for (size_t i = 0; i < c->n_hdrs; i++) {
@@ -528,7 +527,7 @@ int h1_resp_head_done(hm_http_resp_parser *p)
         hm_http_str *slot = NULL;
         switch (e->id) {
         case HID_SET_COOKIE:
-            p->sc_[p->n_set_cookie++] = v;
+            p->set_cookie[p->n_set_cookie++] = v;
             continue;
         case HID_CONTENT_TYPE:
             slot = &p->hdr.content_type;
@@ -550,7 +549,6 @@ int h1_resp_head_done(hm_http_resp_parser *p)
         }
         if (!slot->ptr) *slot = v;
     }
-    p->set_cookie = p->sc_;
 
     /* HEAD, 204 and 304 have no body whatever Content-Length says. */
     bool no_body = p->head_ || st == 204 || st == 304;
@@ -691,11 +689,10 @@ void hm_http_resp_release(hm_http_resp_parser *p)
             p->dec_ = NULL;
         }
     }
-    hm_free(p->sc_);
-    p->sc_ = NULL;
-    p->sc_cap_ = 0;
-    memset(&p->hdr, 0, sizeof(p->hdr));
+    hm_free(p->set_cookie);
     p->set_cookie = NULL;
+    p->set_cookie_cap_ = 0;
+    memset(&p->hdr, 0, sizeof(p->hdr));
     p->n_set_cookie = 0;
     p->body = "";
     p->body_len = 0;

@@ -104,7 +104,9 @@ typedef struct hm_http_core_ {
     int cur_id;           /* id of the current header, 0 when uninteresting */
     uint32_t cur_name_off, cur_name_len, cur_val_off;
     uint8_t name_len;
-    char name[24]; /* response parser: the current name, only as long as it can match */
+    /* response parser: the current name, only as long as it can match (the
+     * longest matched name has 16 bytes; 23 ends the record on a word) */
+    char name[23];
 } hm_http_core_;
 
 struct hm_http_resp_parser;
@@ -139,8 +141,10 @@ typedef struct hm_http_resp_parser {
     struct {                 /* first occurrence of each; ptr NULL if absent */
         hm_http_str content_type, location, x_via_worker, connection, content_encoding;
     } hdr;
-    const hm_http_str *set_cookie; /* every Set-Cookie value, in order */
-    size_t n_set_cookie;
+    /* Every Set-Cookie value, in order (the parser's storage, room for
+     * set_cookie_cap_; NULL before the first). */
+    hm_http_str *set_cookie;
+    uint32_t n_set_cookie, set_cookie_cap_;
     const char *body; /* buffered mode: the whole body, NUL-terminated ("" if none) */
     size_t body_len;
     /* Body bytes of coded (compressed) responses as they arrived and as
@@ -149,8 +153,6 @@ typedef struct hm_http_resp_parser {
 
     hm_http_core_ c_;
     hm_content_decoder *dec_; /* from the first coded body on (most responses have none) */
-    hm_http_str *sc_;         /* storage behind set_cookie */
-    size_t sc_cap_;
     hm_http_resp_headers_fn on_headers_;
     hm_http_body_fn on_body_;
     void *user_;

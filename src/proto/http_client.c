@@ -68,6 +68,14 @@ void hm_http_conn_free(hm_http_conn *c)
     c->head_len = 0;
 }
 
+void hm_http_conn_release(hm_http_conn *c)
+{
+    hm_http_resp_release(&c->resp);
+    hm_free(c->head);
+    c->head = NULL;
+    c->head_len = 0;
+}
+
 char *hm_http_conn_head_room_(hm_http_conn *c)
 {
     if (!c->head) c->head = hm_alloc(HM_EVIDENCE_BYTES);
@@ -160,6 +168,15 @@ static phase as_phase(const hm_http_conn *c)
     return c->as_.stream && !c->resp.status ? PH_HEADERS : PH_RECEIVE;
 }
 
+/* Frees the exchange's own copy of its request, if it has one. */
+static void as_drop_copy(hm_http_async_ *as)
+{
+    if (!as->req_owned) return;
+    hm_free((char *)as->req);
+    as->req = NULL;
+    as->req_owned = false;
+}
+
 /* The exchange ends: done may start the next one on c, so nothing touches
  * c after it. */
 static void as_finish(hm_http_conn *c, int rc)
@@ -167,10 +184,7 @@ static void as_finish(hm_http_conn *c, int rc)
     hm_http_async_ *as = &c->as_;
     hm_timer_disarm(&c->timer_);
     as->state = AS_IDLE;
-    if (as->req_copy) {
-        hm_free(as->req_copy);
-        as->req_copy = NULL;
-    }
+    as_drop_copy(as);
     if (as->stream) hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
     if (rc == 0) c->last_used_ns = hm_loop_now(c->loop_);
     as->done(c, rc, as->user);
@@ -343,7 +357,7 @@ static void as_handshake(hm_http_conn *c)
         as_tls_fail(c, rc);
         return;
     }
-    c->tls_ns = hm_now_ns() - c->as_.t_tls;
+    c->tls_ns = hm_now_ns() - c->as_.t_phase;
     as_send(c); /* the handshake's last flight leaves with the request */
 }
 
@@ -429,11 +443,7 @@ static void as_send(hm_http_conn *c)
         as_finish(c, rc);
         return;
     }
-    if (as->req_copy) { /* sent, or copied by the engine or into a TLS record */
-        hm_free(as->req_copy);
-        as->req_copy = NULL;
-        as->req = NULL;
-    }
+    as_drop_copy(as); /* sent, or copied by the engine or into a TLS record */
     c->bytes_written += as->len;
     as->state = AS_WAITING;
 }
@@ -447,7 +457,7 @@ static void as_connected(void *user, hm_sock *s, int res)
         as_connect_fail(c, res);
         return;
     }
-    c->connect_ns = hm_now_ns() - as->t_connect;
+    c->connect_ns = hm_now_ns() - as->t_phase;
     if (c->connects++) c->reconnects++;
     hm_sock_set_reader(s, as_data, c);
     if (!c->target->tls) {
@@ -462,7 +472,7 @@ static void as_connected(void *user, hm_sock *s, int res)
         return;
     }
     as->state = AS_HANDSHAKE;
-    as->t_tls = hm_now_ns();
+    as->t_phase = hm_now_ns();
     as_handshake(c);
 }
 
@@ -491,7 +501,7 @@ static void as_go(hm_http_conn *c)
     }
     as->reused = false;
     as->state = AS_CONNECTING;
-    as->t_connect = hm_now_ns();
+    as->t_phase = hm_now_ns();
     int rc = hm_sock_connect_start(c->loop_, &c->sock, (const struct sockaddr *)&c->target->addr,
                                    c->target->addrlen, as_connected, c);
     if (rc < 0) {
@@ -559,7 +569,7 @@ int hm_http_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, s
         (hm_http_async_){.done = done,
                          .user = done_user,
                          .req = copy,
-                         .req_copy = copy,
+                         .req_owned = true,
                          .len = len,
                          .stream = true,
                          .budget = header_deadline > 0 ? header_deadline - hm_now_ns() : 0},
@@ -587,8 +597,7 @@ void hm_http_conn_stop(hm_http_conn *c)
     if (as->state == AS_IDLE) return;
     hm_timer_disarm(&c->timer_);
     as->state = AS_IDLE;
-    hm_free(as->req_copy);
-    as->req_copy = NULL;
+    as_drop_copy(as);
     if (as->stream) hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
     hm_http_conn_close(c);
 }

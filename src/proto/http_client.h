@@ -84,16 +84,15 @@ typedef void (*hm_http_done_fn)(struct hm_http_conn *c, int rc, void *user);
 typedef struct hm_http_async_ {
     hm_http_done_fn done;
     void *user;
-    const char *req; /* the request (a stream: req_copy until it is sent) */
+    const char *req; /* the request (a stream: a copy of it until it is sent) */
     size_t len;
-    char *req_copy;
-    int64_t budget;    /* the deadline's span, for the words of a timeout */
-    int64_t t_connect; /* when the connect began */
-    int64_t t_tls;     /* when the TLS handshake began */
-    int rc;            /* a failure found inside a start, for the loop to report */
+    int64_t budget;  /* the deadline's span, for the words of a timeout */
+    int64_t t_phase; /* when the connect began, then the TLS handshake */
+    int rc;          /* a failure found inside a start, for the loop to report */
     uint8_t state;
     bool idempotent, head, retried, reused, got_bytes, stream;
-    bool detach; /* req outlives the loop: sent detached, else copied when it must wait */
+    bool detach;    /* req outlives the loop: sent detached, else copied when it must wait */
+    bool req_owned; /* req is the exchange's own copy, freed once sent or stopped */
 } hm_http_async_;
 
 typedef struct hm_http_conn {
@@ -136,6 +135,12 @@ typedef struct hm_http_conn {
     hm_timer timer_; /* its deadline (whole exchange; a stream's headers) */
     hm_http_async_ as_;
 } hm_http_conn;
+
+/* Releases what the last exchange left, its status apart: the response's
+ * buffers (hm_http_resp_release) and the evidence. For a conn that idles
+ * between exchanges (a browser tab thinking); the next response makes
+ * them again. Not while an exchange runs. */
+void hm_http_conn_release(hm_http_conn *c);
 
 /* The evidence (c->head_len bytes of it); "" before any. */
 static inline const char *hm_http_conn_head(const hm_http_conn *c)
