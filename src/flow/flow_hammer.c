@@ -470,7 +470,7 @@ static int send_get(sender *sd, const hm_flow_step *s)
     hm_ctx_gen *g = atomic_load(&sd->in->user.cur);
     int rc = flow_get(run, &sd->x, &sd->c, s, path, g->cookie, &run->stats[sd->thread]);
     hm_free(path);
-    if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(HM_BACKOFF_CONNECT.first_ns);
+    if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(HM_BACKOFF_CONNECT.next_ns);
     return HM_FLOW_NEXT;
 }
 

@@ -12,28 +12,30 @@
 #include "load/run.h"
 
 /* The wait before the next try of what the server refused, doubling from
- * first_ns to cap_ns; hm_backoff_reset after a success. */
+ * first_ms to cap_ms; hm_backoff_reset after a success. (Milliseconds in
+ * 32 bits: every sender record and browser VU holds one.) */
 typedef struct hm_backoff {
-    int64_t first_ns, cap_ns, next_ns;
+    int64_t next_ns;
+    uint32_t first_ms, cap_ms;
 } hm_backoff;
 /* A refused (or timed out) connect: 10 ms doubling to 250 ms, so a
  * restarted server is found within a quarter second and a dead one costs
  * a connection a few attempts a second, not a hundred. */
-#define HM_BACKOFF_CONNECT ((hm_backoff){10000000LL, 250000000LL, 10000000LL})
+#define HM_BACKOFF_CONNECT ((hm_backoff){10000000LL, 10, 250})
 /* A page reload or an SSE reconnect while the server is away: 100 ms
  * doubling to 2 s, as Datastar's retry. */
-#define HM_BACKOFF_RELOAD ((hm_backoff){100000000LL, 2000000000LL, 100000000LL})
+#define HM_BACKOFF_RELOAD ((hm_backoff){100000000LL, 100, 2000})
 
 /* The wait to sit out now; the next one doubles (up to the cap). */
 static inline int64_t hm_backoff_next(hm_backoff *b)
 {
-    int64_t d = b->next_ns;
-    b->next_ns = d > b->cap_ns / 2 ? b->cap_ns : d * 2;
+    int64_t d = b->next_ns, cap = (int64_t)b->cap_ms * 1000000;
+    b->next_ns = d > cap / 2 ? cap : d * 2;
     return d;
 }
 static inline void hm_backoff_reset(hm_backoff *b)
 {
-    b->next_ns = b->first_ns;
+    b->next_ns = (int64_t)b->first_ms * 1000000;
 }
 
 /* One request as a scenario sends it (hm_request_send). */

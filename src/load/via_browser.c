@@ -68,23 +68,21 @@ struct hammer_vu {
     hm_http_conn sse_conn; /* the EventSource */
     hm_h2_conn *h2;        /* HTTP/2: the tab's one connection, both conns' streams */
     hm_watch watch;
-    /* The tab's waits (hammer_vu_wait_patch, hm_vu_wait): a token each,
-     * set by a patch or hm_vu_wake (or a lost context), taken by the wait;
-     * tab_ev wakes the tab to look. */
+    /* What wakes the tab, its only waiter, to look again at what it waits
+     * for: a token given (below), the stream's first state, a patch, the
+     * stream's end. */
     hm_event tab_ev;
     hm_vu_event_fn event_fn;
     void *event_user;
     /* The EventSource: over HTTP/1.1 a state machine of callbacks (the
      * stream's done, the back-off's timer), over HTTP/2 a coroutine (see
      * sse_coro). */
-    hm_loop *loop;
     union {                /* sse_on_coroutine says which */
         hm_timer sse_wait; /* HTTP/1.1: the back-off before the next stream */
         hm_task sse;       /* HTTP/2: the EventSource's coroutine */
     };
     hm_backoff sse_backoff;
     uint64_t sse_connects; /* sse_conn.connects when the current stream began */
-    hm_event sse_ev;       /* the stream got its baseline, a patch, or ended */
     /* The small fields sit together: the record's size decides its
      * allocator bin, which a browser VU pays for (bench/vu_memory.sh). */
     bool done, connected, streaming;
@@ -95,13 +93,14 @@ struct hammer_vu {
     bool ctx_dead, sse_empty, reloaded;
     bool seen_state; /* a page it left showed its state (the baseline) */
     bool failed;
+    /* The tab's waits (hammer_vu_wait_patch, hm_vu_wait): a token each,
+     * given by a patch or hm_vu_wake (or a lost context), taken by the wait. */
     bool patch_token, wake_token;
     bool left_page; /* it left a page (whose counts are in its thread's totals) */
     unsigned rng;
     int64_t patch_ns;    /* when the first patch after the last action's send came, 0: none */
     uint64_t ok;         /* HTTP OK actions on the current page */
     uint64_t unanswered; /* its actions sent whose connection broke before the answer */
-    uint64_t reconnects;
     _Atomic int64_t sent_on_page; /* actions sent on the current page (its watch's) */
     char *html; /* the last page, for action look-ups by name (a flow's, a plugin's), or NULL */
     int64_t last_action_ns; /* send time of the last OK action, 0 if none */
@@ -113,6 +112,11 @@ struct hammer_vu {
     int64_t trouble_ns;
     char *path; /* the page the VU is on, to reload it */
 };
+
+/* A browser VU's record is what every tab pays for: it fits mimalloc's
+ * 2048-byte bin (bench/vu_memory.sh; the next bin up is 2560). */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct hammer_vu) <= 2048,
+               "a browser VU's record outgrew mimalloc's 2048-byte bin");
 
 /* "SSE GET /_sse, VU N", the EventSource's place in failure reports,
  * made when one is written (a record would keep 40 bytes per VU for it):
@@ -149,8 +153,7 @@ static void on_patch(hm_watch *w, int64_t value, void *user)
     /* action->patch ends here, when the stream shows it, not when the VU
      * looks: the patch often comes before the action's answer. */
     if (!v->patch_ns) v->patch_ns = hm_now_ns();
-    give_token(v, &v->patch_token);
-    hm_event_notify(&v->sse_ev);
+    give_token(v, &v->patch_token); /* wakes a tab waiting for anything */
 }
 
 static void on_event(hm_watch *w, void *user)
@@ -203,10 +206,10 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
 static int on_sse_body(void *user, const char *at, size_t len)
 {
     vu *v = user;
-    uint64_t events = v->watch.events;
+    uint64_t events = v->watch.sse.events;
     int rc = hm_watch_feed(&v->watch, at, len);
     /* hm_watch_wait_first_state waits for the first state or event. */
-    if (v->watch.events != events) hm_event_notify(&v->sse_ev);
+    if (v->watch.sse.events != events) hm_event_notify(&v->tab_ev);
     return rc;
 }
 
@@ -239,7 +242,10 @@ static int64_t sse_ended(vu *v, int rc)
     const hm_options *o = v->run->o;
     hm_thread_stats *st = &v->run->stats[v->thread];
     /* A retry that found the server away connected nothing. */
-    if (v->sse_retrying && v->sse_conn.connects > v->sse_connects) v->reconnects++;
+    if (v->sse_retrying && v->sse_conn.connects > v->sse_connects) {
+        st->reconnects++;
+        v->run->totals[v->thread].reconnects++;
+    }
     /* Of its response only the status is read below: the head's buffers
      * need not wait for the next stream. */
     hm_http_resp_release(&v->sse_conn.resp);
@@ -285,11 +291,11 @@ static void sse_start(void *arg)
     size_t len;
     char *req = sse_request(v, &len);
     if (!req) { /* the EventSource is over */
-        hm_event_notify(&v->sse_ev);
+        hm_event_notify(&v->tab_ev);
         return;
     }
     sse_begin(v);
-    int rc = hm_http_conn_stream_start(&v->sse_conn, v->loop, req, len,
+    int rc = hm_http_conn_stream_start(&v->sse_conn, hm_loop_current(), req, len,
                                        hm_now_ns() + v->run->o->timeout_ns, on_sse_headers,
                                        on_sse_body, v, sse_stream_done, v);
     hm_free(req);
@@ -302,9 +308,9 @@ static void sse_stream_done(hm_http_conn *c, int rc, void *user)
     vu *v = user;
     int64_t wait = sse_ended(v, rc);
     if (wait < 0)
-        hm_event_notify(&v->sse_ev); /* whoever waits for the stream: it ended */
+        hm_event_notify(&v->tab_ev); /* whoever waits for the stream: it ended */
     else
-        hm_timer_arm(v->loop, &v->sse_wait, hm_now_ns() + wait);
+        hm_timer_arm(hm_loop_current(), &v->sse_wait, hm_now_ns() + wait);
 }
 
 /* The back-off is over. Ctrl-C ends the EventSource instead, as it ends
@@ -313,7 +319,7 @@ static void sse_wait_over(hm_timer *t)
 {
     vu *v = HM_CONTAINER_OF(t, vu, sse_wait);
     if (hm_interrupt_current() != HM_INTERRUPT_NONE) {
-        hm_event_notify(&v->sse_ev);
+        hm_event_notify(&v->tab_ev);
         return;
     }
     sse_start(v);
@@ -338,7 +344,7 @@ static void sse_coro(void *p)
         int64_t wait = sse_ended(v, rc);
         if (wait < 0 || hm_coro_sleep(wait) == -ECANCELED) break;
     }
-    hm_event_notify(&v->sse_ev); /* whoever waits for the stream: it ended */
+    hm_event_notify(&v->tab_ev); /* whoever waits for the stream: it ended */
 }
 
 /* True while the VU's EventSource runs: a stream, or the back-off before
@@ -497,7 +503,7 @@ static void keep_page(vu *v)
 {
     hm_free(v->html);
     v->html = v->run->body ? hm_strndup(v->conn.resp.body, v->conn.resp.body_len) : NULL;
-    hm_http_resp_release(&v->conn.resp);
+    hm_http_conn_release(&v->conn);
 }
 
 /* A page load's connect was refused: a failed connect attempt, with its
@@ -543,7 +549,7 @@ static int load_page(vu *v, const char *path, bool fail_vu)
         }
         hm_reason_set(&v->load_why, LOAD_WHY_BYTES, "%.149s", why);
         if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
-        hm_http_resp_release(&v->conn.resp);
+        hm_http_conn_release(&v->conn);
         return rc;
     }
     hm_thread_stats_record(st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
@@ -570,7 +576,7 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
             return rc;
         }
     }
-    int rc = hm_watch_wait_first_state(&v->watch, sse_alive, v, &v->sse_ev,
+    int rc = hm_watch_wait_first_state(&v->watch, sse_alive, v, &v->tab_ev,
                                        hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == -ETIMEDOUT && v->streaming && !run_stopping(v->run)) {
         /* Open, but silent: a stream that shows no state is a failed one. */
@@ -699,7 +705,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     hm_free(req);
     if (rc == -ECANCELED || (rc < 0 && v->conn.fail == HM_FAIL_CONNECT)) {
         /* a second Ctrl-C (it never finished), or never sent */
-        hm_http_resp_release(&v->conn.resp);
+        hm_http_conn_release(&v->conn);
         return rc;
     }
     record_request(v, what, rc, t0, t1);
@@ -719,7 +725,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
         /* Sent, but no answer: the server may have applied it. */
         if (rc < 0 && v->conn.fail != HM_FAIL_CONNECT) v->unanswered++;
     }
-    hm_http_resp_release(&v->conn.resp); /* its status stays */
+    hm_http_conn_release(&v->conn); /* its status stays */
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
@@ -754,7 +760,7 @@ int hammer_vu_get(hammer_vu *v, const char *path)
         rc = hm_http_conn_exchange(&v->conn, req, (size_t)len, &xo);
     }
     hm_free(req);
-    hm_http_resp_release(&v->conn.resp); /* its status stays */
+    hm_http_conn_release(&v->conn); /* its status stays */
     return rc < 0 ? rc : v->conn.resp.status;
 }
 
@@ -831,14 +837,14 @@ void hm_vu_leave_page(hammer_vu *v)
         while (sse_running(v) && hm_now_ns() < until &&
                !hm_watch_verdict(&v->watch, v->ok, tmp, 8) &&
                hm_interrupt_current() < HM_INTERRUPT_ABORT)
-            hm_event_wait(&v->sse_ev, until);
+            hm_event_wait(&v->tab_ev, until);
     }
     sse_stop(v);
     /* A context the server lost has no session to close. */
     char *cookie = v->ctx_dead ? NULL : hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
     if (cookie) hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
     hm_free(cookie);
-    hm_http_resp_release(&v->conn.resp);
+    hm_http_conn_release(&v->conn);
 
     char verdict[256];
     v->seen_state = v->seen_state || v->watch.have_baseline;
@@ -903,7 +909,7 @@ static int reload_page(vu *v, const char *cause)
     int rc = hm_via_reload_page(&v->conn, &v->jar, v->path, o->action, o, st, &run->live,
                                 vu_goes_on, v, &v->page, why, sizeof(why));
     if (rc != 0 && why[0]) hm_reason_set(&v->load_why, LOAD_WHY_BYTES, "%.149s", why);
-    if (rc != 0) hm_http_resp_release(&v->conn.resp);
+    if (rc != 0) hm_http_conn_release(&v->conn);
     if (rc == 0) {
         keep_page(v);
         st->reloads++;
@@ -1025,12 +1031,10 @@ static void vu_coro(void *p)
     hm_http_conn_init_shared(&v->conn, &o->target, NULL, v->h2);
     hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
     watch_start(v);
-    v->loop = hm_loop_current();
     if (sse_on_coroutine(v))
         v->sse.done = true; /* no stream yet */
     else
         hm_timer_init(&v->sse_wait, sse_wait_over);
-    hm_event_init(&v->sse_ev);
     hm_event_init(&v->tab_ev);
     tot->vus++;
     hm_gauge_vus(o, 1);
@@ -1066,9 +1070,8 @@ static void vu_coro(void *p)
     }
     hm_sse_note_events(st, &v->watch, SSE_WHERE(v));
     tot->streams_connected += v->connected;
-    tot->reconnects += v->reconnects;
     st->connects += v->conn.connects + v->sse_conn.connects;
-    st->reconnects += v->conn.reconnects + v->reconnects;
+    st->reconnects += v->conn.reconnects;
     st->retries += v->conn.retries;
     hm_thread_stats_take_bytes(st, &v->conn);
     hm_thread_stats_take_bytes(st, &v->sse_conn);

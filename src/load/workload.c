@@ -149,7 +149,6 @@ static bool scanned(hm_watch *w, const hm_sse_event *ev)
 static int on_event(const hm_sse_event *ev, void *user)
 {
     hm_watch *w = user;
-    w->events++;
     w->last_event_ns = hm_now_ns();
     w->comments_at_event = w->sse.comments;
     static const char reload[] = "window.location.reload()";
@@ -239,7 +238,7 @@ int hm_watch_wait_first_state(const hm_watch *w, bool (*alive)(const void *arg),
     bool watched = w->signal && w->signal[0];
     int64_t first_event = 0;
     while (!hm_watch_first_state(w) && alive(arg) && hm_now_ns() < deadline) {
-        if (!watched && w->events && !first_event) first_event = hm_now_ns();
+        if (!watched && w->sse.events && !first_event) first_event = hm_now_ns();
         if (first_event && hm_now_ns() - first_event > quiet) return 0;
         if (hm_interrupt_current() != HM_INTERRUPT_NONE) return -ECANCELED;
         int64_t until =

@@ -39,7 +39,7 @@ typedef struct hm_workload {
 typedef struct hm_watch {
     const hm_workload *w;
     const char *signal;
-    hm_sse_parser sse;
+    hm_sse_parser sse; /* the stream's parser; sse.events counts every event */
     /* The event being handled, decoded in full: valid in the callbacks
      * below (and the checks they run), NULL between events. It lives on
      * the stack of the call that feeds the watch, so a watch keeps no
@@ -76,7 +76,6 @@ typedef struct hm_watch {
      * event counts as a patch. */
     _Atomic int64_t *actions_sent;
     int64_t sent_at_open; /* *actions_sent when the stream (re)opened */
-    uint64_t events;      /* every SSE event */
     /* Its evidence, as hm_reason.h strings (NULL until there is some): the
      * first bad patch, why the stream was refused (an event over the
      * limit; the owner clears it for a new stream), the first undecodable

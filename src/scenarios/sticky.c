@@ -93,7 +93,7 @@ static int sse_body(void *user, const char *at, size_t len)
     pr->bytes += len;
     int rc = hm_watch_feed(&pr->watch, at, len);
     /* The first event tells a live stream from php-via's reload script. */
-    return rc < 0 ? rc : pr->watch.events ? -ECANCELED : 0;
+    return rc < 0 ? rc : pr->watch.sse.events ? -ECANCELED : 0;
 }
 
 static void probe_coro(void *p)
@@ -134,7 +134,7 @@ static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const cha
     else if (pr.status == 200) {
         if (pr.watch.reload_asked)
             k = HM_SSE_OUTCOME_RELOAD;
-        else if (pr.watch.events || (open_at_deadline && !atomic_load(&hm_stop_requested)))
+        else if (pr.watch.sse.events || (open_at_deadline && !atomic_load(&hm_stop_requested)))
             k = HM_SSE_OUTCOME_LIVE; /* an event, or open (and silent) until the deadline */
         else if (pr.empty || pr.bytes == 0)
             k = HM_SSE_OUTCOME_EMPTY;
