@@ -290,6 +290,30 @@ static int feed_all(hm_http_resp_parser *p, const hm_buf *r, size_t piece)
     return HM_HTTP_NEED_MORE;
 }
 
+/* A stream whose headers callback drops the head (hm_http_resp_drop_head),
+ * as a browser VU's EventSource does once it has read them. */
+typedef struct drop_sink {
+    int heads;
+    hm_buf got;
+} drop_sink;
+
+static int drop_head(void *user, hm_http_resp_parser *p)
+{
+    drop_sink *s = user;
+    ASSERT(p->hdr.content_encoding.ptr != NULL);
+    hm_http_resp_drop_head(p);
+    ASSERT(p->hdr.content_encoding.ptr == NULL && p->hdr.content_type.ptr == NULL);
+    ASSERT_EQ(p->n_set_cookie, 0);
+    s->heads++;
+    return 0;
+}
+
+static int drop_sink_body(void *user, const char *at, size_t n)
+{
+    drop_sink *s = user;
+    return collect(&s->got, at, n);
+}
+
 static void test_parser(void)
 {
     size_t n = strlen(text);
@@ -322,6 +346,22 @@ static void test_parser(void)
     ASSERT(memcmp(got.data, text, n) == 0);
     hm_buf_free(&r);
     hm_buf_free(&got);
+
+    /* streaming with the head dropped at headers time: the body still
+     * decodes (the decoder was set up from the head before the callback),
+     * in pieces from one byte up */
+    for (size_t piece = 1; piece <= 1024; piece *= 4) {
+        drop_sink s = {0};
+        hm_http_resp_set_callbacks(&p, drop_head, drop_sink_body, &s);
+        r = response("gzip", &gz, true);
+        ASSERT_EQ(feed_all(&p, &r, piece), HM_HTTP_DONE);
+        ASSERT_EQ(s.heads, 1);
+        ASSERT_EQ(p.status, 200);
+        ASSERT_EQ(s.got.len, n);
+        ASSERT(memcmp(s.got.data, text, n) == 0);
+        hm_buf_free(&r);
+        hm_buf_free(&s.got);
+    }
     hm_http_resp_set_callbacks(&p, NULL, NULL, NULL);
 
     /* a coding hammer does not decode */

@@ -85,11 +85,15 @@ static uint64_t parse_whole(recorder *r, const char *s, size_t n)
     return c;
 }
 
+/* Whether parse_cuts runs a lean parser (hm_sse_parser.lean). */
+static bool lean_parse;
+
 /* Feeds s in pieces cut at the given offsets (ascending, within [0, n]). */
 static uint64_t parse_cuts(recorder *r, const char *s, size_t n, const size_t *cuts, size_t ncuts)
 {
     hm_sse_parser p;
     hm_sse_parser_init(&p, record, r);
+    p.lean = lean_parse;
     size_t at = 0;
     for (size_t i = 0; i <= ncuts; i++) {
         size_t end = i < ncuts ? cuts[i] : n;
@@ -472,7 +476,7 @@ static void test_mixed_stream_whole(recorder *whole)
     expect(whole, 4, "end", "z", "7");
 }
 
-static void test_every_split(void)
+static void test_every_split_once(void)
 {
     recorder whole = {0};
     test_mixed_stream_whole(&whole);
@@ -505,6 +509,15 @@ static void test_every_split(void)
     rec_same(&whole, &r, "bytewise", 0);
     rec_free(&r);
     rec_free(&whole);
+}
+
+static void test_every_split(void)
+{
+    lean_parse = false;
+    test_every_split_once();
+    lean_parse = true;
+    test_every_split_once();
+    lean_parse = false;
 }
 
 /* --- limits, errors, buffer reuse ----------------------------------------- */
@@ -620,6 +633,26 @@ static void test_buffers_reused(void)
     hm_sse_parser_free(&p);
 }
 
+/* A lean parser holds no buffer between events (a split line, data or
+ * type), whatever the cut, and reads the same events as any other (the
+ * splits of test_every_split run lean too). */
+static void test_lean_between_events(void)
+{
+    size_t seen = 0;
+    hm_sse_parser p;
+    hm_sse_parser_init(&p, count_only, &seen);
+    p.lean = true;
+    static const char ev[] = "event: datastar-patch-signals\n"
+                             "data: signals {\"count__bench_counter__3f2a9c\":12345}\n\n";
+    for (size_t cut = 0; cut < sizeof(ev) - 1; cut++) {
+        ASSERT_EQ(hm_sse_feed(&p, ev, cut), 0);
+        ASSERT_EQ(hm_sse_feed(&p, ev + cut, sizeof(ev) - 1 - cut), 0);
+        ASSERT_EQ(seen, cut + 1);
+        ASSERT(!p.line_.data && !p.data_.data && !p.type_.data);
+    }
+    hm_sse_parser_free(&p);
+}
+
 int main(void)
 {
     test_spec_stock_example();
@@ -639,6 +672,7 @@ int main(void)
     test_too_big();
     test_callback_error();
     test_buffers_reused();
+    test_lean_between_events();
     puts("sse: ok");
     return 0;
 }

@@ -552,29 +552,37 @@ int h1_resp_head_done(hm_http_resp_parser *p)
 
     /* HEAD, 204 and 304 have no body whatever Content-Length says. */
     bool no_body = p->head_ || st == 204 || st == 304;
-    if (p->on_headers_) {
-        int rc = p->on_headers_(p->user_, p);
-        if (rc < 0) return h1_fail(c, rc, "headers callback failed");
-    }
+    /* The coding is read before on_headers, which may drop the head
+     * (hm_http_resp_drop_head); a coding that cannot be decoded fails the
+     * response after it, as ever. */
+    int coding_rc = 0;
+    const char *coding_why = "out of memory";
     if (!no_body && p->decode_ && p->hdr.content_encoding.ptr) {
         /* The decoder (and its words) exists from the first coded body on. */
-        if (!p->dec_ && !(p->dec_ = hm_calloc(1, sizeof(*p->dec_))))
-            return h1_fail(c, -ENOMEM, "out of memory");
         hm_coding coding;
-        if (hm_coding_parse(p->hdr.content_encoding.ptr, p->hdr.content_encoding.len, &coding) <
-            0) {
+        if (!p->dec_ && !(p->dec_ = hm_calloc(1, sizeof(*p->dec_)))) {
+            coding_rc = -ENOMEM;
+        } else if (hm_coding_parse(p->hdr.content_encoding.ptr, p->hdr.content_encoding.len,
+                                   &coding) < 0) {
             /* The decoder's why outlives the response, as its own errors do. */
             snprintf(p->dec_->why, sizeof(p->dec_->why),
                      "Content-Encoding \"%.*s\": a coding hammer does not decode (it decodes "
                      "one of gzip, deflate, br)",
                      (int)(p->hdr.content_encoding.len > 40 ? 40 : p->hdr.content_encoding.len),
                      p->hdr.content_encoding.ptr);
-            return h1_fail(c, -HM_EPROTO_HTTP, p->dec_->why);
+            coding_rc = -HM_EPROTO_HTTP;
+            coding_why = p->dec_->why;
+        } else if (coding && hm_content_decoder_start(p->dec_, coding) < 0) {
+            coding_rc = -ENOMEM;
+        } else {
+            p->coding = coding;
         }
-        if (coding && hm_content_decoder_start(p->dec_, coding) < 0)
-            return h1_fail(c, -ENOMEM, "out of memory");
-        p->coding = coding;
     }
+    if (p->on_headers_) {
+        int rc = p->on_headers_(p->user_, p);
+        if (rc < 0) return h1_fail(c, rc, "headers callback failed");
+    }
+    if (coding_rc) return h1_fail(c, coding_rc, coding_why);
     if (!no_body && !p->on_body_ && p->has_content_length) {
         if (p->content_length > c->lim.max_body_bytes)
             return h1_fail(c, -HM_ETOOBIG, "body over the size limit");
@@ -676,6 +684,20 @@ int hm_http_resp_finish(hm_http_resp_parser *p)
 const char *hm_http_resp_error_reason(const hm_http_resp_parser *p)
 {
     return core_reason(&p->c_);
+}
+
+void hm_http_resp_drop_head(hm_http_resp_parser *p)
+{
+    hm_http_core_ *c = &p->c_;
+    hm_buf_free(&c->arena);
+    hm_free(c->hdrs);
+    c->hdrs = NULL;
+    c->hdrs_cap = c->n_hdrs = 0;
+    hm_free(p->set_cookie);
+    p->set_cookie = NULL;
+    p->set_cookie_cap_ = 0;
+    p->n_set_cookie = 0;
+    memset(&p->hdr, 0, sizeof(p->hdr));
 }
 
 void hm_http_resp_release(hm_http_resp_parser *p)

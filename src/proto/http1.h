@@ -266,6 +266,13 @@ int hm_http_resp_push_end(hm_http_resp_parser *p);
  * or before any. */
 void hm_http_resp_release(hm_http_resp_parser *p);
 
+/* Frees the response's head (the hdr strings, the Set-Cookie list, the
+ * header arena and index) while its body goes on: for a body read as it
+ * comes whose headers were read in on_headers (an SSE stream that stays
+ * open for minutes), called from on_headers or later. Status and framing
+ * stay. */
+void hm_http_resp_drop_head(hm_http_resp_parser *p);
+
 /* Releases p's buffers (hm_http_resp_release) and clears its results; p
  * may be initialised again afterwards. */
 void hm_http_resp_free(hm_http_resp_parser *p);

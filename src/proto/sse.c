@@ -85,6 +85,10 @@ static int dispatch(hm_sse_parser *p)
     int rc = p->on_event ? p->on_event(&ev, p->user) : 0;
     p->data_.len = 0;
     p->type_.len = 0;
+    if (p->lean) {
+        hm_buf_free(&p->data_);
+        hm_buf_free(&p->type_);
+    }
     return rc < 0 ? rc : 0;
 }
 
@@ -174,7 +178,8 @@ static int feed_lines(hm_sse_parser *p, const char *data, size_t len)
 
         const char *line = data + i;
         size_t n = j - i;
-        if (p->line_.len) { /* complete the line started in an earlier feed */
+        bool joined = p->line_.len > 0;
+        if (joined) { /* complete the line started in an earlier feed */
             if (p->line_.len + n > p->max_event) return -HM_ETOOBIG;
             int rc = hm_buf_append(&p->line_, line, n);
             if (rc) return rc;
@@ -184,6 +189,7 @@ static int feed_lines(hm_sse_parser *p, const char *data, size_t len)
         }
         if (data[j] == '\r') p->skip_lf_ = true;
         int rc = process_line(p, line, n);
+        if (joined && p->lean) hm_buf_free(&p->line_);
         if (rc) return rc;
         i = j + 1;
     }

@@ -45,8 +45,9 @@ typedef struct hm_sse_event {
  * feed the same parser. */
 typedef int (*hm_sse_event_fn)(const hm_sse_event *ev, void *user);
 
-/* Parser state. Public fields may be read at any time; max_event may be set
- * after init and before the first feed. Fields ending in _ are private. */
+/* Parser state. Public fields may be read at any time; max_event and lean
+ * may be set after init and before the first feed. Fields ending in _ are
+ * private. */
 typedef struct hm_sse_parser {
     hm_sse_event_fn on_event;
     void *user;
@@ -56,16 +57,20 @@ typedef struct hm_sse_parser {
     uint64_t events;   /* events dispatched */
     int64_t retry_ms;  /* reconnection time from the last valid retry:, or -1 */
 
-    hm_buf line_;      /* a line split across feeds, waiting for its end */
-    hm_buf data_;      /* data buffer: every data value followed by "\n" */
-    hm_buf type_;      /* event type buffer */
-    hm_buf id_;        /* last event ID buffer (set by id:, before dispatch) */
-    hm_buf last_id_;   /* last event ID string (committed at dispatch) */
-    bool id_dirty_;    /* id_ differs from last_id_ */
-    bool skip_lf_;     /* the previous line ended in CR: an LF next is part of it */
-    bool bom_done_;    /* the stream start has been checked for a BOM */
-    uint8_t bom_seen_; /* BOM bytes matched so far at the stream start */
-    int err_;          /* sticky error, 0 while healthy */
+    hm_buf line_;    /* a line split across feeds, waiting for its end */
+    hm_buf data_;    /* data buffer: every data value followed by "\n" */
+    hm_buf type_;    /* event type buffer */
+    hm_buf id_;      /* last event ID buffer (set by id:, before dispatch) */
+    hm_buf last_id_; /* last event ID string (committed at dispatch) */
+    /* Lean: between events the parser holds no buffer but the event ID's,
+     * each event's data, type and split line being allocated again: for
+     * many streams that idle (a browser VU's), not for a hot one. */
+    bool lean : 1;
+    bool id_dirty_ : 1; /* id_ differs from last_id_ */
+    bool skip_lf_ : 1;  /* the previous line ended in CR: an LF next is part of it */
+    bool bom_done_ : 1; /* the stream start has been checked for a BOM */
+    uint8_t bom_seen_;  /* BOM bytes matched so far at the stream start */
+    int err_;           /* sticky error, 0 while healthy */
 } hm_sse_parser;
 
 /* Prepares p for a new stream; allocates nothing and cannot fail. on_event
