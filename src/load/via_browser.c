@@ -167,6 +167,7 @@ static void watch_start(vu *v)
 {
     const hm_options *o = v->run->o;
     hm_watch_init(&v->watch, o->workload, o->signal ? o->signal : "");
+    v->watch.sse.lean = true; /* a tab's stream idles between patches */
     v->watch.on_patch = on_patch;
     v->watch.on_event = on_event;
     v->watch.user = v;
@@ -197,6 +198,8 @@ static int on_sse_headers(void *user, hm_http_resp_parser *p)
     vu *v = user;
     v->sse_empty = hm_via_sse_empty(p);
     if (p->status != 200) return -HM_ESTATUS;
+    /* Nothing reads the stream's headers again while it stays open. */
+    hm_http_resp_drop_head(p);
     v->connected = true;
     v->streaming = true;
     hm_sse_note_opened(&v->run->stats[v->thread], v->run->o);
