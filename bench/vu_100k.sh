@@ -13,18 +13,19 @@
 #
 # Prints the shards' peak RSS added up, per VU, the SSE streams opened and
 # the actions answered, from each shard's JSON. Needs root (ip netns).
-# On a 2-core machine the page loads of 100,000 VUs take minutes: set
-# TIMEOUT and THINK above that (docs/PERFORMANCE.md has the runs so far,
-# and what went wrong at 100,000).
+# On a quiet 2-core machine the page loads of 100,000 VUs take about a
+# minute, so the default THINK (300 s) keeps every stream open until the
+# last VU has started, and TIMEOUT (300 s) outlasts the start; the run
+# takes about six minutes (docs/PERFORMANCE.md has the runs so far).
 #
-#   bench/vu_100k.sh            # VUS=100000 SHARDS=13 THINK=30s TIMEOUT=60s
-#   VUS=4000 SHARDS=2 bench/vu_100k.sh
+#   bench/vu_100k.sh            # VUS=100000 SHARDS=13 THINK=300s TIMEOUT=300s
+#   VUS=4000 SHARDS=2 THINK=30s bench/vu_100k.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VUS=${VUS:-100000}
 SHARDS=${SHARDS:-13}
-THINK=${THINK:-30s}
-TIMEOUT=${TIMEOUT:-60s}
+THINK=${THINK:-300s}
+TIMEOUT=${TIMEOUT:-300s}
 ENGINE=${ENGINE:-io_uring}
 out=$(mktemp -d /tmp/hammer-vu100k.XXXXXX)
 per=$(((VUS + SHARDS - 1) / SHARDS))
