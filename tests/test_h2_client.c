@@ -296,6 +296,71 @@ static void stream_cancel(void *arg)
     printf("stream: SSE past its header deadline, requests beside it, cancel resets it: ok\n");
 }
 
+/* The same stream without a coroutine (hm_http_conn_stream_start): its
+ * body comes to on_body as it comes, hm_http_conn_stop resets it without
+ * a report, and a stream the server ends reports 0 through done. */
+static void stream_done(hm_http_conn *c, int rc, void *user)
+{
+    (void)c;
+    sse_run *r = user;
+    r->rc = rc;
+    r->over = true;
+}
+
+static void stream_callbacks(void *arg)
+{
+    (void)arg;
+    hm_h2_conn *h2;
+    ASSERT_EQ(hm_h2_conn_create(&h2, &target), 0);
+    sse_run r = {0};
+    hm_http_conn_init_shared(&r.c, &target, NULL, h2);
+    char req[256];
+    ssize_t n = hm_http_write_request(req, sizeof(req), "GET", "/sse", target.host_header, NULL, 0,
+                                      NULL, 0);
+    ASSERT_GT(n, 0);
+    ASSERT_EQ(hm_http_conn_stream_start(&r.c, hm_loop_current(), req, (size_t)n,
+                                        hm_now_ns() + 200000000LL, sse_head, sse_body, &r,
+                                        stream_done, &r),
+              0);
+    memset(req, 0, sizeof(req)); /* the stream took a copy */
+    hm_coro_sleep(500000000LL);  /* past the header deadline */
+    ASSERT_EQ(r.status, 200);
+    ASSERT_GE(r.events, 5);
+    ASSERT(!r.over);
+    ASSERT(hm_http_conn_busy(&r.c));
+    hm_http_conn c;
+    hm_http_conn_init_shared(&c, &target, NULL, h2);
+    ASSERT_EQ(get(&c, "/ok"), 0);
+    long long resets = stat_of("client_resets");
+    hm_http_conn_stop(&r.c);
+    ASSERT(!hm_http_conn_busy(&r.c));
+    int64_t until = hm_now_ns() + timeout_ns;
+    while (stat_of("client_resets") != resets + 1)
+        ASSERT_LT(hm_now_ns(), until);
+    ASSERT(!r.over); /* stopped: no report */
+
+    /* A body the server ends: done reports 0, the body came through on_body. */
+    r.events = r.status = r.rc = 0;
+    n = hm_http_write_request(req, sizeof(req), "GET", "/ok", target.host_header, NULL, 0, NULL, 0);
+    ASSERT_EQ(hm_http_conn_stream_start(&r.c, hm_loop_current(), req, (size_t)n,
+                                        hm_now_ns() + timeout_ns, sse_head, sse_body, &r,
+                                        stream_done, &r),
+              0);
+    until = hm_now_ns() + timeout_ns;
+    while (!r.over) {
+        ASSERT_LT(hm_now_ns(), until);
+        hm_coro_sleep(1000000);
+    }
+    ASSERT_EQ(r.rc, 0);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(hm_h2_conn_connects(h2), 1);
+    hm_http_conn_free(&c);
+    hm_http_conn_free(&r.c);
+    hm_h2_conn_free(h2);
+    printf("stream on callbacks: SSE past its header deadline, stop resets it unreported, an "
+           "ended one reports 0: ok\n");
+}
+
 /* ---- TLS and servers without HTTP/2 ------------------------------------------------- */
 
 static void tls_h2(void *arg)
@@ -339,6 +404,7 @@ int main(int argc, char **argv)
     run(failures, NULL);
     run(freed_then_garbage, NULL);
     run(stream_cancel, NULL);
+    run(stream_callbacks, NULL);
     h2ts_stop(&srv);
 
     /* bench_app over TLS, with HTTP/2 and without. */

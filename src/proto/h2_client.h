@@ -73,6 +73,14 @@ int hm_h2_exchange_stream(hm_http_conn *c, const char *req, size_t len, int64_t 
  * 0, or a negative error (nothing started, done not called). */
 int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
                      const hm_http_xopts *o, hm_http_done_fn done, void *user);
+/* hm_http_conn_stream_start over HTTP/2: as hm_h2_conn_start, the
+ * response's head to on_headers and its body to on_body as it comes (on
+ * the connection's reader), header_deadline covering the head only. The
+ * request is copied: the caller may free it at once. */
+int hm_h2_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                            int64_t header_deadline, hm_http_resp_headers_fn on_headers,
+                            hm_http_body_fn on_body, void *user, hm_http_done_fn done,
+                            void *done_user);
 /* Whether c's stream so started has not reported yet. */
 bool hm_h2_busy(const hm_http_conn *c);
 /* Ends c's stream so started without reporting it (reset when it is on

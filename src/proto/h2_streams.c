@@ -331,6 +331,7 @@ static void pend_unlink(hm_h2_conn *h, hm_h2_stream *s)
 static void report(hm_h2_stream *s, int rc)
 {
     s->cb_busy = false;
+    if (s->streaming) hm_http_resp_set_callbacks(&s->c->resp, NULL, NULL, NULL);
     s->done_fn(s->c, rc, s->done_user);
 }
 
@@ -445,8 +446,11 @@ static void dispatch_main(void *p)
     if (h->freeing) handle_free_now(h);
 }
 
-int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
-                     const hm_http_xopts *o, hm_http_done_fn done, void *user)
+/* hm_h2_conn_start, and with on_body (a stream's callbacks) set
+ * hm_h2_conn_stream_start. */
+static int start_stream(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                        const hm_http_xopts *o, hm_http_done_fn done, void *user,
+                        hm_http_resp_headers_fn on_headers, hm_http_body_fn on_body, void *cb_user)
 {
     if (!c->h2) {
         int rc = hm_h2_conn_create(&c->h2, c->target);
@@ -486,10 +490,13 @@ int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len
             s->req_src = req;
         }
     }
-    hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
+    if (on_body)
+        hm_http_resp_set_callbacks(&c->resp, on_headers, on_body, cb_user);
+    else
+        hm_http_resp_set_callbacks(&c->resp, NULL, o->discard_body ? count_body : NULL, c);
     s->async = true;
     s->status_only = o->status_only || o->no_headers;
-    s->streaming = false;
+    s->streaming = on_body != NULL;
     s->retried = false;
     s->idempotent = o->idempotent;
     s->head = o->head;
@@ -503,6 +510,23 @@ int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len
     pend_push(h, s);
     hm_chan_try_push(h->done_kick, h); /* -EAGAIN: already kicked */
     return 0;
+}
+
+int hm_h2_conn_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                     const hm_http_xopts *o, hm_http_done_fn done, void *user)
+{
+    return start_stream(c, loop, req, len, o, done, user, NULL, NULL, NULL);
+}
+
+int hm_h2_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, size_t len,
+                            int64_t header_deadline, hm_http_resp_headers_fn on_headers,
+                            hm_http_body_fn on_body, void *user, hm_http_done_fn done,
+                            void *done_user)
+{
+    /* Sent again only when refused, as hm_h2_exchange_stream's (not
+     * idempotent here: a stream is not re-sent because its connection died). */
+    const hm_http_xopts o = {.deadline = header_deadline};
+    return start_stream(c, loop, req, len, &o, done, done_user, on_headers, on_body, user);
 }
 
 bool hm_h2_busy(const hm_http_conn *c)
@@ -519,6 +543,7 @@ void hm_h2_stop(hm_http_conn *c)
     h2l_deadline_remove(s);
     h2l_done_unlink(s);
     stream_detach(s, true);
+    if (s->streaming) hm_http_resp_set_callbacks(&c->resp, NULL, NULL, NULL);
 }
 
 const hm_tls *hm_h2_conn_tls(const hm_http_conn *c)

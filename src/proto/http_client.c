@@ -560,6 +560,9 @@ int hm_http_conn_stream_start(hm_http_conn *c, hm_loop *loop, const char *req, s
                               hm_http_body_fn on_body, void *user, hm_http_done_fn done,
                               void *done_user)
 {
+    if (c->target->http2)
+        return hm_h2_conn_stream_start(c, loop, req, len, header_deadline, on_headers, on_body,
+                                       user, done, done_user);
     if (c->as_.state != AS_IDLE) return -EBUSY;
     char *copy = hm_alloc(len);
     if (!copy) return -ENOMEM;
