@@ -74,13 +74,9 @@ struct hammer_vu {
     hm_event tab_ev;
     hm_vu_event_fn event_fn;
     void *event_user;
-    /* The EventSource: over HTTP/1.1 a state machine of callbacks (the
-     * stream's done, the back-off's timer), over HTTP/2 a coroutine (see
-     * sse_coro). */
-    union {                /* sse_on_coroutine says which */
-        hm_timer sse_wait; /* HTTP/1.1: the back-off before the next stream */
-        hm_task sse;       /* HTTP/2: the EventSource's coroutine */
-    };
+    /* The EventSource: a state machine of callbacks (the stream's done,
+     * the back-off's timer), over HTTP/1.1 and HTTP/2 alike. */
+    hm_timer sse_wait; /* the back-off before the next stream */
     hm_backoff sse_backoff;
     uint64_t sse_connects; /* sse_conn.connects when the current stream began */
     /* The small fields sit together: the record's size decides its
@@ -275,9 +271,10 @@ static int64_t sse_ended(vu *v, int rc)
     return hm_backoff_next(&v->sse_backoff);
 }
 
-/* ---- HTTP/1.1: the EventSource without a coroutine --------------------------
+/* ---- the EventSource without a coroutine ------------------------------------
  *
- * Each stream is started with hm_http_conn_stream_start; its done callback
+ * Each stream is started with hm_http_conn_stream_start (over HTTP/2 a
+ * stream of the tab's connection, whose dispatcher reports it); its done callback
  * does what follows a stream (sse_ended) and arms the back-off's timer,
  * whose callback starts the next one. The tab stops both (sse_stop) before
  * it leaves the page or ends, so no callback outlives the VU. */
@@ -328,35 +325,10 @@ static void sse_wait_over(hm_timer *t)
     sse_start(v);
 }
 
-/* ---- HTTP/2: the EventSource's coroutine ------------------------------------
- *
- * hm_http_conn_stream_start has no HTTP/2 path yet (a callback stream of
- * h2_client.h reports a whole response, not a body as it comes), so over
- * HTTP/2 the same steps run on a coroutine of their own. */
-static void sse_coro(void *p)
-{
-    vu *v = p;
-    while (!v->done) {
-        size_t len;
-        char *req = sse_request(v, &len);
-        if (!req) break;
-        sse_begin(v);
-        int rc = hm_http_conn_stream(&v->sse_conn, req, len, hm_now_ns() + v->run->o->timeout_ns,
-                                     on_sse_headers, on_sse_body, v);
-        hm_free(req);
-        int64_t wait = sse_ended(v, rc);
-        if (wait < 0 || hm_coro_sleep(wait) == -ECANCELED) break;
-    }
-    hm_event_notify(&v->tab_ev); /* whoever waits for the stream: it ended */
-}
-
 /* True while the VU's EventSource runs: a stream, or the back-off before
  * the next one (which Ctrl-C ends: sse_wait_over). */
-static bool sse_on_coroutine(const vu *v);
-
 static bool sse_running(const vu *v)
 {
-    if (sse_on_coroutine(v)) return v->sse.co != NULL;
     return hm_http_conn_busy(&v->sse_conn) ||
            (hm_timer_armed(&v->sse_wait) && hm_interrupt_current() == HM_INTERRUPT_NONE);
 }
@@ -366,18 +338,11 @@ static bool sse_alive(const void *v)
     return sse_running(v);
 }
 
-/* Over HTTP/2 the EventSource is a coroutine (sse_coro). */
-static bool sse_on_coroutine(const vu *v)
-{
-    return v->sse_conn.target->http2;
-}
-
 /* Opens the EventSource: 0, or a negative error (nothing runs). */
 static int sse_open(vu *v)
 {
     v->sse_backoff = HM_BACKOFF_RELOAD;
     v->sse_retrying = false;
-    if (sse_on_coroutine(v)) return hm_task_spawn(&v->sse, NULL, sse_coro, v);
     hm_call_on_loop_stack(sse_start, v);
     return 0;
 }
@@ -396,14 +361,8 @@ static void sse_cut(void *arg)
 static void sse_stop(vu *v)
 {
     v->done = true;
-    if (sse_on_coroutine(v)) {
-        /* The cancel sticks even if the stream is runnable right now. */
-        hm_task_cancel(&v->sse);
-        hm_task_join(&v->sse, 0);
-    } else {
-        hm_timer_disarm(&v->sse_wait);
-        if (hm_http_conn_busy(&v->sse_conn)) hm_call_on_loop_stack(sse_cut, v);
-    }
+    hm_timer_disarm(&v->sse_wait);
+    if (hm_http_conn_busy(&v->sse_conn)) hm_call_on_loop_stack(sse_cut, v);
     v->done = false;
 }
 
@@ -1034,10 +993,7 @@ static void vu_coro(void *p)
     hm_http_conn_init_shared(&v->conn, &o->target, NULL, v->h2);
     hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
     watch_start(v);
-    if (sse_on_coroutine(v))
-        v->sse.done = true; /* no stream yet */
-    else
-        hm_timer_init(&v->sse_wait, sse_wait_over);
+    hm_timer_init(&v->sse_wait, sse_wait_over);
     hm_event_init(&v->tab_ev);
     tot->vus++;
     hm_gauge_vus(o, 1);
