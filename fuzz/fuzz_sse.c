@@ -165,7 +165,7 @@ static void watch(const hm_fuzz_input *in)
     feed_watch(in, &v, true);
     HM_FUZZ_CHECK(v.have_baseline == w.have_baseline && v.baseline == w.baseline &&
                   v.last == w.last && v.patches == w.patches && v.extra == w.extra &&
-                  v.opening == w.opening && v.events == w.events && v.bad == w.bad &&
+                  v.opening == w.opening && v.sse.events == w.sse.events && v.bad == w.bad &&
                   v.undecodable == w.undecodable && v.reload_asked == w.reload_asked);
     /* Evidence strings exist only once there is evidence (hm_reason.h). */
     HM_FUZZ_CHECK(strcmp(hm_reason(v.bad_example), hm_reason(w.bad_example)) == 0 &&
