@@ -33,7 +33,7 @@ typedef struct run {
     const hm_fuzz_input *in;
     bool split;
     hm_fuzz_log log;
-    hm_datastar_event ev; /* reused across events, as hm_watch does */
+    hm_datastar_event ev; /* reused across events: decoding into a used one is allowed */
     uint64_t n;
 } run;
 
