@@ -231,18 +231,27 @@ def case_histogram(hammer):
     try:
         # every server field on the screen (its rows settled) and a tick's samples
         term.wait(r"process_threads", d, "the server's resources")
-        m, text = term.wait(r"^  run to last tick .* (\d+)\s*$", d, "the run's samples")
-        while int(m.group(1)) == 0:
+        # A capture can catch a frame half drawn (its upper rows new, the
+        # histogram's still the frame before, which a slow build shows), so
+        # a short count must hold on three captures in a row to fail.
+        for attempt in range(3):
             m, text = term.wait(r"^  run to last tick .* (\d+)\s*$", d, "the run's samples")
-        rows = re.findall(r"^  (?:<=|  ) +[\d.]+(?:us|ms|s)? +#* +(\d+)\s*$|^     +more +#* +(\d+)\s*$",
-                          text, re.M)
-        shown = sum(int(a or b) for a, b in rows)
-        run = int(m.group(1))
+            while int(m.group(1)) == 0:
+                m, text = term.wait(r"^  run to last tick .* (\d+)\s*$", d, "the run's samples")
+            rows = re.findall(
+                r"^  (?:<=|  ) +[\d.]+(?:us|ms|s)? +#* +(\d+)\s*$|^     +more +#* +(\d+)\s*$",
+                text, re.M)
+            shown = sum(int(a or b) for a, b in rows)
+            run = int(m.group(1))
+            if rows and shown >= run:
+                break
+            time.sleep(0.3)
         if not rows:
             fail("no histogram row on the screen:\n%s" % text)
         if shown < run:
             fail("the histogram's %d rows add up to %d, fewer than the %d samples of the run "
-                 "to the last tick:\n%s" % (len(rows), shown, run, text))
+                 "to the last tick, on three captures in a row:\n%s" %
+                 (len(rows), shown, run, text))
         # a memory figure reads as one
         if not re.search(r"process_resident_bytes +[\d.]+ [KMG]iB ", text):
             fail("the server's RSS is not in bytes:\n%s" % text)
