@@ -127,13 +127,19 @@ static void core_init(hm_http_core_ *c, llhttp_type_t type, const hm_http_limits
     c->state = ST_FRESH;
 }
 
-static void core_free(hm_http_core_ *c)
+/* The message's head: its header arena and index. */
+static void core_free_head(hm_http_core_ *c)
 {
     hm_buf_free(&c->arena);
-    hm_buf_free(&c->body);
     hm_free(c->hdrs);
     c->hdrs = NULL;
     c->hdrs_cap = c->n_hdrs = 0;
+}
+
+static void core_free(hm_http_core_ *c)
+{
+    core_free_head(c);
+    hm_buf_free(&c->body);
 }
 
 static void req_clear_results(hm_http_req_parser *p);
@@ -688,11 +694,7 @@ const char *hm_http_resp_error_reason(const hm_http_resp_parser *p)
 
 void hm_http_resp_drop_head(hm_http_resp_parser *p)
 {
-    hm_http_core_ *c = &p->c_;
-    hm_buf_free(&c->arena);
-    hm_free(c->hdrs);
-    c->hdrs = NULL;
-    c->hdrs_cap = c->n_hdrs = 0;
+    core_free_head(&p->c_);
     hm_free(p->set_cookie);
     p->set_cookie = NULL;
     p->set_cookie_cap_ = 0;
@@ -702,7 +704,8 @@ void hm_http_resp_drop_head(hm_http_resp_parser *p)
 
 void hm_http_resp_release(hm_http_resp_parser *p)
 {
-    core_free(&p->c_);
+    hm_http_resp_drop_head(p);
+    hm_buf_free(&p->c_.body);
     if (p->dec_) {
         hm_content_decoder_free(p->dec_);
         /* A failure's reason may be the decoder's words: they stay. */
@@ -711,11 +714,6 @@ void hm_http_resp_release(hm_http_resp_parser *p)
             p->dec_ = NULL;
         }
     }
-    hm_free(p->set_cookie);
-    p->set_cookie = NULL;
-    p->set_cookie_cap_ = 0;
-    memset(&p->hdr, 0, sizeof(p->hdr));
-    p->n_set_cookie = 0;
     p->body = "";
     p->body_len = 0;
 }

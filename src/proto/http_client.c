@@ -54,6 +54,14 @@ void hm_http_conn_close(hm_http_conn *c)
     }
 }
 
+/* The evidence goes (made again at the next response byte). */
+static void forget_head(hm_http_conn *c)
+{
+    hm_free(c->head);
+    c->head = NULL;
+    c->head_len = 0;
+}
+
 void hm_http_conn_free(hm_http_conn *c)
 {
     if (c->target->http2) hm_h2_conn_release(c);
@@ -63,17 +71,13 @@ void hm_http_conn_free(hm_http_conn *c)
     c->tls = NULL;
     hm_http_resp_free(&c->resp);
     hm_reason_clear(&c->fail_why);
-    hm_free(c->head);
-    c->head = NULL;
-    c->head_len = 0;
+    forget_head(c);
 }
 
 void hm_http_conn_release(hm_http_conn *c)
 {
     hm_http_resp_release(&c->resp);
-    hm_free(c->head);
-    c->head = NULL;
-    c->head_len = 0;
+    forget_head(c);
 }
 
 char *hm_http_conn_head_room_(hm_http_conn *c)
