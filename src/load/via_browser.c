@@ -338,13 +338,13 @@ static bool sse_alive(const void *v)
     return sse_running(v);
 }
 
-/* Opens the EventSource: 0, or a negative error (nothing runs). */
-static int sse_open(vu *v)
+/* Opens the EventSource (a stream that cannot start ends as a failed
+ * one, sse_start). */
+static void sse_open(vu *v)
 {
     v->sse_backoff = HM_BACKOFF_RELOAD;
     v->sse_retrying = false;
     hm_call_on_loop_stack(sse_start, v);
-    return 0;
 }
 
 /* The stream in progress is cut, on the loop's stack (its note words
@@ -529,15 +529,7 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
 int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
 {
     if (!v->page.ctx) return -HM_ENOTFOUND;
-    if (!sse_running(v)) {
-        int rc = sse_open(v);
-        if (rc < 0) {
-            int none = 0;
-            atomic_compare_exchange_strong(&v->run->start_err, &none, rc);
-            hammer_vu_fail(v, "cannot start the EventSource's coroutine");
-            return rc;
-        }
-    }
+    if (!sse_running(v)) sse_open(v);
     int rc = hm_watch_wait_first_state(&v->watch, sse_alive, v, &v->tab_ev,
                                        hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (rc == -ETIMEDOUT && v->streaming && !run_stopping(v->run)) {
