@@ -38,15 +38,21 @@ static void run(hm_coro_fn fn, void *arg)
     hm_loop_destroy(loop);
 }
 
+/* GET path as bytes in req[0, cap): their length. */
+static size_t write_get(char *req, size_t cap, const char *path)
+{
+    ssize_t n = hm_http_write_request(req, cap, "GET", path, target.host_header, NULL, 0, NULL, 0);
+    ASSERT_GT(n, 0);
+    return (size_t)n;
+}
+
 /* GET path on c; the result (0 or the error). */
 static int get(hm_http_conn *c, const char *path)
 {
     char req[512];
-    ssize_t n =
-        hm_http_write_request(req, sizeof(req), "GET", path, target.host_header, NULL, 0, NULL, 0);
-    ASSERT_GT(n, 0);
+    size_t n = write_get(req, sizeof(req), path);
     hm_http_xopts xo = {.idempotent = true, .deadline = hm_now_ns() + timeout_ns};
-    return hm_http_conn_exchange(c, req, (size_t)n, &xo);
+    return hm_http_conn_exchange(c, req, n, &xo);
 }
 
 static json_t *server_stats(void)
@@ -254,11 +260,9 @@ static void sse_coro(void *arg)
 {
     sse_run *r = arg;
     char req[256];
-    ssize_t n = hm_http_write_request(req, sizeof(req), "GET", "/sse", target.host_header, NULL, 0,
-                                      NULL, 0);
+    size_t n = write_get(req, sizeof(req), "/sse");
     /* The header deadline is short; the stream lives on well past it. */
-    r->rc = hm_http_conn_stream(&r->c, req, (size_t)n, hm_now_ns() + 200000000LL, sse_head,
-                                sse_body, r);
+    r->rc = hm_http_conn_stream(&r->c, req, n, hm_now_ns() + 200000000LL, sse_head, sse_body, r);
     r->over = true;
     r->co = NULL;
 }
@@ -315,12 +319,9 @@ static void stream_callbacks(void *arg)
     sse_run r = {0};
     hm_http_conn_init_shared(&r.c, &target, NULL, h2);
     char req[256];
-    ssize_t n = hm_http_write_request(req, sizeof(req), "GET", "/sse", target.host_header, NULL, 0,
-                                      NULL, 0);
-    ASSERT_GT(n, 0);
-    ASSERT_EQ(hm_http_conn_stream_start(&r.c, hm_loop_current(), req, (size_t)n,
-                                        hm_now_ns() + 200000000LL, sse_head, sse_body, &r,
-                                        stream_done, &r),
+    size_t n = write_get(req, sizeof(req), "/sse");
+    ASSERT_EQ(hm_http_conn_stream_start(&r.c, hm_loop_current(), req, n, hm_now_ns() + 200000000LL,
+                                        sse_head, sse_body, &r, stream_done, &r),
               0);
     memset(req, 0, sizeof(req)); /* the stream took a copy */
     hm_coro_sleep(500000000LL);  /* past the header deadline */
@@ -341,10 +342,9 @@ static void stream_callbacks(void *arg)
 
     /* A body the server ends: done reports 0, the body came through on_body. */
     r.events = r.status = r.rc = 0;
-    n = hm_http_write_request(req, sizeof(req), "GET", "/ok", target.host_header, NULL, 0, NULL, 0);
-    ASSERT_EQ(hm_http_conn_stream_start(&r.c, hm_loop_current(), req, (size_t)n,
-                                        hm_now_ns() + timeout_ns, sse_head, sse_body, &r,
-                                        stream_done, &r),
+    n = write_get(req, sizeof(req), "/ok");
+    ASSERT_EQ(hm_http_conn_stream_start(&r.c, hm_loop_current(), req, n, hm_now_ns() + timeout_ns,
+                                        sse_head, sse_body, &r, stream_done, &r),
               0);
     until = hm_now_ns() + timeout_ns;
     while (!r.over) {
