@@ -278,6 +278,71 @@ static void walking(void)
     printf("walk: repeat N, probability, forever until the budget; weights 3:1 pick 3:1\n");
 }
 
+/* The cursor stops at each leaf and goes on later: it gives the leaves
+ * in the walk's order, through repeats nested deeper than its inline
+ * frames, and ends a "forever" repeat when the budget does. */
+static int path_leaf(hm_flow_exec *x, const hm_flow_step *s)
+{
+    char *seen = x->self;
+    strncat(seen, s->path + 1, 1);
+    return HM_FLOW_NEXT;
+}
+
+static void cursor(void)
+{
+    hm_flow_file *f = load("c.yaml", "flows:\n"
+                                     "  - name: deep\n"
+                                     "    steps:\n"
+                                     "      - {get: /a}\n"
+                                     "      - repeat: 2\n"
+                                     "        steps:\n"
+                                     "          - repeat: 1\n"
+                                     "            steps:\n"
+                                     "              - repeat: 1\n"
+                                     "                steps:\n"
+                                     "                  - repeat: 1\n"
+                                     "                    steps:\n"
+                                     "                      - repeat: 2\n"
+                                     "                        steps: [{get: /b}, {get: /c}]\n"
+                                     "          - {get: /d}\n"
+                                     "      - {get: /e}\n"
+                                     "  - name: endless\n"
+                                     "    steps:\n"
+                                     "      - repeat: forever\n"
+                                     "        steps: [{get: /f}, {get: /g}]\n");
+    char walked[64] = "", stepped[64] = "";
+    hm_flow_exec x = {.leaf = path_leaf, .self = walked, .rng = 7};
+    ASSERT_EQ(hm_flow_walk(&x, f->flows[0].steps, f->flows[0].n_steps), HM_FLOW_NEXT);
+    ASSERT_STREQ(walked, "abcbcdbcbcde");
+    hm_flow_cursor cu;
+    hm_flow_cursor_start(&cu, f->flows[0].steps, f->flows[0].n_steps);
+    const hm_flow_step *s;
+    int rc, deepest = 0;
+    while ((s = hm_flow_cursor_next(&x, &cu, &rc))) {
+        strncat(stepped, s->path + 1, 1);
+        if (cu.depth > deepest) deepest = cu.depth;
+    }
+    ASSERT_EQ(rc, HM_FLOW_NEXT);
+    ASSERT_STREQ(stepped, walked);
+    ASSERT_EQ(deepest, 6);
+    ASSERT(cu.frames != cu.inline_frames); /* it grew past its inline frames */
+    hm_flow_cursor_free(&cu);
+    ASSERT(cu.frames == cu.inline_frames);
+    counter_exec c = {.budget = 2};
+    x.self = &c;
+    x.budget_left = count_budget;
+    stepped[0] = 0;
+    hm_flow_cursor_start(&cu, f->flows[1].steps, f->flows[1].n_steps);
+    while ((s = hm_flow_cursor_next(&x, &cu, &rc)))
+        strncat(stepped, s->path + 1, 1);
+    ASSERT_EQ(rc, HM_FLOW_STOP);
+    ASSERT_STREQ(stepped, "fgfg");
+    hm_flow_cursor_free(&cu);
+    hm_flow_free(f);
+    printf("cursor: leaf by leaf in the walk's order, 6 frames deep, forever ends with the "
+           "budget\n");
+}
+
 static void action_list(void)
 {
     const char *html = "<button data-on:click=\"@post('/_action/increment')\">+</button>"
@@ -348,6 +413,7 @@ int main(void)
     values();
     conditions();
     walking();
+    cursor();
     action_list();
     report();
     char cmd[300];

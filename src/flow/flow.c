@@ -383,23 +383,82 @@ void hm_flow_exec_end(hm_flow_exec *x)
     x->vars = x->at_send = NULL;
 }
 
-int hm_flow_walk(hm_flow_exec *x, const hm_flow_step *steps, int n)
+void hm_flow_cursor_start(hm_flow_cursor *cu, const hm_flow_step *steps, int n)
 {
-    for (int i = 0; i < n; i++) {
-        const hm_flow_step *s = &steps[i];
-        int rc;
-        if (s->kind != HM_FLOW_REPEAT) {
-            if ((rc = x->leaf(x, s)) != HM_FLOW_NEXT) return rc;
+    cu->depth = 1;
+    cu->frames = cu->inline_frames;
+    cu->cap = (int)HM_ARRAY_LEN(cu->inline_frames);
+    cu->frames[0] = (hm_flow_frame){.steps = steps, .n = n};
+}
+
+void hm_flow_cursor_free(hm_flow_cursor *cu)
+{
+    if (cu->frames != cu->inline_frames) hm_free(cu->frames);
+    cu->frames = cu->inline_frames;
+    cu->cap = (int)HM_ARRAY_LEN(cu->inline_frames);
+    cu->depth = 0;
+}
+
+/* Enters repeat step s: a frame for its block, as if a pass had just
+ * ended (the next turn decides whether the first one happens). */
+static int cursor_enter(hm_flow_cursor *cu, const hm_flow_step *s)
+{
+    if (cu->depth == cu->cap) {
+        int cap = cu->cap * 2;
+        hm_flow_frame *nf = hm_alloc(sizeof(*nf) * (size_t)cap);
+        if (!nf) return -ENOMEM;
+        memcpy(nf, cu->frames, sizeof(*nf) * (size_t)cu->depth);
+        if (cu->frames != cu->inline_frames) hm_free(cu->frames);
+        cu->frames = nf;
+        cu->cap = cap;
+    }
+    cu->frames[cu->depth++] =
+        (hm_flow_frame){.steps = s->steps, .n = s->n_steps, .i = s->n_steps, .repeat = s};
+    return 0;
+}
+
+const hm_flow_step *hm_flow_cursor_next(hm_flow_exec *x, hm_flow_cursor *cu, int *rc)
+{
+    *rc = HM_FLOW_NEXT;
+    while (cu->depth > 0) {
+        hm_flow_frame *f = &cu->frames[cu->depth - 1];
+        if (f->i < f->n) {
+            const hm_flow_step *s = &f->steps[f->i++];
+            if (s->kind != HM_FLOW_REPEAT) return s;
+            if (cursor_enter(cu, s) < 0) {
+                *rc = HM_FLOW_STOP; /* out of memory: this VU (sender) ends */
+                return NULL;
+            }
             continue;
         }
-        for (int64_t k = 0; !s->times || k < s->times; k++) {
-            if (s->probability < 1 && hm_flow_rand01(&x->rng) >= s->probability) break;
-            /* "forever" lasts as long as the run's budget. */
-            if (!s->times && !x->budget_left(x)) return HM_FLOW_STOP;
-            if ((rc = hm_flow_walk(x, s->steps, s->n_steps)) != HM_FLOW_NEXT) return rc;
+        /* A block ended: the steps given, or one pass of a repeat. */
+        const hm_flow_step *r = f->repeat;
+        if (!r || (r->times && f->passes >= r->times) ||
+            (r->probability < 1 && hm_flow_rand01(&x->rng) >= r->probability)) {
+            cu->depth--;
+            continue;
         }
+        /* "forever" lasts as long as the run's budget. */
+        if (!r->times && !x->budget_left(x)) {
+            *rc = HM_FLOW_STOP;
+            return NULL;
+        }
+        f->passes++;
+        f->i = 0;
     }
-    return HM_FLOW_NEXT;
+    return NULL;
+}
+
+int hm_flow_walk(hm_flow_exec *x, const hm_flow_step *steps, int n)
+{
+    hm_flow_cursor cu;
+    hm_flow_cursor_start(&cu, steps, n);
+    int rc;
+    const hm_flow_step *s;
+    while ((s = hm_flow_cursor_next(x, &cu, &rc)) && (rc = x->leaf(x, s)) == HM_FLOW_NEXT)
+        ;
+    hm_flow_cursor_free(&cu);
+    return rc;
 }
 
 /* ---- reporting --------------------------------------------------------------- */

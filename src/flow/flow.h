@@ -202,8 +202,37 @@ struct hm_flow_exec {
 int hm_flow_exec_start(hm_flow_exec *x, const hm_flow_file *f, const hm_flow *fl, int vu,
                        int64_t iteration);
 void hm_flow_exec_end(hm_flow_exec *x);
-/* Runs steps in order (repeats included). */
+/* Runs steps in order (repeats included) through a cursor, calling
+ * x->leaf for each leaf step until one returns other than HM_FLOW_NEXT. */
 int hm_flow_walk(hm_flow_exec *x, const hm_flow_step *steps, int n);
+
+/* Where a walk is, so that it can stop at a leaf step and go on later (a
+ * sender that sends a step's request and resumes when it is answered).
+ * A frame per open block: the steps given, then each repeat entered. */
+typedef struct hm_flow_frame {
+    const hm_flow_step *steps;
+    int n, i;                   /* the block, and its next step */
+    const hm_flow_step *repeat; /* the repeat whose block this is, or NULL */
+    int64_t passes;             /* the repeat's passes begun */
+} hm_flow_frame;
+
+typedef struct hm_flow_cursor {
+    hm_flow_frame *frames; /* inline_frames, or the heap once repeats nest deeper */
+    int depth, cap;
+    hm_flow_frame inline_frames[4];
+} hm_flow_cursor;
+
+/* A cursor before the first of steps[0..n). It holds no memory until
+ * repeats nest deeper than its inline frames; hm_flow_cursor_free frees. */
+void hm_flow_cursor_start(hm_flow_cursor *cu, const hm_flow_step *steps, int n);
+void hm_flow_cursor_free(hm_flow_cursor *cu);
+/* The next leaf step (a repeat decides its passes as hm_flow_walk's rule
+ * says: each with its probability, the first miss ending it; "forever"
+ * while x->budget_left), or NULL at the end (*rc HM_FLOW_NEXT) or when a
+ * "forever" repeat's budget is spent or memory ran out (*rc HM_FLOW_STOP).
+ * A cursor is moved by one thread at a time; its copy is not a cursor
+ * (inline frames). */
+const hm_flow_step *hm_flow_cursor_next(hm_flow_exec *x, hm_flow_cursor *cu, int *rc);
 /* Picks a flow by weight. */
 const hm_flow *hm_flow_pick(const hm_flow_file *f, unsigned *rng);
 /* A uniform draw in [0, 1). */
