@@ -330,6 +330,52 @@ static void weights_and_repeats(void)
     printf("browser model: repeat 3 ran 3 clicks per instance; probability ~0 ran none\n");
 }
 
+/* The hammer model's senders walk the rest of the flow between actions:
+ * a get goes out on the sender's connection outside -n and the action
+ * counts, an expect status judges it, and repeats of gets run; over
+ * HTTP/1.1 and HTTP/2 (4 stream slots on each of the 8 connections). */
+static void hammer_walks_between_actions(void)
+{
+    const char *f = put("between.yaml", "check: {kind: net-increment, signal: count}\n"
+                                        "steps:\n"
+                                        "  - page: /bench/counter\n"
+                                        "  - sse: open\n"
+                                        "  - action: increment\n"
+                                        "  - get: /_health\n"
+                                        "    name: side\n"
+                                        "  - expect: {status: 200}\n"
+                                        "    name: side ok\n"
+                                        "  - repeat: 2\n"
+                                        "    steps: [{get: /_health, name: twice}]\n");
+    const char *h2[] = {NULL, "--http2"};
+    for (int k = 0; k < 2; k++) {
+        proc p;
+        if (h2[k])
+            ASSERT_EQ(
+                hm(&p, 60, "--http2", "--streams", "4", "-c", "8", "-n", "400", "flow", f, NULL),
+                0);
+        else
+            ASSERT_EQ(hm(&p, 60, "-c", "8", "-n", "400", "flow", f, NULL), 0);
+        json_t *j = load_json(json_path);
+        ASSERT_EQ(json_int_at(j, "actions.sent"), 400);
+        ASSERT_EQ(json_int_at(j, "actions.ok"), 400);
+        ASSERT_EQ(count(j, "action increment"), 400);
+        /* Each pass's steps after its action run once the sender claimed
+         * its next action, so a sender's last action has none after it:
+         * one fewer get per sender (8 connections, or 32 stream slots). */
+        long long side = count(j, "side"), twice = count(j, "twice");
+        ASSERT_EQ(side, 400 - (h2[k] ? 8 * 4 : 8));
+        ASSERT_EQ(twice, 2 * side);
+        ASSERT_EQ(json_int_at(row(j, "steps", "side"), "failed"), 0);
+        ASSERT_EQ(json_int_at(row(j, "checks", "side ok"), "passed"), side);
+        ASSERT_EQ(json_int_at(j, "passed"), 1);
+        json_decref(j);
+        printf("hammer model%s: 400 actions, %lld gets after them outside -n, %lld repeated, "
+               "expect status on each\n",
+               h2[k] ? " over HTTP/2" : "", side, twice);
+    }
+}
+
 /* A think step paces a VU: a lower bound only (a slow machine is slower). */
 static void think_paces(void)
 {
@@ -362,6 +408,7 @@ int main(int argc, char **argv)
     values_reach_the_server();
     changed_by_after_override();
     weights_and_repeats();
+    hammer_walks_between_actions();
     think_paces();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -4,13 +4,17 @@
  * Each instance runs its flow's prologue once — the steps before its first
  * action: page loads, the SSE stream (which then observes the context for
  * the file's `check:`), gets, expectations — on engine thread 0. When every
- * prologue is done, -c senders (spread over the threads) run the rest of
- * the flows over and over, each pass on an instance picked by weight:
- * every action goes out with that instance's context and cookie, carrying
- * via_ctx and the step's own signals (nothing waits for a patch, so the
- * last-seen signals are those the prologue saw). Waits, thinks and signal
- * expectations after the first action are skipped: nothing waits in this
- * model.
+ * prologue is done, -c senders (spread over the threads; over HTTP/2
+ * --streams slots on each connection) run the rest of the flows over and
+ * over, each pass on an instance picked by weight: every action goes out
+ * with that instance's context and cookie, carrying via_ctx and the
+ * step's own signals (nothing waits for a patch, so the last-seen signals
+ * are those the prologue saw). Waits, thinks and signal expectations
+ * after the first action are skipped: nothing waits in this model. The
+ * senders are the sender pool's connections (load/sender_pool.h): the
+ * pool claims an action, and its pick hook walks the sender's pass with a
+ * cursor up to the step that sends it, sending a get on the way as an
+ * extra exchange outside -n.
  *
  * Each instance is an hm_via_user (load/via_user.h), as the built-in
  * hammer model's session is: the same code follows its SSE stream (with
@@ -22,6 +26,7 @@
  * Threads share the file (read-only), the instances' users (their
  * atomics, contexts and send-time rings), and the run's atomics. */
 #include "flow/flow.h"
+#include "load/sender_pool.h"
 #include "load/via_user.h"
 #include "proto/via_client.h"
 
@@ -256,24 +261,20 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
     return HM_FLOW_NEXT;
 }
 
-/* A flow's `get` step on connection c: GET path (NULL: it could not be
- * expanded) with the user's cookie (NULL: none could be made), the step
- * recorded under its name. note (optional): the thread's stats, told of
- * the connection's bytes and failures after the exchange. Returns the
- * exchange's result: 0, or a negative errno. */
-static int flow_get(hrun *run, hm_flow_exec *x, hm_http_conn *c, const hm_flow_step *s,
-                    const char *path, const char *cookie, hm_thread_stats *note)
+/* A flow's `get` step's request: GET path (NULL: it could not be
+ * expanded) with the user's cookie (NULL: none could be made) into *req
+ * (hm_alloc'd). Its length, or a negative errno. */
+static ssize_t get_request(const hrun *run, const char *path, const char *cookie, char **req)
 {
-    char *req = NULL;
-    ssize_t len =
-        path && cookie ? hm_via_get_request(&run->o->target, path, cookie, &req) : -ENOMEM;
-    int64_t t0 = hm_now_ns();
-    int rc = (int)len;
-    if (len > 0) {
-        hm_http_xopts xo = {.idempotent = true, .deadline = t0 + timeout_of(run, s)};
-        rc = hm_http_conn_exchange(c, req, (size_t)len, &xo);
-        if (note) hm_thread_stats_note_conn(note, c);
-    }
+    *req = NULL;
+    return path && cookie ? hm_via_get_request(&run->o->target, path, cookie, req) : -ENOMEM;
+}
+
+/* A `get` step's outcome (rc: its exchange's, or why there was none) into
+ * x: the last status, and the step's row. */
+static void get_outcome(hm_flow_exec *x, const hm_flow_step *s, const hm_http_conn *c, int rc,
+                        int64_t t0)
+{
     int status = rc < 0 ? rc : c->resp.status;
     x->last_status = status;
     char why[120];
@@ -282,8 +283,6 @@ static int flow_get(hrun *run, hm_flow_exec *x, hm_http_conn *c, const hm_flow_s
     else
         snprintf(why, sizeof(why), "HTTP %d", status);
     record(x->stats, s, t0, status > 0 && status < 400 ? NULL : why);
-    hm_free(req);
-    return rc < 0 ? rc : 0;
 }
 
 static int prologue_get(instance *in, const hm_flow_step *s)
@@ -291,7 +290,16 @@ static int prologue_get(instance *in, const hm_flow_step *s)
     hrun *run = in->run;
     char *path = hm_flow_expand(&in->x, s->path);
     char *cookie = path ? hm_via_cookie_dup(&in->jar, &run->o->target, path) : NULL;
-    flow_get(run, &in->x, &in->conn, s, path, cookie, NULL);
+    char *req;
+    ssize_t len = get_request(run, path, cookie, &req);
+    int64_t t0 = hm_now_ns();
+    int rc = (int)len;
+    if (len > 0) {
+        hm_http_xopts xo = {.idempotent = true, .deadline = t0 + timeout_of(run, s)};
+        rc = hm_http_conn_exchange(&in->conn, req, (size_t)len, &xo);
+    }
+    get_outcome(&in->x, s, &in->conn, rc, t0);
+    hm_free(req);
     hm_free(cookie);
     hm_free(path);
     return HM_FLOW_NEXT;
@@ -380,130 +388,54 @@ static void prologue_coro(void *p)
 
 /* ---- the senders (every thread) -------------------------------------------------- */
 
-typedef struct sender {
+/* A thread's senders: one sender pool (load/sender_pool.h), run by one
+ * coroutine once every prologue is done. */
+typedef struct sender_thread {
     hrun *run;
-    int thread, id;
-    hm_http_conn c;
-    instance *in;      /* the instance of the current pass */
-    hm_ctx_gen **gens; /* per instance, the context it fired at last (NULL: none yet) */
+    int thread, first, n; /* first: its first connection's number; n: senders */
+    int made;             /* senders made so far, numbered from first * senders_per_conn */
+} sender_thread;
+
+/* Senders per connection: over HTTP/2 its --streams slots. */
+static int senders_per_conn(const hm_options *o)
+{
+    return o->http2 ? o->streams : 1;
+}
+
+/* One sender, a pool connection's token: its walk through the flows, one
+ * pass after another. Its steps run as the pool asks for its next
+ * request: the steps that send nothing at once, an action or a get as
+ * the request returned. */
+typedef struct sender {
+    sender_thread *t;
+    int id;
+    int64_t passes;
+    int64_t claim;               /* the pool's claimed action, which the next action step sends */
+    instance *in;                /* the instance of the current pass (NULL before the first) */
+    hm_flow_cursor cur;          /* where the pass is */
+    const hm_flow_step *pending; /* to send next: it waits for a context, or its connect failed */
+    const hm_flow_step *sending; /* the step whose request is out */
+    hm_ctx_gen *g;               /* the context the action went to */
+    char *req;                   /* the request out */
+    int64_t k, t0;               /* the action's number in its instance, and its send time */
+    bool stamped;                /* k is the action's (a resend after a refused connect keeps it) */
+    bool extras;                 /* a get went out since the pool claimed the action */
+    char what[96];               /* the request in a failure's example */
+    hm_ctx_gen **gens;           /* per instance, the context it fired at last (NULL: none yet) */
     hm_flow_exec x;
 } sender;
 
-static int send_action(sender *sd, const hm_flow_step *s)
-{
-    hrun *run = sd->run;
-    const hm_options *o = run->o;
-    instance *in = sd->in;
-    hm_thread_stats *st = &run->stats[sd->thread];
-    char why[256];
-    int64_t t_go = atomic_load(&run->t_go);
-    /* The context: the newest once it showed its state, none while the
-     * reloader gets one (the rule of every hammer-model sender). */
-    hm_ctx_gen **gp = &sd->gens[in->index];
-    for (;;) {
-        hm_latch *gate;
-        int64_t until;
-        int t = hm_via_user_target(&in->user, gp, t_go, &gate, &until);
-        if (t < 0) return HM_FLOW_STOP;
-        if (t > 0) break;
-        if (hm_latch_wait(gate, until) == -ECANCELED) return HM_FLOW_STOP;
-    }
-    hm_ctx_gen *g = *gp;
-    const char *url = ((char **)g->data)[s->slot];
-    /* The action takes its place in -n even when its values cannot be made. */
-    int64_t seq = atomic_fetch_add(&run->next_seq, 1);
-    if (stopping(run) || !hm_budget_allows(o, seq, t_go)) return HM_FLOW_STOP;
-    char *fields = hm_flow_action_fields(&sd->x, s, in->seen, NULL, why, sizeof(why));
-    if (!fields) {
-        record(sd->x.stats, s, hm_now_ns(), why);
-        return HM_FLOW_NEXT;
-    }
-    char *body = NULL;
-    int rc = hm_workload_body(NULL, g->page.ctx, fields, NULL, false, &body);
-    hm_free(fields);
-    size_t len = 0;
-    char *req = rc == 0 && url
-                    ? hm_via_action_request(&o->target, url, g->cookie, body, strlen(body),
-                                            o->no_origin ? NULL : o->target.origin, &len)
-                    : NULL;
-    hm_free(body);
-    if (!req) {
-        record(sd->x.stats, s, hm_now_ns(), "cannot build the request");
-        return HM_FLOW_NEXT;
-    }
-    int64_t intended = hm_intended_ns(o, seq, t_go);
-    if (intended > hm_now_ns()) hm_coro_sleep_until(intended);
-    int64_t k = atomic_fetch_add(&in->seq, 1);
-    int64_t t0 = hm_now_ns();
-    hm_via_user_stamp(&in->user, k, intended ? intended : t0);
-    int status;
-    char where[96];
-    snprintf(where, sizeof(where), "action POST %.48s, flow line %d", url, s->line);
-    hm_request rq = {.req = req,
-                     .len = len,
-                     .timeout_ns = o->timeout_ns,
-                     .intended_ns = intended,
-                     .where = where,
-                     .retry_until_ns = o->duration_ns ? t_go + o->duration_ns : 0};
-    bool stop = hm_request_send(&sd->c, &rq, st, &run->live, &status);
-    hm_free(req);
-    if (hm_request_unsent(&sd->c, status))
-        hm_via_user_note_trouble(&in->user); /* the server went away: nothing was sent */
-    else
-        hm_via_user_account(&in->user, g, st, &sd->c, status);
-    sd->x.last_status = status ? status : -HM_ECLOSED;
-    bool ok = status >= 200 && status < 300;
-    if (!ok) {
-        if (status)
-            snprintf(why, sizeof(why), "HTTP %d", status);
-        else
-            snprintf(why, sizeof(why), "%s", hm_fail_kind_name(sd->c.fail));
-    }
-    record(sd->x.stats, s, t0, ok ? NULL : why);
-    return stop ? HM_FLOW_STOP : HM_FLOW_NEXT;
-}
-
-static int send_get(sender *sd, const hm_flow_step *s)
-{
-    hrun *run = sd->run;
-    char *path = hm_flow_expand(&sd->x, s->path);
-    hm_ctx_gen *g = atomic_load(&sd->in->user.cur);
-    int rc = flow_get(run, &sd->x, &sd->c, s, path, g->cookie, &run->stats[sd->thread]);
-    hm_free(path);
-    if (rc < 0 && sd->c.fail == HM_FAIL_CONNECT) hm_coro_sleep(HM_BACKOFF_CONNECT.next_ns);
-    return HM_FLOW_NEXT;
-}
-
-static int sender_leaf(hm_flow_exec *x, const hm_flow_step *s)
-{
-    sender *sd = x->self;
-    switch (s->kind) {
-    case HM_FLOW_ACTION:
-        return send_action(sd, s);
-    case HM_FLOW_GET:
-        return send_get(sd, s);
-    case HM_FLOW_EXPECT:
-        if (s->cond.n_status)
-            hm_flow_expect(x, s);
-        else /* signals: nothing waits here, so they are not what the action did */
-            hm_steps_check_skipped(x->stats, s->check,
-                                   "the hammer model does not wait for patches, so it skips "
-                                   "signal expectations after the first action (--mode browser "
-                                   "evaluates them)");
-        return HM_FLOW_NEXT;
-    case HM_FLOW_SET:
-        return hm_flow_set(x, s);
-    default: /* wait, think: actions stay in flight */
-        return HM_FLOW_NEXT;
-    }
-}
-
+/* Another pass of a "forever" repeat: the run goes on, and the action this
+ * sender holds is within -n and -d; a pass that sent only gets since the
+ * claim also ends once the other senders spent the budget (its claimed
+ * action then goes unsent, uncounted). */
 static bool sender_budget(hm_flow_exec *x)
 {
     sender *sd = x->self;
-    hrun *run = sd->run;
-    return !stopping(run) &&
-           hm_budget_allows(run->o, atomic_load(&run->next_seq), atomic_load(&run->t_go));
+    hrun *run = sd->t->run;
+    int64_t t_go = atomic_load(&run->t_go);
+    return !stopping(run) && hm_budget_allows(run->o, sd->claim, t_go) &&
+           (!sd->extras || hm_budget_allows(run->o, atomic_load(&run->next_seq), t_go));
 }
 
 /* Can the senders run this instance's flow: its prologue went well, and
@@ -516,9 +448,9 @@ static bool runnable(const instance *in)
 }
 
 /* A runnable instance, by weight. */
-static instance *pick(sender *sd)
+static instance *pick_instance(sender *sd)
 {
-    hrun *run = sd->run;
+    hrun *run = sd->t->run;
     double total = 0;
     for (int i = 0; i < run->n_inst; i++)
         if (runnable(&run->inst[i])) total += run->inst[i].flow->weight;
@@ -535,33 +467,253 @@ static instance *pick(sender *sd)
     return last;
 }
 
-static void sender_coro(void *p)
+static sender *sender_new(sender_thread *t)
 {
-    sender *sd = p;
-    hrun *run = sd->run;
-    hm_latch_wait(&run->go_gate, 0); /* every prologue done, or a Ctrl-C */
-    hm_http_conn_init(&sd->c, &run->o->target, NULL);
+    hrun *run = t->run;
+    sender *sd = hm_calloc(1, sizeof(*sd));
+    if (!sd) return NULL;
+    if (!(sd->gens = hm_calloc((size_t)run->n_inst + 1, sizeof(*sd->gens)))) {
+        hm_free(sd);
+        return NULL;
+    }
+    sd->t = t;
+    sd->id = t->first * senders_per_conn(run->o) + t->made++;
     sd->x.rng = (unsigned)(sd->id + 1) * 2654435761u;
-    sd->x.stats = run->steps[sd->thread];
-    sd->x.leaf = sender_leaf;
+    sd->x.stats = run->steps[t->thread];
+    sd->x.leaf = NULL; /* the pool drives the walk: see pick_step */
     sd->x.budget_left = sender_budget;
     sd->x.self = sd;
-    for (int64_t it = 0; !stopping(run); it++) {
-        instance *in = pick(sd);
-        if (!in) break;
-        sd->in = in;
-        if (hm_flow_exec_start(&sd->x, run->f, in->flow, sd->id, it) < 0) break;
-        sd->x.signals = in->seen;
-        const hm_flow *fl = in->flow;
-        int rc = hm_flow_walk(&sd->x, fl->steps + fl->prologue, fl->n_steps - fl->prologue);
-        if (rc == HM_FLOW_STOP || !sender_budget(&sd->x)) break;
-    }
+    hm_flow_cursor_start(&sd->cur, NULL, 0);
+    return sd;
+}
+
+static void sender_free(void *user, void *token)
+{
+    (void)user;
+    sender *sd = token;
+    if (!sd) return;
+    hm_free(sd->req);
+    hm_flow_cursor_free(&sd->cur);
     hm_flow_exec_end(&sd->x);
-    hm_thread_stats_add_conn(&run->stats[sd->thread], &sd->c);
-    hm_http_conn_free(&sd->c);
-    sender_done(run);
     hm_free(sd->gens);
     hm_free(sd);
+}
+
+/* The next pass: an instance by weight, its flow after the prologue. */
+static int start_pass(sender *sd)
+{
+    hrun *run = sd->t->run;
+    instance *in = pick_instance(sd);
+    if (!in || hm_flow_exec_start(&sd->x, run->f, in->flow, sd->id, sd->passes++) < 0) return -1;
+    sd->in = in;
+    sd->x.signals = in->seen;
+    const hm_flow *fl = in->flow;
+    hm_flow_cursor_free(&sd->cur);
+    hm_flow_cursor_start(&sd->cur, fl->steps + fl->prologue, fl->n_steps - fl->prologue);
+    return 0;
+}
+
+/* An action step: its request with the instance's context (the newest
+ * once it showed its state, none while the reloader gets one: the rule
+ * of every hammer-model sender), into p. */
+static int pick_action(sender *sd, const hm_flow_step *s, hm_pick *p)
+{
+    hrun *run = sd->t->run;
+    const hm_options *o = run->o;
+    instance *in = sd->in;
+    char why[256];
+    hm_latch *gate;
+    int64_t until;
+    int t =
+        hm_via_user_target(&in->user, &sd->gens[in->index], atomic_load(&run->t_go), &gate, &until);
+    if (t < 0) return HM_PICK_END;
+    if (t == 0) {
+        sd->pending = s; /* asked again in 1 ms */
+        return HM_PICK_LATER;
+    }
+    hm_ctx_gen *g = sd->gens[in->index];
+    const char *url = ((char **)g->data)[s->slot];
+    /* The action takes its place in -n even when its values cannot be made. */
+    char *fields = hm_flow_action_fields(&sd->x, s, in->seen, NULL, why, sizeof(why));
+    if (!fields) {
+        record(sd->x.stats, s, hm_now_ns(), why);
+        return HM_PICK_SKIP;
+    }
+    char *body = NULL;
+    int rc = hm_workload_body(NULL, g->page.ctx, fields, NULL, false, &body);
+    hm_free(fields);
+    size_t len = 0;
+    char *req = rc == 0 && url
+                    ? hm_via_action_request(&o->target, url, g->cookie, body, strlen(body),
+                                            o->no_origin ? NULL : o->target.origin, &len)
+                    : NULL;
+    hm_free(body);
+    if (!req) {
+        record(sd->x.stats, s, hm_now_ns(), "cannot build the request");
+        return HM_PICK_SKIP;
+    }
+    snprintf(sd->what, sizeof(sd->what), "action POST %.48s, flow line %d", url, s->line);
+    sd->req = req;
+    sd->sending = s;
+    sd->g = g;
+    p->req = req;
+    p->len = len;
+    p->what = sd->what;
+    return HM_PICK_ACTION;
+}
+
+/* A get step: sent before the claimed action, outside -n (HM_PICK_EXTRA);
+ * -1 when its request cannot be made (recorded). */
+static int pick_get(sender *sd, const hm_flow_step *s, hm_pick *p)
+{
+    hrun *run = sd->t->run;
+    char *path = hm_flow_expand(&sd->x, s->path);
+    hm_ctx_gen *g = atomic_load(&sd->in->user.cur);
+    char *req;
+    ssize_t len = get_request(run, path, g->cookie, &req);
+    hm_free(path);
+    sd->t0 = hm_now_ns();
+    if (len < 0) {
+        get_outcome(&sd->x, s, NULL, (int)len, sd->t0);
+        return -1;
+    }
+    sd->req = req;
+    sd->sending = s;
+    sd->extras = true;
+    p->req = req;
+    p->len = (size_t)len;
+    p->timeout_ns = timeout_of(run, s);
+    return HM_PICK_EXTRA;
+}
+
+/* The pool's pick: walks the sender's pass (starting the next when one
+ * ends) up to the next step that sends, running the others on the way. */
+static int pick_step(void *user, hm_pick *p, void **token)
+{
+    sender_thread *t = user;
+    hrun *run = t->run;
+    sender *sd = *token;
+    if (!sd && !(sd = *token = sender_new(t))) {
+        start_failed(run, -ENOMEM);
+        return HM_PICK_END;
+    }
+    if (stopping(run)) return HM_PICK_END;
+    if (sd->claim != p->seq) sd->extras = false; /* a new claim */
+    sd->claim = p->seq;
+    hm_free(sd->req);
+    sd->req = NULL;
+    /* A pass may send nothing (its actions behind repeats that missed
+     * their probability): the walk yields to the loop now and then. */
+    for (int leaves = 0; leaves < 1000; leaves++) {
+        const hm_flow_step *s = sd->pending;
+        sd->pending = NULL;
+        int rc = HM_FLOW_NEXT;
+        if (!s && sd->in) s = hm_flow_cursor_next(&sd->x, &sd->cur, &rc);
+        if (rc == HM_FLOW_STOP) return HM_PICK_END;
+        if (!s) {
+            if (start_pass(sd) < 0) return HM_PICK_END;
+            continue;
+        }
+        switch (s->kind) {
+        case HM_FLOW_ACTION:
+            return pick_action(sd, s, p);
+        case HM_FLOW_GET:
+            if (pick_get(sd, s, p) == HM_PICK_EXTRA) return HM_PICK_EXTRA;
+            break;
+        case HM_FLOW_EXPECT:
+            if (s->cond.n_status)
+                hm_flow_expect(&sd->x, s);
+            else /* signals: nothing waits here, so they are not what the action did */
+                hm_steps_check_skipped(sd->x.stats, s->check,
+                                       "the hammer model does not wait for patches, so it skips "
+                                       "signal expectations after the first action (--mode "
+                                       "browser evaluates them)");
+            break;
+        case HM_FLOW_SET:
+            hm_flow_set(&sd->x, s);
+            break;
+        default: /* wait, think: actions stay in flight */
+            break;
+        }
+    }
+    return HM_PICK_LATER;
+}
+
+/* The action goes out: its send time into its instance's ring (a resend
+ * after a refused connect keeps the action's number). */
+static void on_send(void *user, int64_t seq, int64_t intended, void *token)
+{
+    (void)user;
+    (void)seq;
+    sender *sd = token;
+    instance *in = sd->in;
+    if (!sd->stamped) sd->k = atomic_fetch_add(&in->seq, 1);
+    sd->stamped = true;
+    sd->t0 = hm_now_ns();
+    hm_via_user_stamp(&in->user, sd->k, intended ? intended : sd->t0);
+}
+
+/* An action's outcome, on the context it went to, and into its step's
+ * row; one whose connect was refused is sent again (the pool's back-off). */
+static void on_result(void *user, hm_thread_stats *st, const hm_http_conn *c, int status,
+                      void *token)
+{
+    (void)user;
+    sender *sd = token;
+    const hm_flow_step *s = sd->sending;
+    hm_via_user_account(&sd->in->user, sd->g, st, c, status);
+    hm_free(sd->req);
+    sd->req = NULL;
+    if (hm_request_unsent(c, status)) {
+        sd->pending = s;
+        return;
+    }
+    sd->stamped = false;
+    sd->x.last_status = status ? status : -HM_ECLOSED;
+    char why[64];
+    bool ok = status >= 200 && status < 300;
+    if (status)
+        snprintf(why, sizeof(why), "HTTP %d", status);
+    else
+        snprintf(why, sizeof(why), "%s", hm_fail_kind_name(c->fail));
+    record(sd->x.stats, s, sd->t0, ok ? NULL : why);
+}
+
+static void on_extra(void *user, hm_thread_stats *st, const hm_http_conn *c, int rc, void *token)
+{
+    (void)user;
+    (void)st;
+    sender *sd = token;
+    get_outcome(&sd->x, sd->sending, c, rc, sd->t0);
+    hm_free(sd->req);
+    sd->req = NULL;
+}
+
+/* A thread's senders: they wait for every prologue, then run as one pool. */
+static void senders_driver(void *p)
+{
+    sender_thread *t = p;
+    hrun *run = t->run;
+    const hm_options *o = run->o;
+    hm_latch_wait(&run->go_gate, 0); /* every prologue done, or a Ctrl-C */
+    hm_sender_pool_cfg cfg = {.o = o,
+                              .next_seq = &run->next_seq,
+                              .t_base = atomic_load(&run->t_go),
+                              .live = &run->live,
+                              .start_err = &run->start_err,
+                              .what = "a flow's action",
+                              .on_send = on_send,
+                              .pick = pick_step,
+                              .req_per_exchange = true,
+                              .on_result = on_result,
+                              .on_extra = on_extra,
+                              .on_end = sender_free,
+                              .user = t,
+                              .streams = senders_per_conn(o)};
+    if (!stopping(run)) hm_sender_pool_run(&cfg, &run->stats[t->thread], t->first, t->n);
+    for (int i = 0; i < t->n; i++)
+        sender_done(run);
+    hm_free(t);
 }
 
 /* ---- the end (thread 0) ------------------------------------------------------------ */
@@ -600,28 +752,17 @@ static void thread_main(hm_loop *loop, int idx, void *arg)
     int first = 0;
     for (int i = 0; i < idx; i++)
         first += hm_share(o->concurrency, o->threads, i);
-    int mine = hm_share(o->concurrency, o->threads, idx);
-    for (int i = 0; i < mine; i++) {
-        sender *sd = hm_calloc(1, sizeof(*sd));
-        int rc = sd ? 0 : -ENOMEM;
-        if (sd && !(sd->gens = hm_calloc((size_t)run->n_inst + 1, sizeof(*sd->gens)))) {
-            hm_free(sd);
-            sd = NULL;
-            rc = -ENOMEM;
-        }
-        if (sd) {
-            sd->run = run;
-            sd->thread = idx;
-            sd->id = first + i;
-            if ((rc = hm_coro_spawn(loop, sender_coro, sd, NULL)) < 0) {
-                hm_free(sd->gens);
-                hm_free(sd);
-            }
-        }
-        if (rc < 0) {
-            start_failed(run, rc);
+    /* Senders: connections, or over HTTP/2 their --streams slots. */
+    int n = hm_share(o->concurrency, o->threads, idx) * senders_per_conn(o);
+    if (n == 0) return;
+    sender_thread *t = hm_alloc(sizeof(*t));
+    int rc = t ? 0 : -ENOMEM;
+    if (t) *t = (sender_thread){.run = run, .thread = idx, .first = first, .n = n};
+    if (rc == 0 && (rc = hm_coro_spawn(loop, senders_driver, t, NULL)) < 0) hm_free(t);
+    if (rc < 0) {
+        start_failed(run, rc);
+        for (int i = 0; i < n; i++)
             sender_done(run); /* never started: nothing to wait for */
-        }
     }
 }
 
@@ -747,9 +888,9 @@ int hm_flow_hammer_run(const hm_options *o, const hm_flow_file *f, hm_results *r
     }
     if (rc == 0) {
         atomic_store(&run.prologues_left, run.n_inst);
-        atomic_store(&run.senders_left, o->concurrency);
+        atomic_store(&run.senders_left, o->concurrency * senders_per_conn(o));
         hm_latch_init(&run.go_gate, 1);
-        hm_latch_init(&run.senders, o->concurrency);
+        hm_latch_init(&run.senders, o->concurrency * senders_per_conn(o));
         hm_event_init(&run.progress);
         rc = hm_scenario_engine_run(o, run.stats, sizeof(*run.stats), thread_main, &run, &run.live,
                                     &run.t_start, &run.t_end);

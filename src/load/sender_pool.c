@@ -1,19 +1,21 @@
 /* A thread's keep-alive connections as state machines (load/sender_pool.h). Each
  * connection cycles: claim an action number -> (with -R, wait for its
- * intended time on a timer) -> hm_http_conn_start -> its done callback
- * accounts the outcome -> claim the next. A refused connect is a connect
- * attempt, not the action: the same action is sent again after
- * HM_BACKOFF_CONNECT on the same timer, as hm_request_send does; a
- * connection whose cfg->pick has no request for it yet waits there too
- * (1 ms). The deadlines of all
- * exchanges share --timeout, so they sit in one hm_timeq (O(1) each). */
+ * intended time on a timer) -> cfg->pick -> hm_http_conn_start -> its done
+ * callback accounts the outcome -> claim the next. A refused connect is a
+ * connect attempt, not the action: the same action is sent again after
+ * HM_BACKOFF_CONNECT on the same timer; a connection whose cfg->pick has
+ * no request for it yet waits there too (1 ms). An extra exchange (a
+ * flow's get) goes between the claim and the action, uncounted. The
+ * deadlines of all exchanges that take --timeout share it, so they sit
+ * in one hm_timeq (O(1) each). */
 #include "load/sender_pool.h"
 #include "proto/h2_client.h"
 
 #include <stdio.h>
 #include <string.h>
 
-enum { FC_IDLE, FC_WAITING, FC_PACING, FC_BUSY, FC_DONE };
+/* FC_BUSY: the action is out; FC_EXTRA: an extra exchange is. */
+enum { FC_IDLE, FC_WAITING, FC_PACING, FC_BUSY, FC_EXTRA, FC_DONE };
 
 /* First exchanges (each with its connect) in flight at once, per thread:
  * thousands of connects in one burst overflow the server's accept queue
@@ -31,7 +33,8 @@ typedef struct pool_conn {
     hm_timer pace;      /* -R: the intended send time; after a refused connect: backoff */
     hm_backoff backoff; /* refused connects in a row */
     int64_t seq, intended_ns, t0;
-    void *token; /* cfg->pick's, for this connection */
+    void *token;      /* cfg->pick's, for this connection */
+    const char *what; /* the action's words for an example, or NULL: cfg->what */
     int index;
     uint8_t state;
     bool first; /* its first exchange (and connect) has not ended yet */
@@ -55,6 +58,9 @@ struct pool {
 
 static void conn_next(pool_conn *fc);
 static void conn_dispatch(pool_conn *fc);
+static bool run_over(pool *f);
+static void conn_send(pool_conn *fc);
+static void extra_done(pool_conn *fc, int rc);
 
 /* The run is over before these connections got their turn. */
 static void drop_waiting(pool *f)
@@ -94,6 +100,8 @@ static void conn_done(pool_conn *fc)
     if (fc->state == FC_DONE) return;
     if (fc->state == FC_BUSY) hm_thread_stats_in_flight(f->st, -1); /* dropped: ABORT */
     fc->state = FC_DONE;
+    if (f->cfg->on_end) f->cfg->on_end(f->cfg->user, fc->token);
+    fc->token = NULL;
     hm_gauge_vus(f->cfg->o, -1);
     first_ended(fc);
     hm_timer_disarm(&fc->pace);
@@ -115,11 +123,38 @@ static bool run_over(pool *f)
     return f->stopping;
 }
 
+/* An extra exchange ended: its outcome to cfg->on_extra, then the claimed
+ * action's pick again (after the back-off when its connect was refused). */
+static void extra_done(pool_conn *fc, int rc)
+{
+    pool *f = fc->f;
+    const hm_sender_pool_cfg *cfg = f->cfg;
+    fc->state = FC_IDLE;
+    hm_thread_stats_note_conn(f->st, &fc->c);
+    if (cfg->on_extra) cfg->on_extra(cfg->user, f->st, &fc->c, rc, fc->token);
+    first_ended(fc);
+    if (rc == -ECANCELED || run_over(f)) {
+        conn_done(fc);
+        return;
+    }
+    if (rc < 0 && fc->c.fail == HM_FAIL_CONNECT) {
+        fc->state = FC_PACING;
+        hm_timer_arm(f->loop, &fc->pace, hm_now_ns() + hm_backoff_next(&fc->backoff));
+        return;
+    }
+    hm_backoff_reset(&fc->backoff);
+    conn_send(fc);
+}
+
 static void exchange_done(hm_http_conn *c, int rc, void *user)
 {
     pool_conn *fc = user;
     pool *f = fc->f;
     const hm_sender_pool_cfg *cfg = f->cfg;
+    if (fc->state == FC_EXTRA) {
+        extra_done(fc, rc);
+        return;
+    }
     fc->state = FC_IDLE;
     hm_thread_stats_in_flight(f->st, -1);
     int64_t t1 = hm_now_ns();
@@ -131,7 +166,8 @@ static void exchange_done(hm_http_conn *c, int rc, void *user)
     /* The example's words only when there is an example to keep. */
     char where[96];
     if (rc < 0 || c->resp.status < 200 || c->resp.status >= 300) {
-        snprintf(where, sizeof(where), "%.60s, connection %d", cfg->what, fc->index);
+        snprintf(where, sizeof(where), "%.60s, connection %d", fc->what ? fc->what : cfg->what,
+                 fc->index);
         rq.where = where;
     }
     int status;
@@ -157,6 +193,32 @@ static void exchange_done(hm_http_conn *c, int rc, void *user)
     conn_next(fc);
 }
 
+/* An exchange could not start: the run fails. */
+static void start_failed(pool_conn *fc, int rc)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(fc->f->cfg->start_err, &none, rc);
+    fc->f->stopping = true;
+    conn_done(fc);
+}
+
+/* Sends an extra exchange (HM_PICK_EXTRA) with its own deadline. */
+static void extra_send(pool_conn *fc, const hm_pick *p)
+{
+    pool *f = fc->f;
+    hm_http_xopts xo = f->xopts;
+    xo.idempotent = true; /* a flow's get */
+    xo.head = xo.discard_body = false;
+    if (p->timeout_ns) {
+        xo.timeq = NULL;
+        xo.deadline = hm_now_ns() + p->timeout_ns;
+        xo.span_ns = p->timeout_ns;
+    }
+    fc->state = FC_EXTRA;
+    int rc = hm_http_conn_start(&fc->c, f->loop, p->req, p->len, &xo, exchange_done, fc);
+    if (rc < 0) start_failed(fc, rc);
+}
+
 static void conn_send(pool_conn *fc)
 {
     pool *f = fc->f;
@@ -165,31 +227,35 @@ static void conn_send(pool_conn *fc)
         conn_done(fc); /* the wait was cut short by Ctrl-C: send nothing new */
         return;
     }
-    const char *req = cfg->req;
-    size_t len = cfg->len;
+    hm_pick p = {.seq = fc->seq, .req = cfg->req, .len = cfg->len};
     if (cfg->pick) {
-        int picked = cfg->pick(cfg->user, &req, &len, &fc->token);
-        if (picked < 0) {
-            conn_done(fc);
-            return;
-        }
-        if (picked == 0) { /* ask again soon, the action still claimed */
+        switch (cfg->pick(cfg->user, &p, &fc->token)) {
+        case HM_PICK_ACTION:
+            break;
+        case HM_PICK_LATER: /* ask again soon, the action still claimed */
             fc->state = FC_PACING;
             hm_timer_arm(f->loop, &fc->pace, hm_now_ns() + 1000000);
             return;
+        case HM_PICK_EXTRA:
+            extra_send(fc, &p);
+            return;
+        case HM_PICK_SKIP:
+            conn_next(fc);
+            return;
+        default:
+            conn_done(fc);
+            return;
         }
     }
-    if (cfg->on_send) cfg->on_send(cfg->user, fc->seq, fc->intended_ns);
+    fc->what = p.what;
+    if (cfg->on_send) cfg->on_send(cfg->user, fc->seq, fc->intended_ns, fc->token);
     fc->state = FC_BUSY;
     fc->t0 = hm_now_ns();
     hm_thread_stats_in_flight(f->st, 1);
-    int rc = hm_http_conn_start(&fc->c, f->loop, req, len, &f->xopts, exchange_done, fc);
+    int rc = hm_http_conn_start(&fc->c, f->loop, p.req, p.len, &f->xopts, exchange_done, fc);
     if (rc < 0) {
         hm_thread_stats_in_flight(f->st, -1);
-        int none = 0;
-        atomic_compare_exchange_strong(cfg->start_err, &none, rc);
-        f->stopping = true;
-        conn_done(fc);
+        start_failed(fc, rc);
     }
 }
 
@@ -251,7 +317,8 @@ static void stop_all(pool *f, bool abort)
     drop_waiting(f);
     for (int i = 0; i < f->n; i++) {
         pool_conn *fc = &f->conns[i];
-        if (fc->state == FC_PACING || fc->state == FC_IDLE || (abort && fc->state == FC_BUSY))
+        if (fc->state == FC_PACING || fc->state == FC_IDLE ||
+            (abort && (fc->state == FC_BUSY || fc->state == FC_EXTRA)))
             conn_done(fc);
     }
 }
@@ -283,7 +350,7 @@ int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int f
                               .discard_body = cfg->discard_body,
                               .no_headers = !cfg->o->target.accept_encoding,
                               .timeq = &f.timeout,
-                              .req_outlives = true};
+                              .req_outlives = !cfg->req_per_exchange};
     hm_event_init(&f.all_done);
     int streams = cfg->o->target.http2 && cfg->streams > 1 ? cfg->streams : 1;
     if (cfg->o->target.http2) {

@@ -21,25 +21,27 @@ void vh_sender_done(counter_run *run)
 
 /* A state-machine sender's context for its next action: the one rule of
  * every sender (hm_via_user_target), polled (the pool asks again in 1 ms). */
-static int pick_request(void *user, const char **req, size_t *len, void **token)
+static int pick_request(void *user, hm_pick *p, void **token)
 {
     counter_run *run = user;
-    if (atomic_load(&hm_stop_requested) || atomic_load(&run->start_err)) return -1;
+    if (atomic_load(&hm_stop_requested) || atomic_load(&run->start_err)) return HM_PICK_END;
     hm_ctx_gen *g = *token;
     hm_latch *gate;
     int64_t until;
     int t = hm_via_user_target(&run->user, &g, atomic_load(&run->t_go), &gate, &until);
     *token = g;
-    if (t <= 0) return t;
+    if (t < 0) return HM_PICK_END;
+    if (t == 0) return HM_PICK_LATER;
     const vh_req *q = g->data;
-    if (!q) return -1;
-    *req = q->req;
-    *len = q->len;
-    return 1;
+    if (!q) return HM_PICK_END;
+    p->req = q->req;
+    p->len = q->len;
+    return HM_PICK_ACTION;
 }
 
-static void on_send(void *user, int64_t seq, int64_t intended)
+static void on_send(void *user, int64_t seq, int64_t intended, void *token)
 {
+    (void)token;
     counter_run *run = user;
     hm_via_user_stamp(&run->user, seq, intended ? intended : hm_now_ns());
 }
