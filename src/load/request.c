@@ -119,35 +119,6 @@ void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *wher
     st->sse_fail[HM_SSE_FAIL_PROTOCOL] += w->undecodable - 1;
 }
 
-bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
-                     int *status)
-{
-    int64_t intended_ns = rq->intended_ns;
-    *status = 0;
-    if (intended_ns > 0 && hm_now_ns() < intended_ns) hm_coro_sleep_until(intended_ns);
-    if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) && intended_ns > 0)
-        return true; /* the wait was cut short by Ctrl-C: send nothing new */
-    hm_backoff backoff = HM_BACKOFF_CONNECT;
-    for (;;) {
-        int64_t t0 = hm_now_ns();
-        hm_http_xopts xo = {.idempotent = rq->idempotent,
-                            .head = rq->head,
-                            .discard_body = rq->discard_body,
-                            .req_outlives = rq->req_outlives,
-                            .deadline = t0 + rq->timeout_ns};
-        hm_thread_stats_in_flight(st, 1);
-        int rc = hm_http_conn_exchange(c, rq->req, rq->len, &xo);
-        hm_thread_stats_in_flight(st, -1);
-        bool stop = hm_request_account(c, rq, rc, t0, hm_now_ns(), st, live, status);
-        if (stop || rc == -ECANCELED || !hm_request_unsent(c, *status)) return stop;
-        int64_t wake = hm_now_ns() + hm_backoff_next(&backoff);
-        if (rq->retry_until_ns && wake >= rq->retry_until_ns) return false;
-        if (atomic_load_explicit(&hm_stop_requested, memory_order_relaxed) ||
-            hm_coro_sleep_until(wake) == -ECANCELED)
-            return false;
-    }
-}
-
 bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
                         hm_thread_stats *st, hm_liveness *live, int *status)
 {

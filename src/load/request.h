@@ -38,22 +38,12 @@ static inline void hm_backoff_reset(hm_backoff *b)
     b->next_ns = (int64_t)b->first_ms * 1000000;
 }
 
-/* One request as a scenario sends it (hm_request_send). */
+/* What the accounting of one request's outcome needs to know of it. */
 typedef struct hm_request {
-    const char *req; /* the serialized request */
-    size_t len;
-    bool idempotent;     /* GET: may be re-sent (see http_client.h) */
-    bool head;           /* a HEAD request: the response has no body */
-    bool discard_body;   /* count the body's bytes, keep none (get, probes) */
-    bool req_outlives;   /* req stays valid until the engine threads end (one
-                          * serialized for the run): sent without waiting */
     int64_t timeout_ns;  /* --timeout: covers the whole exchange */
     int64_t intended_ns; /* -R: the intended send time; 0 without -R */
     const char *where;   /* for a failure's first example, e.g.
                           * "action POST /_action/increment, connection 3" */
-    /* A refused connect is tried again (HM_BACKOFF_CONNECT) until this
-     * hm_now_ns() value, the end of -d; 0: while the run lasts. */
-    int64_t retry_until_ns;
 } hm_request;
 
 /* Whether the request whose outcome was `status` never went out: its
@@ -63,24 +53,17 @@ static inline bool hm_request_unsent(const hm_http_conn *c, int status)
     return status == 0 && c->fail == HM_FAIL_CONNECT;
 }
 
-/* Sends one request on c and accounts for it in st: latency when a
- * response came (with -R: sleeps until intended_ns if early, and records
- * both corrected and service latency), its status or the failure kind with
- * the first example of each, connect and TLS timings, and liveness. A
- * refused connect is a connect attempt (hm_thread_stats_connect_failed),
- * not the request: it is tried again after HM_BACKOFF_CONNECT until it
- * connects, the run stops or rq->retry_until_ns passes (then *status is 0
- * and hm_request_unsent holds: nothing was sent). A request cancelled by
- * an interrupt is not counted. *status gets the HTTP status (0 when the
- * request failed). Returns true when the run should stop. */
-bool hm_request_send(hm_http_conn *c, const hm_request *rq, hm_thread_stats *st, hm_liveness *live,
-                     int *status);
-/* The accounting half of hm_request_send, for an exchange that ran from
- * t0 to t1 and ended with rc (hm_http_conn_exchange's, or the result an
- * hm_http_conn_start reported: the sender pool): everything hm_request_send records,
- * a refused connect as a connect attempt (hm_request_unsent then holds),
- * except the in-flight gauge and the retry after a refused connect, which
- * are the caller's. Returns true when the run should stop. */
+/* Accounts for an exchange that ran from t0 to t1 and ended with rc (the
+ * result an hm_http_conn_start reported: the sender pool) in st: latency
+ * when a response came (with -R: both the latency corrected to the
+ * intended send time and the service latency), its status or the failure
+ * kind with the first example of each, connect and TLS timings, and
+ * liveness. A refused connect is a connect attempt, not the request
+ * (*status 0, and hm_request_unsent holds): the caller sends it again
+ * after HM_BACKOFF_CONNECT. An exchange cancelled by an interrupt
+ * (-ECANCELED) is not counted. *status gets the HTTP status (0 when the
+ * request failed). The in-flight gauge is the caller's. Returns true
+ * when the run should stop. */
 bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t0, int64_t t1,
                         hm_thread_stats *st, hm_liveness *live, int *status);
 

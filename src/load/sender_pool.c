@@ -14,8 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* FC_BUSY: the action is out; FC_EXTRA: an extra exchange is. */
-enum { FC_IDLE, FC_WAITING, FC_PACING, FC_BUSY, FC_EXTRA, FC_DONE };
+/* FC_BUSY: the action is out; FC_EXTRA: an extra exchange is; FC_OPENING
+ * and FC_CLOSING: cfg->open or cfg->close runs in its coroutine. */
+enum { FC_IDLE, FC_WAITING, FC_PACING, FC_BUSY, FC_EXTRA, FC_OPENING, FC_CLOSING, FC_DONE };
 
 /* First exchanges (each with its connect) in flight at once, per thread:
  * thousands of connects in one burst overflow the server's accept queue
@@ -37,7 +38,8 @@ typedef struct pool_conn {
     const char *what; /* the action's words for an example, or NULL: cfg->what */
     int index;
     uint8_t state;
-    bool first; /* its first exchange (and connect) has not ended yet */
+    bool first;  /* its first exchange (and connect) has not ended yet */
+    bool opened; /* cfg->open returned 0: cfg->close is due at its end */
 } pool_conn;
 
 struct pool {
@@ -94,21 +96,52 @@ static void first_ended(pool_conn *fc)
     }
 }
 
-static void conn_done(pool_conn *fc)
+/* The connection is gone: its token freed, its counts taken. */
+static void conn_finish(pool_conn *fc)
 {
     pool *f = fc->f;
-    if (fc->state == FC_DONE) return;
-    if (fc->state == FC_BUSY) hm_thread_stats_in_flight(f->st, -1); /* dropped: ABORT */
     fc->state = FC_DONE;
     if (f->cfg->on_end) f->cfg->on_end(f->cfg->user, fc->token);
     fc->token = NULL;
     hm_gauge_vus(f->cfg->o, -1);
-    first_ended(fc);
-    hm_timer_disarm(&fc->pace);
-    hm_http_conn_stop(&fc->c);
     hm_thread_stats_add_conn(f->st, &fc->c);
     hm_http_conn_free(&fc->c);
     if (--f->left == 0) hm_event_notify(&f->all_done);
+}
+
+static void close_coro(void *p)
+{
+    pool_conn *fc = p;
+    fc->f->cfg->close(fc->f->cfg->user, &fc->c, fc->token);
+    conn_finish(fc);
+}
+
+static void conn_done(pool_conn *fc)
+{
+    pool *f = fc->f;
+    if (fc->state == FC_DONE || fc->state == FC_CLOSING) return;
+    if (fc->state == FC_BUSY) hm_thread_stats_in_flight(f->st, -1); /* dropped: ABORT */
+    fc->state = FC_CLOSING;
+    first_ended(fc);
+    hm_timer_disarm(&fc->pace);
+    hm_http_conn_stop(&fc->c);
+    if (fc->opened && f->cfg->close && hm_coro_spawn(f->loop, close_coro, fc, NULL) == 0) return;
+    conn_finish(fc);
+}
+
+/* cfg->open for one connection, then its first claim. */
+static void open_coro(void *p)
+{
+    pool_conn *fc = p;
+    pool *f = fc->f;
+    int rc = f->cfg->open(f->cfg->user, &fc->c, &fc->token);
+    fc->opened = rc == 0;
+    fc->state = FC_IDLE;
+    if (rc < 0) {
+        conn_done(fc);
+        return;
+    }
+    conn_next(fc);
 }
 
 /* Whether the run has ended for every connection of the thread. */
@@ -158,11 +191,7 @@ static void exchange_done(hm_http_conn *c, int rc, void *user)
     fc->state = FC_IDLE;
     hm_thread_stats_in_flight(f->st, -1);
     int64_t t1 = hm_now_ns();
-    hm_request rq = {.idempotent = cfg->idempotent,
-                     .head = cfg->head,
-                     .discard_body = cfg->discard_body,
-                     .timeout_ns = cfg->o->timeout_ns,
-                     .intended_ns = fc->intended_ns};
+    hm_request rq = {.timeout_ns = cfg->o->timeout_ns, .intended_ns = fc->intended_ns};
     /* The example's words only when there is an example to keep. */
     char where[96];
     if (rc < 0 || c->resp.status < 200 || c->resp.status >= 300) {
@@ -248,6 +277,7 @@ static void conn_send(pool_conn *fc)
         }
     }
     fc->what = p.what;
+    if (p.new_conn) hm_http_conn_close(&fc->c);
     if (cfg->on_send) cfg->on_send(cfg->user, fc->seq, fc->intended_ns, fc->token);
     fc->state = FC_BUSY;
     fc->t0 = hm_now_ns();
@@ -332,6 +362,43 @@ static void pool_free_h2(pool *f)
     f->h2 = NULL;
 }
 
+/* Every connection claims its first action now; the first ones go. */
+static void start_claiming(pool *f)
+{
+    int claimed = 0, n = f->n;
+    while (claimed < n && conn_claim(&f->conns[claimed]))
+        f->conns[claimed++].state = FC_WAITING;
+    for (int i = claimed; i < n; i++) { /* -n is spent: never started */
+        f->conns[i].state = FC_DONE;
+        f->conns[i].first = false;
+        f->left--;
+    }
+    hm_gauge_vus(f->cfg->o, claimed); /* a connection counts as a VU, as a getter coroutine did */
+    f->started = 0;
+    while (f->started < claimed && f->started < CONNECTS_IN_FLIGHT)
+        conn_dispatch(&f->conns[f->started++]);
+    if (f->started == claimed) f->started = n;
+}
+
+/* Every connection runs cfg->open in its coroutine, then claims. */
+static void start_opening(pool *f)
+{
+    hm_gauge_vus(f->cfg->o, f->n);
+    f->started = f->n;
+    for (int i = 0; i < f->n; i++) {
+        pool_conn *fc = &f->conns[i];
+        fc->first = false;
+        fc->state = FC_OPENING;
+        int rc = hm_coro_spawn(f->loop, open_coro, fc, NULL);
+        if (rc < 0) {
+            int none = 0;
+            atomic_compare_exchange_strong(f->cfg->start_err, &none, rc);
+            f->stopping = true;
+            conn_done(fc);
+        }
+    }
+}
+
 int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int first_index, int n)
 {
     if (n <= 0) return 0;
@@ -343,17 +410,18 @@ int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int f
         return -ENOMEM;
     }
     hm_timeq_init(f.loop, &f.timeout, cfg->o->timeout_ns);
-    /* Nothing reads a pool's response headers: status and framing suffice,
-     * unless bodies come coded (--compressed): Content-Encoding is needed. */
+    /* Unless on_result reads them, nothing reads a pool's response headers:
+     * status and framing suffice, unless bodies come coded (--compressed):
+     * Content-Encoding is needed. */
     f.xopts = (hm_http_xopts){.idempotent = cfg->idempotent,
                               .head = cfg->head,
                               .discard_body = cfg->discard_body,
-                              .no_headers = !cfg->o->target.accept_encoding,
+                              .no_headers = !cfg->o->target.accept_encoding && !cfg->keep_headers,
                               .timeq = &f.timeout,
                               .req_outlives = !cfg->req_per_exchange};
     hm_event_init(&f.all_done);
-    int streams = cfg->o->target.http2 && cfg->streams > 1 ? cfg->streams : 1;
-    if (cfg->o->target.http2) {
+    int streams = cfg->o->target.http2 && cfg->streams > 1 && !cfg->own_conns ? cfg->streams : 1;
+    if (cfg->o->target.http2 && !cfg->own_conns) {
         f.n_h2 = (n + streams - 1) / streams;
         f.h2 = hm_calloc((size_t)f.n_h2, sizeof(*f.h2));
         int rc = f.h2 ? 0 : -ENOMEM;
@@ -377,28 +445,23 @@ int hm_sender_pool_run(const hm_sender_pool_cfg *cfg, hm_thread_stats *st, int f
         fc->backoff = HM_BACKOFF_CONNECT;
         hm_timer_init(&fc->pace, pace_fired);
     }
-    /* Every connection claims its first action now; the first ones go. */
-    int claimed = 0;
-    while (claimed < n && conn_claim(&f.conns[claimed]))
-        f.conns[claimed++].state = FC_WAITING;
-    for (int i = claimed; i < n; i++) { /* -n is spent: never started */
-        f.conns[i].state = FC_DONE;
-        f.conns[i].first = false;
-        f.left--;
-    }
-    hm_gauge_vus(cfg->o, claimed); /* a connection counts as a VU, as a getter coroutine did */
-    f.started = 0;
-    while (f.started < claimed && f.started < CONNECTS_IN_FLIGHT)
-        conn_dispatch(&f.conns[f.started++]);
-    if (f.started == claimed) f.started = n;
+    if (cfg->open)
+        start_opening(&f);
+    else
+        start_claiming(&f);
     if (f.left == 0) hm_event_notify(&f.all_done);
     /* The connections run from the loop's callbacks; this coroutine only
      * waits. A Ctrl-C ends the wait (it is a soft one): STOP lets the
-     * requests in flight finish, ABORT drops them. */
+     * requests in flight finish, ABORT drops them. Opening and closing
+     * coroutines still run their course (theirs are cancelled too), so
+     * an aborted wait gives them the loop. */
     while (f.left > 0) {
         int rc = hm_event_wait(&f.all_done, 0);
-        if (rc == -ECANCELED || atomic_load(&hm_stop_requested))
-            stop_all(&f, hm_interrupt_current() >= HM_INTERRUPT_ABORT);
+        if (rc == -ECANCELED || atomic_load(&hm_stop_requested)) {
+            bool abort = hm_interrupt_current() >= HM_INTERRUPT_ABORT;
+            stop_all(&f, abort);
+            if (abort && f.left > 0) hm_coro_yield();
+        }
     }
     pool_free_h2(&f);
     hm_timeq_fini(&f.timeout);

@@ -42,6 +42,7 @@ typedef struct hm_pick {
     size_t len;
     const char *what;   /* the request in a failure's example; NULL: cfg->what */
     int64_t timeout_ns; /* HM_PICK_EXTRA: its deadline's span; 0: --timeout */
+    bool new_conn;      /* close the connection first: the request opens a new one */
 } hm_pick;
 
 typedef struct hm_sender_pool_cfg {
@@ -80,13 +81,30 @@ typedef struct hm_sender_pool_cfg {
      * with. */
     void (*on_result)(void *user, hm_thread_stats *st, const hm_http_conn *c, int status,
                       void *token);
+    bool keep_headers; /* on_result reads the response's headers (else only the
+                        * status and framing are kept: hm_http_resp_set_lean) */
     /* Optional: the outcome of an HM_PICK_EXTRA exchange (rc 0 or a
      * negative error, c->fail saying which), its bytes and connect already
      * in st. */
     void (*on_extra)(void *user, hm_thread_stats *st, const hm_http_conn *c, int rc, void *token);
-    /* Optional: the connection ended; its token (NULL if pick never made
+    /* Optional: the connection ended; its token (NULL if no hook made
      * one) is the hook's to free. */
     void (*on_end)(void *user, void *token);
+    /* Optional: what each connection does before its first claim, in a
+     * coroutine of its own, so it may exchange on c (a page load whose
+     * connection the actions then use) and make *token. 0: it starts
+     * claiming; a negative errno: it ends, nothing claimed. The pool
+     * waits for these instead of pacing its first connects. */
+    int (*open)(void *user, hm_http_conn *c, void **token);
+    /* Optional, with open: a connection that opened ends with these last
+     * words on c (a session close), in a coroutine of its own; then
+     * on_end. On an ABORT its exchanges end at once (-ECANCELED). */
+    void (*close)(void *user, hm_http_conn *c, void *token);
+    /* HTTP/2: each connection is an HTTP/2 connection of its own, made at
+     * its first request, so that closing it (hm_pick.new_conn) ends that
+     * connection; otherwise the pool's connections share those it makes
+     * (streams). */
+    bool own_conns;
     void *user;
 } hm_sender_pool_cfg;
 

@@ -649,7 +649,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
         if (rc == -ECANCELED || rc >= 0 || v->conn.fail != HM_FAIL_CONNECT) break;
         atomic_fetch_sub(&v->sent_on_page, 1);
         /* A refused connect: an attempt, not the action, which goes out
-         * once a connect succeeds (as hm_request_send's). */
+         * once a connect succeeds (as the sender pool's). */
         note_connect_failed(v, what, rc);
         if (hm_liveness_report(&run->live, t1, false, HM_FAIL_CONNECT, o->timeout_ns) ||
             run_stopping(run) || (o->duration_ns && t1 - run->t_start >= o->duration_ns) ||

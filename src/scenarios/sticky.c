@@ -15,8 +15,14 @@
  *
  * A request that reaches a worker without the context fails with 400
  * "Invalid context"; X-Via-Worker, when the server sends it, shows where
- * each action went. The run passes when the cookie variant is 100% OK. */
+ * each action went. The run passes when the cookie variant is 100% OK.
+ *
+ * A thread's VUs are one sender pool's connections (load/sender_pool.h):
+ * each opens with its page load (and probe) in a short-lived coroutine,
+ * then sends its actions from the loop's callbacks with no stack of its
+ * own, and closes its session at the end. */
 #include "scenarios/scenario.h"
+#include "load/sender_pool.h"
 #include "proto/via_client.h"
 
 #include "proto/h2_client.h"
@@ -39,17 +45,37 @@ typedef struct sticky_run {
     const hm_options *o;
     variant v;
     sticky_thread *threads;
-    _Atomic int64_t claimed;
-    atomic_int vus_left;
-    _Atomic int start_err; /* a VU could not be started: the run fails */
+    _Atomic int64_t claimed; /* the pools' claim counter (-n) */
+    atomic_int threads_left; /* the last thread's pool to end sets t_end */
+    _Atomic int start_err;   /* a VU could not be started: the run fails */
     hm_liveness live;
     int64_t t_start, t_end;
 } sticky_run;
 
+/* One VU: a connection of the thread's sender pool (load/sender_pool.h)
+ * and this, its token. It opens (vu_open, in a coroutine of its own):
+ * page load, and in the cookie variant the SSE probe; then the pool sends
+ * its action over and over on the connection; at the end it closes its
+ * session (vu_close). */
 typedef struct sticky_vu {
     sticky_run *run;
     int thread;
+    hm_cookie_jar jar;
+    /* legacy and cookie: the page's own connection (kept open, as a
+     * browser keeps it); keepalive loads the page on the pool's one */
+    hm_http_conn page;
+    bool own_page;
+    hm_via_page pg;
+    char *cookie, *req; /* sized to what they hold, on the heap */
+    size_t len;
+    char where[96];
 } sticky_vu;
+
+/* A thread's VUs, as one sender pool. */
+typedef struct sticky_pool {
+    sticky_run *run;
+    int thread;
+} sticky_pool;
 
 static void count_worker(sticky_thread *t, const hm_http_conn *c)
 {
@@ -107,7 +133,7 @@ static void probe_coro(void *p)
  * deadline) means the worker that took it knows the context. php-via
  * answers an unknown context with 200 and a reload script (a repeat with
  * an empty 200), so a 200 alone says nothing. */
-static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const char *cookie)
+static void probe_sse(const sticky_vu *sv, hm_http_conn *c, const char *ctx, const char *cookie)
 {
     const hm_options *o = sv->run->o;
     sticky_thread *t = &sv->run->threads[sv->thread];
@@ -144,110 +170,174 @@ static void probe_sse(sticky_vu *sv, hm_http_conn *c, const char *ctx, const cha
     hm_free(req);
 }
 
-static void sticky_vu_coro(void *p)
+/* Chooses the session id before the page load, so that the page load
+ * routes as every later request (php-via adopts a client's id). */
+static void choose_session(sticky_vu *sv)
 {
-    sticky_vu *sv = p;
-    sticky_run *run = sv->run;
-    const hm_options *o = run->o;
-    sticky_thread *t = &run->threads[sv->thread];
-    hm_cookie_jar jar;
-    hm_cookie_jar_init(&jar);
-    /* Over HTTP/2 the cookie variant is a tab: page, SSE and actions on one
-     * connection (a balancer sees one connection per tab); legacy's
-     * actions still take a new connection each. */
-    hm_h2_conn *tab = NULL;
-    if (o->http2 && run->v == V_COOKIE) hm_h2_conn_create(&tab, &o->target);
-    hm_http_conn page, act;
-    hm_http_conn_init_shared(&page, &o->target, NULL, tab);
-    hm_http_conn_init_shared(&act, &o->target, NULL, tab);
-    hm_via_page pg = {0};
-    char why[512];
-    char *cookie = NULL, *req = NULL; /* sized to what they hold, on the heap */
+    unsigned char rnd[16];
+    char sid[33];
+    if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) memset(rnd, sv->thread, sizeof(rnd));
+    for (int i = 0; i < 16; i++)
+        snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
+    hm_cookie_jar_put(&sv->jar, "via_session_id", sid, sv->run->o->target.host);
+}
 
-    if (run->v == V_COOKIE && !o->no_cookies) {
-        /* Choose the session id first, so the page load carries it too. */
-        unsigned char rnd[16];
-        char sid[33];
-        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) memset(rnd, sv->thread, sizeof(rnd));
-        for (int i = 0; i < 16; i++)
-            snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
-        hm_cookie_jar_put(&jar, "via_session_id", sid, o->target.host);
+/* --no-cookies: ignore every cookie a balancer set; keep only php-via's
+ * session. */
+static void keep_only_session(sticky_vu *sv)
+{
+    char sid[128] = "";
+    const char *v = hm_cookie_jar_get(&sv->jar, "via_session_id");
+    if (v) snprintf(sid, sizeof(sid), "%s", v);
+    hm_cookie_jar_free(&sv->jar);
+    hm_cookie_jar_init(&sv->jar);
+    if (sid[0]) hm_cookie_jar_put(&sv->jar, "via_session_id", sid, sv->run->o->target.host);
+}
+
+/* The pool's open: the VU's page load (on c itself in the keepalive
+ * variant, whose actions reuse it), the SSE probe (cookie variant), and
+ * its action request. Over HTTP/2 the cookie variant is a tab: page, SSE
+ * and actions on c's one connection (a balancer sees one connection per
+ * tab); legacy's actions take a new connection each (own_conns). */
+static int vu_open(void *user, hm_http_conn *c, void **token)
+{
+    const sticky_pool *sp = user;
+    sticky_run *run = sp->run;
+    const hm_options *o = run->o;
+    sticky_thread *t = &run->threads[sp->thread];
+    sticky_vu *sv = hm_calloc(1, sizeof(*sv));
+    if (!sv) return -ENOMEM;
+    *token = sv;
+    sv->run = run;
+    sv->thread = sp->thread;
+    hm_cookie_jar_init(&sv->jar);
+    hm_http_conn *page = c;
+    if (run->v != V_KEEPALIVE) {
+        hm_http_conn_init_shared(&sv->page, &o->target, NULL, run->v == V_COOKIE ? c->h2 : NULL);
+        sv->own_page = true;
+        page = &sv->page;
     }
+    if (run->v == V_COOKIE && !o->no_cookies) choose_session(sv);
+    char why[512];
     int64_t t0 = hm_now_ns();
-    int rc = hm_via_load_page(&page, &jar, o->route, o->action, t0 + o->timeout_ns, &pg, why,
+    int rc = hm_via_load_page(page, &sv->jar, o->route, o->action, t0 + o->timeout_ns, &sv->pg, why,
                               sizeof(why));
-    count_worker(t, &page);
+    count_worker(t, page);
     if (rc < 0) {
-        hm_thread_stats_count(&t->st, page.resp.status, page.fail);
-        goto out;
+        hm_thread_stats_count(&t->st, page->resp.status, page->fail);
+        return rc;
     }
     hm_thread_stats_record(&t->st, HM_PHASE_PAGE, (hm_now_ns() - t0) / 1000);
-    if (o->no_cookies) {
-        /* Ignore every cookie a balancer set; keep only php-via's session. */
-        char sid[128] = "";
-        const char *v = hm_cookie_jar_get(&jar, "via_session_id");
-        if (v) snprintf(sid, sizeof(sid), "%s", v);
-        hm_cookie_jar_free(&jar);
-        hm_cookie_jar_init(&jar);
-        if (sid[0]) hm_cookie_jar_put(&jar, "via_session_id", sid, o->target.host);
-    }
-    cookie = hm_via_cookie_dup(&jar, &o->target, "/");
-    if (!cookie) goto out;
+    if (o->no_cookies) keep_only_session(sv);
+    sv->cookie = hm_via_cookie_dup(&sv->jar, &o->target, "/");
+    if (!sv->cookie) return -ENOMEM;
     if (run->v == V_COOKIE) {
         hm_http_conn sse;
-        hm_http_conn_init_shared(&sse, &o->target, NULL, tab);
-        probe_sse(sv, &sse, pg.ctx, cookie);
+        hm_http_conn_init_shared(&sse, &o->target, NULL, c->h2);
+        probe_sse(sv, &sse, sv->pg.ctx, sv->cookie);
         hm_http_conn_free(&sse);
     }
     char *body = NULL;
-    if (hm_workload_body(o->workload, pg.ctx, o->signals_json, NULL, false, &body) < 0) goto out;
-    size_t len = 0;
-    req = hm_via_action_request(&o->target, pg.action_url, cookie, body, strlen(body),
-                                o->no_origin ? NULL : o->target.origin, &len);
+    if (hm_workload_body(o->workload, sv->pg.ctx, o->signals_json, NULL, false, &body) < 0)
+        return -ENOMEM;
+    sv->req = hm_via_action_request(&o->target, sv->pg.action_url, sv->cookie, body, strlen(body),
+                                    o->no_origin ? NULL : o->target.origin, &sv->len);
     hm_free(body);
-    if (!req) goto out;
-    hm_http_conn *c = run->v == V_KEEPALIVE ? &page : &act;
-    char where[96];
-    snprintf(where, sizeof(where), "action POST %.40s, %s variant", pg.action_url,
+    if (!sv->req) return -ENOMEM;
+    snprintf(sv->where, sizeof(sv->where), "action POST %.40s, %s variant", sv->pg.action_url,
              variant_names[run->v]);
-    hm_request rq = {.req = req, .len = len, .timeout_ns = o->timeout_ns, .where = where};
-    while (!atomic_load(&hm_stop_requested) && !atomic_load(&run->live.dead) &&
-           !atomic_load(&run->start_err) && atomic_fetch_add(&run->claimed, 1) < o->actions) {
-        if (run->v == V_LEGACY) hm_http_conn_close(c); /* a new connection per action */
-        int status;
-        bool stop = hm_request_send(c, &rq, &t->st, &run->live, &status);
-        if (status) count_worker(t, c);
-        if (stop) break;
+    return 0;
+}
+
+/* Every action is the VU's one request; legacy sends each on a new
+ * connection. */
+static int vu_pick(void *user, hm_pick *p, void **token)
+{
+    const sticky_pool *sp = user;
+    const sticky_vu *sv = *token;
+    p->req = sv->req;
+    p->len = sv->len;
+    p->what = sv->where;
+    p->new_conn = sp->run->v == V_LEGACY;
+    return HM_PICK_ACTION;
+}
+
+/* Which worker answered, when the server says. */
+static void vu_result(void *user, hm_thread_stats *st, const hm_http_conn *c, int status,
+                      void *token)
+{
+    const sticky_pool *sp = user;
+    (void)st;
+    (void)token;
+    if (status) count_worker(&sp->run->threads[sp->thread], c);
+}
+
+/* The VU's session ends where its page was loaded. */
+static void vu_close(void *user, hm_http_conn *c, void *token)
+{
+    (void)user;
+    sticky_vu *sv = token;
+    hm_via_close_session(sv->own_page ? &sv->page : c, sv->pg.ctx, sv->cookie,
+                         hm_now_ns() + sv->run->o->timeout_ns);
+}
+
+static void vu_free(void *user, void *token)
+{
+    (void)user;
+    sticky_vu *sv = token;
+    if (!sv) return;
+    if (sv->own_page) {
+        hm_thread_stats_add_conn(&sv->run->threads[sv->thread].st, &sv->page);
+        hm_http_conn_free(&sv->page);
     }
-    hm_via_close_session(&page, pg.ctx, cookie, hm_now_ns() + o->timeout_ns);
-out:
-    hm_free(req);
-    hm_free(cookie);
-    hm_thread_stats_add_conn(&t->st, &page);
-    hm_thread_stats_add_conn(&t->st, &act);
-    hm_http_conn_free(&page);
-    hm_http_conn_free(&act);
-    hm_h2_conn_free(tab);
-    hm_via_page_free(&pg);
-    hm_cookie_jar_free(&jar);
-    if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_free(sv->req);
+    hm_free(sv->cookie);
+    hm_via_page_free(&sv->pg);
+    hm_cookie_jar_free(&sv->jar);
     hm_free(sv);
+}
+
+/* A thread's VUs: one sender pool, which ends when -n is spent. */
+static void vus_driver(void *p)
+{
+    sticky_pool *sp = p;
+    sticky_run *run = sp->run;
+    const hm_options *o = run->o;
+    hm_sender_pool_cfg cfg = {.o = o,
+                              .next_seq = &run->claimed,
+                              .t_base = hm_now_ns(),
+                              .live = &run->live,
+                              .start_err = &run->start_err,
+                              .what = "action POST",
+                              .open = vu_open,
+                              .pick = vu_pick,
+                              .req_per_exchange = true,
+                              .on_result = vu_result,
+                              .keep_headers = true, /* X-Via-Worker */
+                              .close = vu_close,
+                              .on_end = vu_free,
+                              .own_conns = run->v == V_LEGACY,
+                              .user = sp};
+    int first = 0;
+    for (int i = 0; i < sp->thread; i++)
+        first += hm_share(o->concurrency, o->threads, i);
+    hm_sender_pool_run(&cfg, &run->threads[sp->thread].st, first,
+                       hm_share(o->concurrency, o->threads, sp->thread));
+    if (atomic_fetch_sub(&run->threads_left, 1) == 1) run->t_end = hm_now_ns();
+    hm_free(sp);
 }
 
 static void thread_main(hm_loop *loop, int idx, void *arg)
 {
     sticky_run *run = arg;
-    int mine = hm_share(run->o->concurrency, run->o->threads, idx);
-    for (int i = 0; i < mine; i++) {
-        sticky_vu *sv = hm_alloc(sizeof(*sv));
-        int rc = sv ? 0 : -ENOMEM;
-        if (sv) *sv = (sticky_vu){run, idx};
-        if (rc == 0 && (rc = hm_coro_spawn(loop, sticky_vu_coro, sv, NULL)) < 0) hm_free(sv);
-        if (rc < 0) {
-            int none = 0;
-            atomic_compare_exchange_strong(&run->start_err, &none, rc);
-            if (atomic_fetch_sub(&run->vus_left, 1) == 1) run->t_end = hm_now_ns();
-        }
+    sticky_pool *sp = hm_alloc(sizeof(*sp));
+    int rc = sp ? 0 : -ENOMEM;
+    if (sp) *sp = (sticky_pool){run, idx};
+    if (rc == 0 && (rc = hm_coro_spawn(loop, vus_driver, sp, NULL)) < 0) hm_free(sp);
+    if (rc < 0) {
+        int none = 0;
+        atomic_compare_exchange_strong(&run->start_err, &none, rc);
+        if (atomic_fetch_sub(&run->threads_left, 1) == 1) run->t_end = hm_now_ns();
     }
 }
 
@@ -332,7 +422,7 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
         if (!run.threads) return -ENOMEM;
         for (int i = 0; i < o->threads; i++)
             hm_thread_stats_init(&run.threads[i].st);
-        atomic_store(&run.vus_left, o->concurrency);
+        atomic_store(&run.threads_left, o->threads);
         int e = hm_scenario_engine_run(o, run.threads, sizeof(*run.threads), thread_main, &run,
                                        &run.live, &run.t_start, &run.t_end);
         if (e < 0 && !rc) rc = e;

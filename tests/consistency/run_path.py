@@ -402,6 +402,13 @@ def run_sticky(opts, p):
     c.that(vsent == r.j("actions.sent") and vok == r.j("actions.ok"), "variants add up",
            "variants sent %d ok %d, actions sent %r ok %r" % (vsent, vok, r.j("actions.sent"),
                                                             r.j("actions.ok")))
+    # bench_app names its worker on every answer: each VU's page load and
+    # every answered action count once under the worker that answered.
+    for name, v in sorted(variants.items()):
+        answered = sum(v.get("by_status", {}).values())
+        seen = sum(v.get("workers", {}).values())
+        c.that(seen == answered + 4, "workers seen: " + name,
+               "X-Via-Worker counted %d, answered actions %d + 4 page loads" % (seen, answered))
     # Every probe answered 200 opened a stream (live, a reload script or an
     # empty 200), and the run's sse.opened says so.
     answered = sum(v.get("sse_outcomes", {}).get(k, 0) for v in variants.values()
