@@ -25,6 +25,9 @@ typedef struct hm_backoff {
 /* A page reload or an SSE reconnect while the server is away: 100 ms
  * doubling to 2 s, as Datastar's retry. */
 #define HM_BACKOFF_RELOAD ((hm_backoff){100000000LL, 100, 2000})
+/* A sender with no request to send yet (its context is being reloaded)
+ * asks again after this. */
+#define HM_PAUSE_PICK_NS 1000000LL
 
 /* The wait to sit out now; the next one doubles (up to the cap). */
 static inline int64_t hm_backoff_next(hm_backoff *b)

@@ -4,7 +4,7 @@
  * callback accounts the outcome -> claim the next. A refused connect is a
  * connect attempt, not the action: the same action is sent again after
  * HM_BACKOFF_CONNECT on the same timer; a connection whose cfg->pick has
- * no request for it yet waits there too (1 ms). An extra exchange (a
+ * no request for it yet waits there too (HM_PAUSE_PICK_NS). An extra exchange (a
  * flow's get) goes between the claim and the action, uncounted. The
  * deadlines of all exchanges that take --timeout share it, so they sit
  * in one hm_timeq (O(1) each). */
@@ -263,7 +263,7 @@ static void conn_send(pool_conn *fc)
             break;
         case HM_PICK_LATER: /* ask again soon, the action still claimed */
             fc->state = FC_PACING;
-            hm_timer_arm(f->loop, &fc->pace, hm_now_ns() + 1000000);
+            hm_timer_arm(f->loop, &fc->pace, hm_now_ns() + HM_PAUSE_PICK_NS);
             return;
         case HM_PICK_EXTRA:
             extra_send(fc, &p);

@@ -24,7 +24,7 @@
 /* What cfg->pick chose for a connection's next exchange. */
 typedef enum hm_pick_kind {
     HM_PICK_END = -1,   /* end the connection: its claimed action goes unsent, uncounted */
-    HM_PICK_LATER = 0,  /* ask again in 1 ms; the claimed action waits */
+    HM_PICK_LATER = 0,  /* ask again after HM_PAUSE_PICK_NS; the claimed action waits */
     HM_PICK_ACTION = 1, /* send p->req as the claimed action */
     /* Send p->req before the claimed action, not as one: outside -n and
      * the request statistics (a flow's get step). Its outcome goes to
