@@ -366,36 +366,6 @@ static void sse_stop(vu *v)
     v->done = false;
 }
 
-static void record_request(vu *v, const char *what, int rc, int64_t t0, int64_t t1)
-{
-    hm_thread_stats *st = &v->run->stats[v->thread];
-    hm_thread_stats_note_conn(st, &v->conn);
-    int status = rc == 0 ? v->conn.resp.status : 0;
-    if (status < 200 || status >= 300) {
-        char where[96];
-        snprintf(where, sizeof(where), "%.80s, VU %d", what, v->id);
-        hm_thread_stats_note_outcome(st, &v->conn, rc, where);
-    }
-    if (rc == 0) {
-        hm_thread_stats_record_action(st, (t1 - t0) / 1000);
-        hm_thread_stats_count(st, v->conn.resp.status, HM_FAIL_NONE);
-    } else {
-        hm_thread_stats_count(st, 0, v->conn.fail);
-    }
-}
-
-/* A connect attempt of v's that failed, into the stats (not an action). */
-static void note_connect_failed(vu *v, const char *what, int rc)
-{
-    hm_thread_stats *st = &v->run->stats[v->thread];
-    char where[96];
-    snprintf(where, sizeof(where), "%.80s, VU %d", what, v->id);
-    hm_thread_stats_note_conn(st, &v->conn);
-    hm_thread_stats_note_outcome(st, &v->conn, rc, where);
-    hm_thread_stats_connect_failed(st);
-    note_trouble(v);
-}
-
 /* ---- the plugin API ----------------------------------------------------- */
 
 const char *hammer_vu_route(const hammer_vu *v)
@@ -637,7 +607,11 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
     v->patch_ns = 0;        /* set by the SSE reader when this action's patch arrives */
     hm_thread_stats *st = &run->stats[v->thread];
     hm_backoff backoff = HM_BACKOFF_CONNECT;
+    char where[96];
+    snprintf(where, sizeof(where), "%.80s, VU %d", what, v->id);
+    hm_request rq = {.timeout_ns = o->timeout_ns, .where = where};
     int64_t t0, t1;
+    int status;
     for (;;) {
         t0 = hm_now_ns();
         hm_http_xopts xo = {.deadline = t0 + o->timeout_ns};
@@ -646,25 +620,25 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
         rc = hm_http_conn_exchange(&v->conn, req, len, &xo);
         hm_thread_stats_in_flight(st, -1);
         t1 = hm_now_ns();
-        if (rc == -ECANCELED || rc >= 0 || v->conn.fail != HM_FAIL_CONNECT) break;
+        /* Accounted as the sender pool accounts its own (a second Ctrl-C's
+         * cancelled exchange is not counted). */
+        bool stop = hm_request_account(&v->conn, &rq, rc, t0, t1, st, &run->live, &status);
+        if (rc == -ECANCELED || !hm_request_unsent(&v->conn, status)) break;
         atomic_fetch_sub(&v->sent_on_page, 1);
         /* A refused connect: an attempt, not the action, which goes out
          * once a connect succeeds (as the sender pool's). */
-        note_connect_failed(v, what, rc);
-        if (hm_liveness_report(&run->live, t1, false, HM_FAIL_CONNECT, o->timeout_ns) ||
-            run_stopping(run) || (o->duration_ns && t1 - run->t_start >= o->duration_ns) ||
+        note_trouble(v);
+        if (stop || run_stopping(run) || (o->duration_ns && t1 - run->t_start >= o->duration_ns) ||
             hm_coro_sleep(hm_backoff_next(&backoff)) == -ECANCELED)
             break;
     }
     hm_free(req);
-    if (rc == -ECANCELED || (rc < 0 && v->conn.fail == HM_FAIL_CONNECT)) {
+    if (rc == -ECANCELED || hm_request_unsent(&v->conn, status)) {
         /* a second Ctrl-C (it never finished), or never sent */
         hm_http_conn_release(&v->conn);
         return rc;
     }
-    record_request(v, what, rc, t0, t1);
-    bool ok = rc == 0 && v->conn.resp.status >= 200 && v->conn.resp.status < 300;
-    hm_liveness_report(&run->live, t1, ok, rc == 0 ? HM_FAIL_NONE : v->conn.fail, o->timeout_ns);
+    bool ok = status >= 200 && status < 300;
     v->last_action_ns = ok ? t0 : 0;
     if (ok) {
         v->ok++;
