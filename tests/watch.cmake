@@ -23,3 +23,6 @@ else()
            COMMAND sh -c "echo 'SKIP: python3 not found (apt-get install python3)'; exit 77")
   set_tests_properties(watch_python3 PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# What an SSE stream's head and end mean to both followers (unit).
+hm_test(sse_end SOURCES test_sse_end.c LIBS hm_load)

@@ -1,5 +1,6 @@
 /* A request's outcome into the thread's stats (request.h). */
 #include "load/request.h"
+#include "proto/via_client.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -143,4 +144,32 @@ bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t
     }
     hm_thread_stats_count(st, 0, c->fail);
     return hm_liveness_report(live, t1, false, c->fail, rq->timeout_ns);
+}
+
+int hm_sse_head_read(hm_sse_head *h, const hm_http_resp_parser *p, hm_thread_stats *st,
+                     const hm_options *o)
+{
+    h->status = p->status;
+    h->empty = hm_via_sse_empty(p);
+    if (p->status != 200) return -HM_ESTATUS;
+    h->streaming = true;
+    hm_sse_note_opened(st, o);
+    return 0;
+}
+
+hm_sse_end hm_sse_stream_end(hm_sse_head *h, int rc, const hm_http_conn *c, const hm_watch *w,
+                             hm_thread_stats *st, const hm_options *o, const char *where)
+{
+    if (h->streaming) {
+        h->streaming = false;
+        hm_gauge_sse_open(o, -1);
+    }
+    if (rc == -ECANCELED) {
+        hm_sse_note_cut(st, w, o->timeout_ns, where);
+        return HM_SSE_END_CUT;
+    }
+    if (w->reload_asked || h->empty || (rc == -HM_ESTATUS && h->status == 400))
+        return HM_SSE_END_LOST;
+    hm_sse_note_end(st, c, rc, w, where);
+    return HM_SSE_END_RETRY;
 }

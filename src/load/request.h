@@ -96,6 +96,40 @@ void hm_sse_note_cut(hm_thread_stats *st, const hm_watch *w, int64_t timeout_ns,
  * once, when the watch is done). */
 void hm_sse_note_events(hm_thread_stats *st, const hm_watch *w, const char *where);
 
+/* What one SSE stream's head said, as both followers (the browser tab's
+ * EventSource, the hammer model's observer) read it. */
+typedef struct hm_sse_head {
+    uint16_t status; /* 0 until the head came */
+    bool empty;      /* 200 with Content-Length: 0: php-via's repeat for a lost context */
+    bool streaming;  /* it answered 200: counted opened, and open on the live gauge */
+} hm_sse_head;
+
+/* A stream starts: nothing of the last one's head is left. */
+static inline void hm_sse_head_begin(hm_sse_head *h)
+{
+    h->status = 0;
+    h->empty = false;
+}
+
+/* The stream's head (the headers callback's): 0 when it opened a stream
+ * (a 200: counted opened, sse.opened), -HM_ESTATUS otherwise. */
+int hm_sse_head_read(hm_sse_head *h, const hm_http_resp_parser *p, hm_thread_stats *st,
+                     const hm_options *o);
+
+/* What a stream's end means to its follower. */
+typedef enum hm_sse_end {
+    HM_SSE_END_CUT,  /* the run or the tab ended it (rc -ECANCELED): noted as cut */
+    HM_SSE_END_LOST, /* php-via has no such context (its reload script, an empty
+                      * 200, a 400): a browser reloads the page */
+    HM_SSE_END_RETRY /* it failed or ended under a live page (noted, sse.failures):
+                      * reconnect after the back-off, as Datastar does */
+} hm_sse_end;
+
+/* A stream that ended with rc (c's, w its watch): off the live gauge if
+ * it was open, and what its end means, noted into st under where. */
+hm_sse_end hm_sse_stream_end(hm_sse_head *h, int rc, const hm_http_conn *c, const hm_watch *w,
+                             hm_thread_stats *st, const hm_options *o, const char *where);
+
 /* A connection's outcome into the thread's stats: the adapter between
  * proto (hm_http_conn) and stats (hm_thread_stats), so neither includes the
  * other. Records the connect and TLS handshake the conn's last request

@@ -79,20 +79,22 @@ struct hammer_vu {
     hm_timer sse_wait; /* the back-off before the next stream */
     hm_backoff sse_backoff;
     uint64_t sse_connects; /* sse_conn.connects when the current stream began */
-    /* The small fields sit together: the record's size decides its
-     * allocator bin, which a browser VU pays for (bench/vu_memory.sh). */
-    bool done, connected, streaming;
-    bool sse_retrying; /* the stream failed: the next connect is a reconnect */
+    /* The small fields sit together, the flags in one byte: the record's
+     * size decides its allocator bin, which a browser VU pays for
+     * (bench/vu_memory.sh). */
+    bool done : 1, connected : 1;
+    bool sse_retrying : 1; /* the stream failed: the next connect is a reconnect */
     /* Context loss (a server restart, another worker): the page's context
      * is gone (400 Invalid context, or the stream's reload script or empty
      * 200); whether it reloaded the page meanwhile (trouble_ns below). */
-    bool ctx_dead, sse_empty, reloaded;
-    bool seen_state; /* a page it left showed its state (the baseline) */
-    bool failed;
+    bool ctx_dead : 1, reloaded : 1;
+    bool seen_state : 1; /* a page it left showed its state (the baseline) */
+    bool failed : 1;
+    bool left_page : 1; /* it left a page (whose counts are in its thread's totals) */
     /* The tab's waits (hammer_vu_wait_patch, hm_vu_wait): a token each,
      * given by a patch or hm_vu_wake (or a lost context), taken by the wait. */
     bool patch_token, wake_token;
-    bool left_page; /* it left a page (whose counts are in its thread's totals) */
+    hm_sse_head sse_head; /* what the EventSource's current stream's head said */
     unsigned rng;
     int64_t patch_ns;    /* when the first patch after the last action's send came, 0: none */
     uint64_t ok;         /* HTTP OK actions on the current page */
@@ -192,13 +194,11 @@ static void context_lost(vu *v)
 static int on_sse_headers(void *user, hm_http_resp_parser *p)
 {
     vu *v = user;
-    v->sse_empty = hm_via_sse_empty(p);
-    if (p->status != 200) return -HM_ESTATUS;
+    int rc = hm_sse_head_read(&v->sse_head, p, &v->run->stats[v->thread], v->run->o);
+    if (rc < 0) return rc;
     /* Nothing reads the stream's headers again while it stays open. */
     hm_http_resp_drop_head(p);
     v->connected = true;
-    v->streaming = true;
-    hm_sse_note_opened(&v->run->stats[v->thread], v->run->o);
     return 0;
 }
 
@@ -231,6 +231,7 @@ static void sse_begin(vu *v)
 {
     hm_watch_restart(&v->watch);
     hm_reason_clear(&v->watch.error);
+    hm_sse_head_begin(&v->sse_head);
     v->sse_connects = v->sse_conn.connects;
 }
 
@@ -245,25 +246,18 @@ static int64_t sse_ended(vu *v, int rc)
         st->reconnects++;
         v->run->totals[v->thread].reconnects++;
     }
-    /* Of its response only the status is read below: the head's buffers
-     * need not wait for the next stream. */
+    hm_sse_end end =
+        hm_sse_stream_end(&v->sse_head, rc, &v->sse_conn, &v->watch, st, o, SSE_WHERE(v));
+    /* Of its response only the status was read: the head's buffers need
+     * not wait for the next stream. */
     hm_http_resp_release(&v->sse_conn.resp);
-    if (v->streaming) {
-        v->streaming = false;
-        hm_gauge_sse_open(o, -1);
-    }
-    if (rc == -ECANCELED) hm_sse_note_cut(st, &v->watch, o->timeout_ns, SSE_WHERE(v));
-    if (v->done || rc == -ECANCELED) return -1;
-    /* php-via's answer for a context it does not have: the reload script,
-     * an empty 200 on a repeat, 400 for no context at all. A browser
-     * reloads the page; reconnecting to this one is pointless. */
-    if (v->watch.reload_asked || v->sse_empty ||
-        (rc == -HM_ESTATUS && v->sse_conn.resp.status == 400)) {
+    if (end == HM_SSE_END_CUT || v->done) return -1;
+    /* A browser reloads the page; reconnecting to this one is pointless. */
+    if (end == HM_SSE_END_LOST) {
         context_lost(v);
         return -1;
     }
     note_trouble(v);
-    hm_sse_note_end(st, &v->sse_conn, rc, &v->watch, SSE_WHERE(v));
     /* The stream ended under a live tab: reconnect with backoff, as
      * Datastar's retry does. */
     v->sse_retrying = true;
@@ -502,7 +496,7 @@ int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
     if (!sse_running(v)) sse_open(v);
     int rc = hm_watch_wait_first_state(&v->watch, sse_alive, v, &v->tab_ev,
                                        hm_now_ns() + (int64_t)timeout_ms * 1000000);
-    if (rc == -ETIMEDOUT && v->streaming && !run_stopping(v->run)) {
+    if (rc == -ETIMEDOUT && v->sse_head.streaming && !run_stopping(v->run)) {
         /* Open, but silent: a stream that shows no state is a failed one. */
         char why[120];
         snprintf(why, sizeof(why), "no first state (%s) within %.3g s of opening",

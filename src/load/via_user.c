@@ -265,12 +265,9 @@ static int on_sse_body(void *user, const char *at, size_t len)
 static int on_sse_headers(void *user, hm_http_resp_parser *p)
 {
     hm_via_observer *ob = user;
-    ob->status = p->status;
-    ob->empty = hm_via_sse_empty(p);
-    if (p->status != 200) return -HM_ESTATUS;
-    ob->connected = ob->streaming = true;
-    hm_sse_note_opened(ob->u->cfg.st, ob->u->cfg.o);
-    return 0;
+    int rc = hm_sse_head_read(&ob->head, p, ob->u->cfg.st, ob->u->cfg.o);
+    if (rc == 0) ob->connected = true;
+    return rc;
 }
 
 static void watch_fresh(hm_via_observer *ob)
@@ -381,22 +378,15 @@ static void observer_coro(void *p)
         }
         hm_watch_restart(&ob->watch);
         hm_reason_clear(&ob->watch.error);
-        ob->empty = false;
+        hm_sse_head_begin(&ob->head);
         int rc = hm_http_conn_stream(&ob->conn, req, len, hm_now_ns() + o->timeout_ns,
                                      on_sse_headers, on_sse_body, ob);
         hm_free(req);
-        if (ob->streaming) {
-            ob->streaming = false;
-            hm_gauge_sse_open(o, -1);
-        }
         /* The finisher ends the stream (-ECANCELED); anything else was the
          * server's doing. */
-        if (rc == -ECANCELED) {
-            hm_sse_note_cut(st, &ob->watch, o->timeout_ns, ob->where);
-            break;
-        }
-        if (ob->watch.reload_asked || ob->empty || (rc == -HM_ESTATUS && ob->status == 400)) {
-            /* php-via's answer for a context it does not have. */
+        hm_sse_end end = hm_sse_stream_end(&ob->head, rc, &ob->conn, &ob->watch, st, o, ob->where);
+        if (end == HM_SSE_END_CUT) break;
+        if (end == HM_SSE_END_LOST) {
             if (ob->index == 0) {
                 mark_lost(u, cur, st);
                 if (o->no_reload) break;
@@ -423,7 +413,6 @@ static void observer_coro(void *p)
             hm_backoff_reset(&backoff);
             continue;
         }
-        hm_sse_note_end(st, &ob->conn, rc, &ob->watch, ob->where);
         if (ob->index == 0) hm_via_user_note_trouble(u);
         if (over(u)) break;
         /* Reconnect with backoff, as Datastar's retry does; at once when a
@@ -440,7 +429,7 @@ static void observer_coro(void *p)
     }
 out:
     hm_sse_note_events(st, &ob->watch, ob->where);
-    if (ob->streaming) hm_gauge_sse_open(o, -1);
+    if (ob->head.streaming) hm_gauge_sse_open(o, -1);
     if (ob->index == 0) release(u, ob->watch.signals); /* never block the senders */
     /* Its reconnects are its connection's (hm_thread_stats_add_conn): the
      * stream's retries that found the server away connected nothing. */

@@ -96,9 +96,9 @@ typedef struct hm_via_observer {
     hm_watch watch;
     hm_task task;
     hm_event ev; /* its stream's bytes arrived, or it ended */
-    bool connected, streaming, empty;
-    int64_t matched; /* the user's actions whose patch latency is recorded */
-    int status;
+    bool connected;
+    hm_sse_head head;      /* what its current stream's head said */
+    int64_t matched;       /* the user's actions whose patch latency is recorded */
     hm_ctx_gen *gen;       /* the main observer's context */
     uint64_t patches_done; /* patches seen on contexts it left */
     uint64_t extra_done;   /* and the events there that answered no action */
