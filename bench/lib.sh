@@ -21,6 +21,15 @@ wait_port() {
     return 1
 }
 
+# Starts bench_app ($1) at port $2 on any CPU, removes $3 and stops it on
+# exit, and waits until it listens. Sets app (its pid).
+start_app() {
+    "$1" --port "$2" --quiet &
+    app=$!
+    trap "kill $app 2>/dev/null || true; rm -rf '$3'" EXIT
+    wait_port "$2"
+}
+
 # Starts bench_app ($1) on CPU 1 at port $2, removes $3 and stops it on
 # exit, and waits until it listens. Sets app (its pid) and hz, and defines
 # ticks [PID]: the CPU ticks (user + system) bench_app (or PID) has used so far.

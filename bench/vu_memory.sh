@@ -20,10 +20,7 @@ VUS=${VUS:-5000}
 dir=$(mktemp -d)
 port=$(bench_port)
 ulimit -n 20000
-"$APP" --port "$port" --quiet &
-app=$!
-trap 'kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT
-wait_port "$port"
+start_app "$APP" "$port" "$dir"
 
 # One run: prints "peak_kib stack_kib_per_coroutine coroutines".
 run() {

@@ -1,7 +1,8 @@
-/* request.h — one request as a load model sends it, and what its outcome
- * puts into the thread's stats: latency, status or failure kind with the
- * first example, connect and TLS timings, SSE endings, bytes; and the
- * back-offs every sender uses when the server refuses or goes away.
+/* request.h — what one request's outcome puts into the thread's stats:
+ * latency, status or failure kind with the first example, connect and TLS
+ * timings, bytes; what an SSE stream's head and end mean (opened, cut,
+ * context lost, a failure to retry); and the back-offs and pauses every
+ * sender uses when the server refuses or goes away.
  *
  * The adapter between proto (hm_http_conn) and stats (hm_thread_stats), so
  * neither includes the other. Everything here runs on the calling engine

@@ -1,6 +1,6 @@
 /* sender_pool.h — a thread's share of -c keep-alive connections that send
  * actions over and over (the get scenario, the hammer model's senders, a
- * flow's senders) without a coroutine each: a connection is a record in
+ * flow's senders, sticky's VUs) without a coroutine each: a connection is a record in
  * one array (its hm_http_conn: socket, parser state and deadline), driven
  * by the loop's callbacks, so an idle keep-alive connection costs no
  * stack. Over HTTP/2 a record is a stream slot, cfg->streams of them
