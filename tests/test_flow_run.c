@@ -376,6 +376,32 @@ static void hammer_walks_between_actions(void)
     }
 }
 
+/* An action whose values cannot be made still takes its place in -n, in
+ * its step's row as a failure with why; in the hammer model 200 000 of
+ * them in a row run one after the other from the loop (they once nested
+ * a call each, and the stack overflowed). */
+static void unmakeable_actions(void)
+{
+    const char *f = put("unmakeable.yaml", "steps:\n"
+                                           "  - page: /bench/counter\n"
+                                           "  - sse: open\n"
+                                           "  - repeat: forever\n"
+                                           "    steps:\n"
+                                           "      - action: increment\n"
+                                           "        signals: {count: {signal: nosuchsignal}}\n");
+    proc p;
+    ASSERT_EQ(hm(&p, 60, "-c", "2", "-n", "200000", "flow", f, NULL), 1);
+    json_t *j = load_json(json_path);
+    ASSERT_EQ(json_int_at(j, "actions.sent"), 0);
+    json_t *r = row(j, "steps", "action increment");
+    ASSERT_EQ(json_int_at(r, "count"), 200000);
+    ASSERT_EQ(json_int_at(r, "failed"), 200000);
+    ASSERT(strstr(p.out, "signal nosuchsignal not seen on the stream yet"));
+    json_decref(j);
+    printf("hammer model: 200000 actions whose values cannot be made: each in -n, each a "
+           "failure with why, none sent\n");
+}
+
 /* A think step paces a VU: a lower bound only (a slow machine is slower). */
 static void think_paces(void)
 {
@@ -409,6 +435,7 @@ int main(int argc, char **argv)
     changed_by_after_override();
     weights_and_repeats();
     hammer_walks_between_actions();
+    unmakeable_actions();
     think_paces();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

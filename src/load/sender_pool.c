@@ -61,6 +61,7 @@ struct pool {
 static void conn_next(pool_conn *fc);
 static void conn_dispatch(pool_conn *fc);
 static bool run_over(pool *f);
+static bool conn_claim(pool_conn *fc);
 static void conn_send(pool_conn *fc);
 static void extra_done(pool_conn *fc, int rc);
 
@@ -268,8 +269,14 @@ static void conn_send(pool_conn *fc)
         case HM_PICK_EXTRA:
             extra_send(fc, &p);
             return;
-        case HM_PICK_SKIP:
-            conn_next(fc);
+        case HM_PICK_SKIP: /* the next action goes from the loop: skips must not recurse */
+            if (!conn_claim(fc)) {
+                conn_done(fc);
+                return;
+            }
+            fc->state = FC_PACING;
+            hm_timer_arm(f->loop, &fc->pace,
+                         fc->intended_ns > hm_now_ns() ? fc->intended_ns : hm_now_ns());
             return;
         default:
             conn_done(fc);
