@@ -397,12 +397,7 @@ static void start_opening(pool *f)
         fc->first = false;
         fc->state = FC_OPENING;
         int rc = hm_coro_spawn(f->loop, open_coro, fc, NULL);
-        if (rc < 0) {
-            int none = 0;
-            atomic_compare_exchange_strong(f->cfg->start_err, &none, rc);
-            f->stopping = true;
-            conn_done(fc);
-        }
+        if (rc < 0) start_failed(fc, rc);
     }
 }
 
