@@ -94,23 +94,16 @@ typedef struct sse_probe {
     hm_watch watch;
     hm_thread_stats *st;
     const hm_options *o;
-    int status, rc;
-    bool opened;    /* answered 200: an SSE stream opened (sse.opened) */
-    bool empty;     /* 200 with Content-Length: 0 */
-    uint64_t bytes; /* body bytes */
-    hm_task reader; /* the reading coroutine */
+    hm_sse_head head; /* what the answer's head said, as every follower reads it */
+    uint64_t bytes;   /* body bytes */
+    hm_task reader;   /* the reading coroutine */
 } sse_probe;
 
+/* Only a 200 can be a stream; the status says the rest. */
 static int sse_headers(void *user, hm_http_resp_parser *p)
 {
     sse_probe *pr = user;
-    pr->status = p->status;
-    pr->empty = hm_via_sse_empty(p);
-    /* Only a 200 can be a stream; the status says the rest. */
-    if (p->status != 200) return -ECANCELED;
-    pr->opened = true;
-    hm_sse_note_opened(pr->st, pr->o);
-    return 0;
+    return hm_sse_head_read(&pr->head, p, pr->st, pr->o);
 }
 
 static int sse_body(void *user, const char *at, size_t len)
@@ -125,7 +118,7 @@ static int sse_body(void *user, const char *at, size_t len)
 static void probe_coro(void *p)
 {
     sse_probe *pr = p;
-    pr->rc = hm_http_conn_stream(pr->c, pr->req, pr->len, pr->deadline, sse_headers, sse_body, pr);
+    hm_http_conn_stream(pr->c, pr->req, pr->len, pr->deadline, sse_headers, sse_body, pr);
 }
 
 /* Opens the SSE stream with the cookie and classifies the answer: only a
@@ -139,7 +132,7 @@ static void probe_sse(const sticky_vu *sv, hm_http_conn *c, const char *ctx, con
     sticky_thread *t = &sv->run->threads[sv->thread];
     size_t len = 0;
     char *req = hm_via_sse_request(c->target, ctx, cookie, &len); /* sized, not on the stack */
-    sse_probe pr = {.c = c, .req = req, .len = req ? len : 0, .rc = -EINVAL, .st = &t->st, .o = o};
+    sse_probe pr = {.c = c, .req = req, .len = req ? len : 0, .st = &t->st, .o = o};
     pr.deadline = hm_now_ns() + o->timeout_ns;
     hm_watch_init(&pr.watch, o->workload, o->signal ? o->signal : "");
     bool open_at_deadline = false;
@@ -151,18 +144,18 @@ static void probe_sse(const sticky_vu *sv, hm_http_conn *c, const char *ctx, con
         while (!pr.reader.done)
             if (hm_task_join(&pr.reader, 0) < 0) hm_coro_yield(); /* this VU cancelled too */
     }
-    if (pr.opened) hm_gauge_sse_open(o, -1);
+    if (pr.head.streaming) hm_gauge_sse_open(o, -1);
     hm_sse_outcome k = HM_SSE_OUTCOME_OTHER;
-    if (pr.status == 403)
+    if (pr.head.status == 403)
         k = HM_SSE_OUTCOME_403;
-    else if (pr.status == 400)
+    else if (pr.head.status == 400)
         k = HM_SSE_OUTCOME_400;
-    else if (pr.status == 200) {
+    else if (pr.head.status == 200) {
         if (pr.watch.reload_asked)
             k = HM_SSE_OUTCOME_RELOAD;
         else if (pr.watch.sse.events || (open_at_deadline && !atomic_load(&hm_stop_requested)))
             k = HM_SSE_OUTCOME_LIVE; /* an event, or open (and silent) until the deadline */
-        else if (pr.empty || pr.bytes == 0)
+        else if (pr.head.empty || pr.bytes == 0)
             k = HM_SSE_OUTCOME_EMPTY;
     }
     t->sse_outcome[k]++;
