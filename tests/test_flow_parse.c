@@ -257,8 +257,9 @@ static void mistakes(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) HM_FAIL_("usage: %s EXAMPLES_DIR", argv[0]);
-    snprintf(dir, sizeof(dir), "/tmp/hammer-flow-parse-%d", (int)getpid());
-    ASSERT_EQ(mkdir(dir, 0700), 0);
+    /* A directory of its own, whatever an earlier (failed) run left. */
+    snprintf(dir, sizeof(dir), "/tmp/hammer-flow-parse-XXXXXX");
+    ASSERT(mkdtemp(dir));
     examples(argv[1]);
     everything();
     mistakes();

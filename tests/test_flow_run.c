@@ -429,8 +429,9 @@ int main(int argc, char **argv)
 {
     if (argc < 2) HM_FAIL_("usage: %s HAMMER", argv[0]);
     hammer = argv[1];
-    snprintf(dir, sizeof(dir), "/tmp/hammer-flow-run-%d", (int)getpid());
-    ASSERT_EQ(mkdir(dir, 0700), 0);
+    /* A directory of its own, whatever an earlier (failed) run left. */
+    snprintf(dir, sizeof(dir), "/tmp/hammer-flow-run-XXXXXX");
+    ASSERT(mkdtemp(dir));
     snprintf(json_path, sizeof(json_path), "%s/out.json", dir);
     early_errors();
     missing_action();

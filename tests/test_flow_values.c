@@ -408,8 +408,9 @@ static void report(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/hammer-flow-values-%d", (int)getpid());
-    ASSERT_EQ(mkdir(dir, 0700), 0);
+    /* A directory of its own, whatever an earlier (failed) run left. */
+    snprintf(dir, sizeof(dir), "/tmp/hammer-flow-values-XXXXXX");
+    ASSERT(mkdtemp(dir));
     values();
     conditions();
     walking();

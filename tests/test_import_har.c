@@ -339,8 +339,9 @@ int main(int argc, char **argv)
     if (argc < 3) HM_FAIL_("usage: %s HAMMER DATA_DIR", argv[0]);
     hammer = argv[1];
     data = argv[2];
-    snprintf(dir, sizeof(dir), "/tmp/hammer-import-har-%d", (int)getpid());
-    ASSERT_EQ(mkdir(dir, 0700), 0);
+    /* A directory of its own, whatever an earlier (failed) run left. */
+    snprintf(dir, sizeof(dir), "/tmp/hammer-import-har-XXXXXX");
+    ASSERT(mkdtemp(dir));
     snprintf(json_path, sizeof(json_path), "%s/out.json", dir);
     recorded();
     user_signals();
