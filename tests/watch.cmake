@@ -26,3 +26,7 @@ endif()
 
 # What an SSE stream's head and end mean to both followers (unit).
 hm_test(sse_end SOURCES test_sse_end.c LIBS hm_load)
+
+# The one SSE follower (a tab's EventSource, the hammer model's observers)
+# against a scripted server, on both engines.
+hm_engine_test(event_source SOURCES test_event_source.c LIBS hm_load)

@@ -93,7 +93,7 @@ static bool event_matches(bvu *b, const hm_flow_step *w, const hm_watch *watch)
     return ev->kind == HM_DATASTAR_PATCH_SIGNALS || ev->kind == HM_DATASTAR_PATCH_ELEMENTS;
 }
 
-static void on_event(hammer_vu *v, const hm_watch *w, void *user)
+static void on_event(hm_watch *w, void *user)
 {
     bvu *b = user;
     const hm_flow_file *f = b->fb->f;
@@ -108,7 +108,7 @@ static void on_event(hammer_vu *v, const hm_watch *w, void *user)
             any = true;
         }
     }
-    if (any) hm_vu_wake(v);
+    if (any) hm_vu_wake(b->v);
 }
 
 /* The page's actions that the flow fires before its next page: each must be

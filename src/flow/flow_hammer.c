@@ -253,7 +253,7 @@ static int prologue_sse(instance *in, const hm_flow_step *s)
         int rc = hm_via_user_spawn(&in->user, NULL);
         if (rc < 0) start_failed(run, rc);
     }
-    bool ok = hm_watch_wait_first_state(&ob->watch, observer_alive, ob, &ob->ev, until) == 0;
+    bool ok = hm_watch_wait_first_state(&ob->es.watch, observer_alive, ob, &ob->ev, until) == 0;
     char why[120];
     snprintf(why, sizeof(why), "the stream showed nothing within %.3f s",
              (double)(until - t0) / 1e9);
@@ -308,7 +308,7 @@ static int prologue_get(instance *in, const hm_flow_step *s)
 static int prologue_leaf(hm_flow_exec *x, const hm_flow_step *s)
 {
     instance *in = x->self;
-    x->signals = in->user.obs[0].watch.signals;
+    x->signals = in->user.obs[0].es.watch.signals;
     if (stopping(in->run)) return HM_FLOW_STOP;
     switch (s->kind) {
     case HM_FLOW_PAGE:
@@ -369,7 +369,7 @@ static void prologue_coro(void *p)
             if (cookie) {
                 hm_free(g->cookie); /* nobody fires yet; the stream copied it */
                 g->cookie = cookie;
-                in->seen = json_deep_copy(in->user.obs[0].watch.signals);
+                in->seen = json_deep_copy(in->user.obs[0].es.watch.signals);
             }
             in->ready = fl->prologue == fl->n_steps || (cookie && in->seen);
         }

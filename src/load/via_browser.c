@@ -3,9 +3,10 @@
  * file also implements the plugin API's hammer_vu_* functions
  * (include/hammer/scenario.h); the built-in VU body below uses only them.
  * A VU has its own cookie jar
- * and session, loads the page, holds one SSE stream open (reconnecting with
- * backoff when it ends; over HTTP/1.1 read by callbacks, with no coroutine
- * of its own), fires actions one at a time carrying its last-seen
+ * and session, loads the page, holds one SSE stream open with its
+ * EventSource (load/event_source.h: reconnecting with backoff when it
+ * ends, read by callbacks with no coroutine of its own), fires actions
+ * one at a time carrying its last-seen
  * signal values as Datastar sends them, waits for the patch that shows the
  * effect, thinks (--think), and closes its session at the end. VUs loop
  * until -n actions are spent in total.
@@ -15,6 +16,7 @@
  * does. Per-thread aggregates are written only by that thread's VUs.
  * Flows drive VUs through via_browser.h as well. */
 #include "load/via_browser.h"
+#include "load/event_source.h"
 #include "load/via_user.h"
 #include "proto/via_client.h"
 
@@ -64,26 +66,18 @@ struct hammer_vu {
     int thread, id;
     hm_cookie_jar jar;
     hm_via_page page;
-    hm_http_conn conn;     /* page load and actions, keep-alive */
-    hm_http_conn sse_conn; /* the EventSource */
-    hm_h2_conn *h2;        /* HTTP/2: the tab's one connection, both conns' streams */
-    hm_watch watch;
+    hm_http_conn conn; /* page load and actions, keep-alive */
+    /* The EventSource: its stream's connection and the tab's view of the
+     * page's stream (es.watch, whose on_event and user are the plugin's). */
+    hm_event_source es;
     /* What wakes the tab, its only waiter, to look again at what it waits
      * for: a token given (below), the stream's first state, a patch, the
      * stream's end. */
     hm_event tab_ev;
-    hm_vu_event_fn event_fn;
-    void *event_user;
-    /* The EventSource: a state machine of callbacks (the stream's done,
-     * the back-off's timer), over HTTP/1.1 and HTTP/2 alike. */
-    hm_timer sse_wait; /* the back-off before the next stream */
-    hm_backoff sse_backoff;
-    uint64_t sse_connects; /* sse_conn.connects when the current stream began */
     /* The small fields sit together, the flags in one byte: the record's
      * size decides its allocator bin, which a browser VU pays for
      * (bench/vu_memory.sh). */
-    bool done : 1, connected : 1;
-    bool sse_retrying : 1; /* the stream failed: the next connect is a reconnect */
+    bool connected : 1;
     /* Context loss (a server restart, another worker): the page's context
      * is gone (400 Invalid context, or the stream's reload script or empty
      * 200); whether it reloaded the page meanwhile (trouble_ns below). */
@@ -94,7 +88,6 @@ struct hammer_vu {
     /* The tab's waits (hammer_vu_wait_patch, hm_vu_wait): a token each,
      * given by a patch or hm_vu_wake (or a lost context), taken by the wait. */
     bool patch_token, wake_token;
-    hm_sse_head sse_head; /* what the EventSource's current stream's head said */
     unsigned rng;
     int64_t patch_ns;    /* when the first patch after the last action's send came, 0: none */
     uint64_t ok;         /* HTTP OK actions on the current page */
@@ -145,32 +138,32 @@ static int take_token(vu *v, bool *token, int64_t deadline)
     return 0;
 }
 
+#define VU_OF_ES(src) HM_CONTAINER_OF((src), vu, es)
+
 static void on_patch(hm_watch *w, int64_t value, void *user)
 {
-    vu *v = user;
+    (void)value, (void)user; /* the watch's user is the plugin's */
+    vu *v = VU_OF_ES(HM_CONTAINER_OF(w, hm_event_source, watch));
     /* action->patch ends here, when the stream shows it, not when the VU
      * looks: the patch often comes before the action's answer. */
     if (!v->patch_ns) v->patch_ns = hm_now_ns();
     give_token(v, &v->patch_token); /* wakes a tab waiting for anything */
 }
 
-static void on_event(hm_watch *w, void *user)
-{
-    vu *v = user;
-    if (v->event_fn) v->event_fn(v, w, v->event_user);
-}
-
-/* A fresh view of a new page's stream. */
+/* A fresh view of a new page's stream; the plugin's event hook stays. */
 static void watch_start(vu *v)
 {
     const hm_options *o = v->run->o;
-    hm_watch_init(&v->watch, o->workload, o->signal ? o->signal : "");
-    v->watch.sse.lean = true; /* a tab's stream idles between patches */
-    v->watch.on_patch = on_patch;
-    v->watch.on_event = on_event;
-    v->watch.user = v;
+    hm_watch *w = &v->es.watch;
+    void (*on_event)(hm_watch *, void *) = w->on_event;
+    void *user = w->user;
+    hm_watch_init(w, o->workload, o->signal ? o->signal : "");
+    w->sse.lean = true; /* a tab's stream idles between patches */
+    w->on_patch = on_patch;
+    w->on_event = on_event;
+    w->user = user;
     atomic_store(&v->sent_on_page, 0);
-    v->watch.actions_sent = &v->sent_on_page;
+    w->actions_sent = &v->sent_on_page;
 }
 
 /* The first failure since the VU's last success starts a trouble episode. */
@@ -191,30 +184,12 @@ static void context_lost(vu *v)
     give_token(v, &v->wake_token); /* a flow's wait, too */
 }
 
-static int on_sse_headers(void *user, hm_http_resp_parser *p)
-{
-    vu *v = user;
-    int rc = hm_sse_head_read(&v->sse_head, p, &v->run->stats[v->thread], v->run->o);
-    if (rc < 0) return rc;
-    /* Nothing reads the stream's headers again while it stays open. */
-    hm_http_resp_drop_head(p);
-    v->connected = true;
-    return 0;
-}
-
-static int on_sse_body(void *user, const char *at, size_t len)
-{
-    vu *v = user;
-    uint64_t events = v->watch.sse.events;
-    int rc = hm_watch_feed(&v->watch, at, len);
-    /* hm_watch_wait_first_state waits for the first state or event. */
-    if (v->watch.sse.events != events) hm_event_notify(&v->tab_ev);
-    return rc;
-}
+/* ---- the EventSource's hooks ------------------------------------------- */
 
 /* The request of the EventSource's next stream, or NULL (said in the stats). */
-static char *sse_request(vu *v, size_t *len)
+static char *tab_sse_request(hm_event_source *es, size_t *len)
 {
+    vu *v = VU_OF_ES(es);
     const hm_options *o = v->run->o;
     char *cookie = hm_via_cookie_dup(&v->jar, &o->target, "/_sse");
     *len = 0;
@@ -226,138 +201,46 @@ static char *sse_request(vu *v, size_t *len)
     return req;
 }
 
-/* A stream begins: a new view of the page's stream, its own refusal if any. */
-static void sse_begin(vu *v)
+static void tab_sse_opened(hm_event_source *es)
 {
-    hm_watch_restart(&v->watch);
-    hm_reason_clear(&v->watch.error);
-    hm_sse_head_begin(&v->sse_head);
-    v->sse_connects = v->sse_conn.connects;
+    VU_OF_ES(es)->connected = true;
 }
 
-/* A stream ended with rc (-ECANCELED: the tab stopped it). Returns the
- * back-off before the next one, or -1 when the EventSource is over. */
-static int64_t sse_ended(vu *v, int rc)
+static void tab_sse_fed(hm_event_source *es, uint64_t events_before)
 {
-    const hm_options *o = v->run->o;
-    hm_thread_stats *st = &v->run->stats[v->thread];
-    /* A retry that found the server away connected nothing. */
-    if (v->sse_retrying && v->sse_conn.connects > v->sse_connects) {
-        st->reconnects++;
-        v->run->totals[v->thread].reconnects++;
+    /* hm_watch_wait_first_state waits for the first state or event. */
+    if (es->watch.sse.events != events_before) hm_event_notify(&VU_OF_ES(es)->tab_ev);
+}
+
+static bool tab_sse_ended(hm_event_source *es, hm_sse_end end)
+{
+    vu *v = VU_OF_ES(es);
+    if (end == HM_SSE_END_RETRY) {
+        note_trouble(v);
+        return true; /* a live tab reconnects */
     }
-    hm_sse_end end =
-        hm_sse_stream_end(&v->sse_head, rc, &v->sse_conn, &v->watch, st, o, SSE_WHERE(v));
-    /* Of its response only the status was read: the head's buffers need
-     * not wait for the next stream. */
-    hm_http_resp_release(&v->sse_conn.resp);
-    if (end == HM_SSE_END_CUT || v->done) return -1;
     /* A browser reloads the page; reconnecting to this one is pointless. */
-    if (end == HM_SSE_END_LOST) {
-        context_lost(v);
-        return -1;
-    }
-    note_trouble(v);
-    /* The stream ended under a live tab: reconnect with backoff, as
-     * Datastar's retry does. */
-    v->sse_retrying = true;
-    hm_gauge_reconnect(o);
-    return hm_backoff_next(&v->sse_backoff);
+    if (end == HM_SSE_END_LOST) context_lost(v);
+    hm_event_notify(&v->tab_ev); /* whoever waits for the stream: it ended */
+    return false;
 }
 
-/* ---- the EventSource without a coroutine ------------------------------------
- *
- * Each stream is started with hm_http_conn_stream_start (over HTTP/2 a
- * stream of the tab's connection, whose dispatcher reports it); its done callback
- * does what follows a stream (sse_ended) and arms the back-off's timer,
- * whose callback starts the next one. The tab stops both (sse_stop) before
- * it leaves the page or ends, so no callback outlives the VU. */
-
-static void sse_stream_done(hm_http_conn *c, int rc, void *user);
-
-/* Starts the next stream; one that cannot start ends as a failed one. It
- * runs on the loop's stack (from the timer, or the tab's
- * hm_call_on_loop_stack): the request's building and the connect's start
- * go deeper than the tab's one page of stack leaves room for. */
-static void sse_start(void *arg)
+static const char *tab_sse_where(const hm_event_source *es, char *buf, size_t size)
 {
-    vu *v = arg;
-    size_t len;
-    char *req = sse_request(v, &len);
-    if (!req) { /* the EventSource is over */
-        hm_event_notify(&v->tab_ev);
-        return;
-    }
-    sse_begin(v);
-    int rc = hm_http_conn_stream_start(&v->sse_conn, hm_loop_current(), req, len,
-                                       hm_now_ns() + v->run->o->timeout_ns, on_sse_headers,
-                                       on_sse_body, v, sse_stream_done, v);
-    hm_free(req);
-    if (rc < 0) sse_stream_done(&v->sse_conn, rc, v);
+    return sse_where(VU_OF_ES(es), buf, size);
 }
 
-static void sse_stream_done(hm_http_conn *c, int rc, void *user)
-{
-    (void)c;
-    vu *v = user;
-    int64_t wait = sse_ended(v, rc);
-    if (wait < 0)
-        hm_event_notify(&v->tab_ev); /* whoever waits for the stream: it ended */
-    else
-        hm_timer_arm(hm_loop_current(), &v->sse_wait, hm_now_ns() + wait);
-}
-
-/* The back-off is over. Ctrl-C ends the EventSource instead, as it ends
- * a coroutine's sleep. */
-static void sse_wait_over(hm_timer *t)
-{
-    vu *v = HM_CONTAINER_OF(t, vu, sse_wait);
-    if (hm_interrupt_current() != HM_INTERRUPT_NONE) {
-        hm_event_notify(&v->tab_ev);
-        return;
-    }
-    sse_start(v);
-}
-
-/* True while the VU's EventSource runs: a stream, or the back-off before
- * the next one (which Ctrl-C ends: sse_wait_over). */
-static bool sse_running(const vu *v)
-{
-    return hm_http_conn_busy(&v->sse_conn) ||
-           (hm_timer_armed(&v->sse_wait) && hm_interrupt_current() == HM_INTERRUPT_NONE);
-}
+static const hm_event_source_hooks tab_sse = {
+    .request = tab_sse_request,
+    .opened = tab_sse_opened,
+    .fed = tab_sse_fed,
+    .ended = tab_sse_ended,
+    .where = tab_sse_where,
+};
 
 static bool sse_alive(const void *v)
 {
-    return sse_running(v);
-}
-
-/* Opens the EventSource (a stream that cannot start ends as a failed
- * one, sse_start). */
-static void sse_open(vu *v)
-{
-    v->sse_backoff = HM_BACKOFF_RELOAD;
-    v->sse_retrying = false;
-    hm_call_on_loop_stack(sse_start, v);
-}
-
-/* The stream in progress is cut, on the loop's stack (its note words
- * numbers with snprintf). */
-static void sse_cut(void *arg)
-{
-    vu *v = arg;
-    hm_http_conn_stop(&v->sse_conn);
-    sse_ended(v, -ECANCELED);
-}
-
-/* Closes the EventSource: a stream in progress is cut (and noted so, as
- * the tab's or the run's end), a back-off forgotten. */
-static void sse_stop(vu *v)
-{
-    v->done = true;
-    hm_timer_disarm(&v->sse_wait);
-    if (hm_http_conn_busy(&v->sse_conn)) hm_call_on_loop_stack(sse_cut, v);
-    v->done = false;
+    return hm_event_source_running(&((const vu *)v)->es);
 }
 
 /* ---- the plugin API ----------------------------------------------------- */
@@ -493,10 +376,10 @@ int hammer_vu_load_page(hammer_vu *v, const char *path)
 int hammer_vu_open_sse(hammer_vu *v, int timeout_ms)
 {
     if (!v->page.ctx) return -HM_ENOTFOUND;
-    if (!sse_running(v)) sse_open(v);
-    int rc = hm_watch_wait_first_state(&v->watch, sse_alive, v, &v->tab_ev,
+    if (!hm_event_source_running(&v->es)) hm_event_source_open(&v->es);
+    int rc = hm_watch_wait_first_state(&v->es.watch, sse_alive, v, &v->tab_ev,
                                        hm_now_ns() + (int64_t)timeout_ms * 1000000);
-    if (rc == -ETIMEDOUT && v->sse_head.streaming && !run_stopping(v->run)) {
+    if (rc == -ETIMEDOUT && v->es.head.streaming && !run_stopping(v->run)) {
         /* Open, but silent: a stream that shows no state is a failed one. */
         char why[120];
         snprintf(why, sizeof(why), "no first state (%s) within %.3g s of opening",
@@ -524,8 +407,8 @@ static char *extra_as_wire(const vu *v, const char *extra_json)
     json_object_foreach(extra, key, val)
     {
         const char *wire = key;
-        if (v->watch.signals && !json_object_get(v->watch.signals, key))
-            json_object_foreach(v->watch.signals, wkey, wval)
+        if (v->es.watch.signals && !json_object_get(v->es.watch.signals, key))
+            json_object_foreach(v->es.watch.signals, wkey, wval)
             {
                 if (hm_signal_name_matches(key, wkey)) {
                     wire = wkey;
@@ -562,7 +445,7 @@ static void build_action_body(void *arg)
                               wire_extra       ? wire_extra
                               : ab->extra_json ? ab->extra_json
                                                : o->signals_json,
-                              v->watch.signals, true, &ab->body);
+                              v->es.watch.signals, true, &ab->body);
     hm_free(wire_extra);
 }
 
@@ -653,7 +536,7 @@ int hammer_vu_action(hammer_vu *v, const char *name, const char *extra_json)
 
 int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
 {
-    if (!sse_running(v)) return -ENOTCONN;
+    if (!hm_event_source_running(&v->es)) return -ENOTCONN;
     if (run_stopping(v->run)) return -ECANCELED;
     int rc = take_token(v, &v->patch_token, hm_now_ns() + (int64_t)timeout_ms * 1000000);
     if (v->ctx_dead) return -ENOTCONN; /* woken because the context is gone */
@@ -666,7 +549,7 @@ int hammer_vu_wait_patch(hammer_vu *v, int timeout_ms)
 
 int hammer_vu_signal_int(hammer_vu *v, const char *name, int64_t *out)
 {
-    return hm_signals_find_int(v->watch.signals, name, out) == 0 ? 0 : -ENOENT;
+    return hm_signals_find_int(v->es.watch.signals, name, out) == 0 ? 0 : -ENOENT;
 }
 
 int hammer_vu_get(hammer_vu *v, const char *path)
@@ -690,8 +573,8 @@ int hammer_vu_get(hammer_vu *v, const char *path)
 
 void hm_vu_on_event(hammer_vu *v, hm_vu_event_fn fn, void *user)
 {
-    v->event_fn = fn;
-    v->event_user = user;
+    v->es.watch.on_event = fn;
+    v->es.watch.user = user;
 }
 
 int hm_vu_wait(hammer_vu *v, int64_t deadline)
@@ -707,7 +590,7 @@ void hm_vu_wake(hammer_vu *v)
 
 json_t *hm_vu_signals(hammer_vu *v)
 {
-    return v->watch.signals;
+    return v->es.watch.signals;
 }
 
 const char *hm_vu_page_html(const hammer_vu *v, size_t *len)
@@ -753,15 +636,15 @@ void hm_vu_leave_page(hammer_vu *v)
     if (!v->page.ctx) return;
     /* Let the last patch land (each one wakes this wait), then close the
      * tab. */
-    if (sse_running(v) && v->ok && !v->ctx_dead) {
+    if (hm_event_source_running(&v->es) && v->ok && !v->ctx_dead) {
         int64_t until = hm_now_ns() + o->timeout_ns;
         char tmp[8];
-        while (sse_running(v) && hm_now_ns() < until &&
-               !hm_watch_verdict(&v->watch, v->ok, tmp, 8) &&
+        while (hm_event_source_running(&v->es) && hm_now_ns() < until &&
+               !hm_watch_verdict(&v->es.watch, v->ok, tmp, 8) &&
                hm_interrupt_current() < HM_INTERRUPT_ABORT)
             hm_event_wait(&v->tab_ev, until);
     }
-    sse_stop(v);
+    hm_event_source_close(&v->es);
     /* A context the server lost has no session to close. */
     char *cookie = v->ctx_dead ? NULL : hm_via_cookie_dup(&v->jar, &o->target, "/_session/close");
     if (cookie) hm_via_close_session(&v->conn, v->page.ctx, cookie, hm_now_ns() + o->timeout_ns);
@@ -769,29 +652,29 @@ void hm_vu_leave_page(hammer_vu *v)
     hm_http_conn_release(&v->conn);
 
     char verdict[256];
-    v->seen_state = v->seen_state || v->watch.have_baseline;
+    v->seen_state = v->seen_state || v->es.watch.have_baseline;
     if (v->ctx_dead) {
         /* Its OK actions whose patch never came were swallowed with it. */
         uint64_t swallowed = 0;
-        if (!v->failed && !hm_watch_verdict_lost(&v->watch, v->ok, v->unanswered, &swallowed,
+        if (!v->failed && !hm_watch_verdict_lost(&v->es.watch, v->ok, v->unanswered, &swallowed,
                                                  verdict, sizeof(verdict)))
             hammer_vu_fail(v, verdict);
         v->run->stats[v->thread].swallowed += swallowed;
         tot->swallowed += swallowed;
         /* Unanswered actions the server applied before it lost the context. */
-        int64_t net = v->watch.have_baseline ? v->watch.last - v->watch.baseline : 0;
+        int64_t net = v->es.watch.have_baseline ? v->es.watch.last - v->es.watch.baseline : 0;
         if (net > (int64_t)v->ok) tot->applied += (uint64_t)net - v->ok;
-    } else if (!v->failed && !hm_watch_verdict(&v->watch, v->ok, verdict, sizeof(verdict))) {
+    } else if (!v->failed && !hm_watch_verdict(&v->es.watch, v->ok, verdict, sizeof(verdict))) {
         hammer_vu_fail(v, verdict);
     }
     v->left_page = true;
-    tot->patches += v->watch.patches;
-    tot->patches_opening += v->watch.opening;
-    tot->patches_extra += v->watch.extra;
-    tot->baseline_sum += v->watch.baseline;
-    tot->final_sum += v->watch.last;
-    hm_sse_note_events(&v->run->stats[v->thread], &v->watch, SSE_WHERE(v));
-    hm_watch_free(&v->watch);
+    tot->patches += v->es.watch.patches;
+    tot->patches_opening += v->es.watch.opening;
+    tot->patches_extra += v->es.watch.extra;
+    tot->baseline_sum += v->es.watch.baseline;
+    tot->final_sum += v->es.watch.last;
+    hm_sse_note_events(&v->run->stats[v->thread], &v->es.watch, SSE_WHERE(v));
+    hm_watch_free(&v->es.watch);
     watch_start(v);
     v->ok = 0;
     v->unanswered = 0;
@@ -820,7 +703,7 @@ static int reload_page(vu *v, const char *cause)
     const hm_options *o = run->o;
     hm_thread_stats *st = &run->stats[v->thread];
     if (!v->path) return -HM_ENOTFOUND;
-    bool had_stream = sse_running(v) || v->connected;
+    bool had_stream = hm_event_source_running(&v->es) || v->connected;
     note_trouble(v);
     hm_vu_leave_page(v);
     /* While the server is away (a restart), try again with backoff, as a
@@ -949,11 +832,11 @@ static void vu_coro(void *p)
     hm_cookie_jar_init(&v->jar);
     /* Over HTTP/2 a tab is one connection, as Chromium makes it: the page,
      * the EventSource and the actions are streams of it. */
-    if (o->http2) hm_h2_conn_create(&v->h2, &o->target);
-    hm_http_conn_init_shared(&v->conn, &o->target, NULL, v->h2);
-    hm_http_conn_init_shared(&v->sse_conn, &o->target, NULL, v->h2);
+    hm_h2_conn *h2 = NULL; /* es.conn.h2 from here */
+    if (o->http2) hm_h2_conn_create(&h2, &o->target);
+    hm_http_conn_init_shared(&v->conn, &o->target, NULL, h2);
+    hm_event_source_init(&v->es, &o->target, h2, &tab_sse, st, o);
     watch_start(v);
-    hm_timer_init(&v->sse_wait, sse_wait_over);
     hm_event_init(&v->tab_ev);
     tot->vus++;
     hm_gauge_vus(o, 1);
@@ -964,7 +847,7 @@ static void vu_coro(void *p)
 
     hm_vu_leave_page(v);
     /* A stream the body opened without a page context (none to leave). */
-    sse_stop(v);
+    hm_event_source_close(&v->es);
     char verdict[256];
     /* A VU that visited no page at all (the run's budget was spent by the
      * others before it started: a busy machine starts threads late) did no
@@ -979,7 +862,7 @@ static void vu_coro(void *p)
          * one whose every page was lost before showing its state checked
          * nothing. */
         if ((!v->left_page || !v->seen_state) && !v->failed &&
-            !hm_watch_verdict(&v->watch, v->left_page ? 0 : v->ok, verdict, sizeof(verdict)))
+            !hm_watch_verdict(&v->es.watch, v->left_page ? 0 : v->ok, verdict, sizeof(verdict)))
             hammer_vu_fail(v, verdict);
         if (!v->failed)
             tot->vus_passed++;
@@ -987,18 +870,19 @@ static void vu_coro(void *p)
             snprintf(tot->first_failure, sizeof(tot->first_failure), "VU %d: %.200s", v->id,
                      hm_reason(v->fail_why));
     }
-    hm_sse_note_events(st, &v->watch, SSE_WHERE(v));
+    hm_sse_note_events(st, &v->es.watch, SSE_WHERE(v));
     tot->streams_connected += v->connected;
-    st->connects += v->conn.connects + v->sse_conn.connects;
+    tot->reconnects += v->es.reconnects;
+    st->connects += v->conn.connects;
     st->reconnects += v->conn.reconnects;
     st->retries += v->conn.retries;
     hm_thread_stats_take_bytes(st, &v->conn);
-    hm_thread_stats_take_bytes(st, &v->sse_conn);
     hm_gauge_vus(o, -1);
     hm_http_conn_free(&v->conn);
-    hm_http_conn_free(&v->sse_conn);
-    hm_h2_conn_free(v->h2);
-    hm_watch_free(&v->watch);
+    h2 = v->es.conn.h2;
+    hm_event_source_free(&v->es);
+    hm_h2_conn_free(h2);
+    hm_watch_free(&v->es.watch);
     hm_via_page_free(&v->page);
     hm_cookie_jar_free(&v->jar);
     hm_free(v->html);

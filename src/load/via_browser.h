@@ -28,8 +28,8 @@ int hm_via_browser_run_body(const hm_options *o, const hammer_scenario *body, vo
 
 /* Called for every Datastar event on the VU's stream, after the VU's
  * last-seen signals took it in: w->ev is the event, w->signals the merged
- * signals. */
-typedef void (*hm_vu_event_fn)(hammer_vu *v, const hm_watch *w, void *user);
+ * signals (the watch's own on_event hook). */
+typedef void (*hm_vu_event_fn)(hm_watch *w, void *user);
 
 /* Sets (or, with NULL, clears) the VU's event hook. */
 void hm_vu_on_event(hammer_vu *v, hm_vu_event_fn fn, void *user);

@@ -31,6 +31,7 @@ static void note_ok(hm_via_user *u, hm_thread_stats *st, int64_t now)
 }
 
 static void watch_fresh(hm_via_observer *ob);
+static const hm_event_source_hooks observer_sse;
 
 static bool over(hm_via_user *u)
 {
@@ -104,6 +105,8 @@ int hm_via_user_init(hm_via_user *u, const hm_via_user_cfg *cfg)
         u->obs[i].index = i;
         u->obs[i].task.done = true; /* not spawned yet */
         hm_event_init(&u->obs[i].ev);
+        snprintf(u->obs[i].where, sizeof(u->obs[i].where), "SSE GET /_sse, observer %d", i);
+        hm_event_source_init(&u->obs[i].es, &cfg->o->target, NULL, &observer_sse, cfg->st, cfg->o);
         watch_fresh(&u->obs[i]); /* whoever waits for its first state reads it from now */
     }
     u->reloader.done = true;
@@ -114,7 +117,7 @@ void hm_via_user_free(hm_via_user *u)
 {
     for (int i = 0; u->obs && i < (u->cfg.observers > 0 ? u->cfg.observers : 1); i++) {
         hm_via_page_free(&u->obs[i].page);
-        hm_watch_free(&u->obs[i].watch);
+        hm_watch_free(&u->obs[i].es.watch);
     }
     for (hm_ctx_gen *g = atomic_load(&u->cur), *prev; g; g = prev) {
         prev = g->prev;
@@ -151,6 +154,8 @@ static void go_live(hm_via_user *u, hm_ctx_gen *g)
 {
     atomic_store(&u->cur, g);
     if (g->prev) hm_latch_count_down(&g->prev->replaced_gate, 1); /* after cur moved */
+    /* A main stream waiting to retry follows the new context at once. */
+    if (u->cfg.observers > 0) hm_event_source_hurry(&u->obs[0].es);
 }
 
 hm_ctx_gen *hm_via_user_publish(hm_via_user *u, const char *route, hm_via_page *page, void *data)
@@ -250,34 +255,14 @@ static void release(hm_via_user *u, json_t *signals)
     if (u->cfg.on_baseline) u->cfg.on_baseline(u->cfg.user, signals);
 }
 
-static int on_sse_body(void *user, const char *at, size_t len)
-{
-    hm_via_observer *ob = user;
-    int rc = hm_watch_feed(&ob->watch, at, len);
-    if (ob->index == 0 && hm_watch_first_state(&ob->watch)) {
-        release(ob->u, ob->watch.signals);
-        if (ob->gen) gen_set_ready(ob->gen); /* a reloaded context's baseline */
-    }
-    hm_event_notify(&ob->ev); /* hm_watch_wait_first_state waits on it */
-    return rc;
-}
-
-static int on_sse_headers(void *user, hm_http_resp_parser *p)
-{
-    hm_via_observer *ob = user;
-    int rc = hm_sse_head_read(&ob->head, p, ob->u->cfg.st, ob->u->cfg.o);
-    if (rc == 0) ob->connected = true;
-    return rc;
-}
-
 static void watch_fresh(hm_via_observer *ob)
 {
     hm_via_user *u = ob->u;
-    hm_watch_init(&ob->watch, u->cfg.workload, u->cfg.signal);
-    ob->watch.on_patch = on_patch;
-    ob->watch.user = ob;
-    ob->watch.actions_sent = u->cfg.seq;
-    ob->watch.value_only = u->cfg.values_only;
+    hm_watch_init(&ob->es.watch, u->cfg.workload, u->cfg.signal);
+    ob->es.watch.on_patch = on_patch;
+    ob->es.watch.user = ob;
+    ob->es.watch.actions_sent = u->cfg.seq;
+    ob->es.watch.value_only = u->cfg.values_only;
 }
 
 /* The main observer moves to the newest context: its view of the old one
@@ -285,9 +270,9 @@ static void watch_fresh(hm_via_observer *ob)
 static void follow(hm_via_observer *ob, hm_ctx_gen *to)
 {
     if (ob->gen) {
-        ob->patches_done += ob->watch.patches;
-        ob->extra_done += ob->watch.extra;
-        ob->gen->watch = ob->watch;
+        ob->patches_done += ob->es.watch.patches;
+        ob->extra_done += ob->es.watch.extra;
+        ob->gen->watch = ob->es.watch;
         ob->gen->watched = true;
         watch_fresh(ob);
     }
@@ -345,18 +330,85 @@ static bool load_again(hm_via_user *u, hm_http_conn *c, const char *action, hm_v
     return rc == 0;
 }
 
+#define OBSERVER_OF(src) HM_CONTAINER_OF((src), hm_via_observer, es)
+
+/* ---- the observers' EventSource hooks ---------------------------------------- */
+
+/* The next stream's request: the main observer's on the newest context
+ * (it follows a reload there), an extra one's on its own page. */
+static char *observer_request(hm_event_source *es, size_t *len)
+{
+    hm_via_observer *ob = OBSERVER_OF(es);
+    hm_via_user *u = ob->u;
+    hm_ctx_gen *cur = atomic_load(&u->cur);
+    if (ob->index == 0 && cur != ob->gen) follow(ob, cur);
+    const char *ctx = ob->index == 0 ? cur->page.ctx : ob->page.ctx;
+    char *req = hm_via_sse_request(&u->cfg.o->target, ctx, cur->cookie, len);
+    if (!req)
+        hm_thread_stats_sse_fail(u->cfg.st, HM_SSE_FAIL_OTHER, "cannot build the SSE request",
+                                 ob->where, "");
+    return req;
+}
+
+static void observer_opened(hm_event_source *es)
+{
+    OBSERVER_OF(es)->connected = true;
+}
+
+static void observer_fed(hm_event_source *es, uint64_t events_before)
+{
+    (void)events_before;
+    hm_via_observer *ob = OBSERVER_OF(es);
+    if (ob->index == 0 && hm_watch_first_state(&es->watch)) {
+        release(ob->u, es->watch.signals);
+        if (ob->gen) gen_set_ready(ob->gen); /* a reloaded context's baseline */
+    }
+    hm_event_notify(&ob->ev); /* hm_watch_wait_first_state waits on it */
+}
+
+/* A stream that failed under a live page is followed by the next one
+ * (after the back-off, or at once when a reload publishes a new context:
+ * go_live); any other end wakes the observer's coroutine. */
+static bool observer_ended(hm_event_source *es, hm_sse_end end)
+{
+    hm_via_observer *ob = OBSERVER_OF(es);
+    ob->end = end;
+    if (end == HM_SSE_END_RETRY) {
+        if (ob->index == 0) hm_via_user_note_trouble(ob->u);
+        if (!over(ob->u)) return true;
+    }
+    hm_event_notify(&ob->ev);
+    return false;
+}
+
+static const char *observer_where(const hm_event_source *es, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", OBSERVER_OF(es)->where);
+    return buf;
+}
+
+static const hm_event_source_hooks observer_sse = {
+    .request = observer_request,
+    .opened = observer_opened,
+    .fed = observer_fed,
+    .ended = observer_ended,
+    .where = observer_where,
+};
+
+/* An observer follows its stream with its EventSource until the run cuts
+ * it; when the context is lost, the main one waits for the reloader's
+ * new context and an extra one reloads its own page, then each opens the
+ * source again. */
 static void observer_coro(void *p)
 {
     hm_via_observer *ob = p;
     hm_via_user *u = ob->u;
     const hm_options *o = u->cfg.o;
     hm_thread_stats *st = u->cfg.st;
-    hm_http_conn_init(&ob->conn, &o->target, NULL);
-    snprintf(ob->where, sizeof(ob->where), "SSE GET /_sse, observer %d", ob->index);
     if (ob->index > 0) {
         /* Extra observers are other tabs of the same session: own context. */
         char why[256];
-        int rc = hm_via_load_page(&ob->conn, u->cfg.jar, u->route, NULL,
+        int rc = hm_via_load_page(&ob->es.conn, u->cfg.jar, u->route, NULL,
                                   hm_now_ns() + o->timeout_ns, &ob->page, why, sizeof(why));
         if (rc < 0) {
             if (rc != -ECANCELED)
@@ -364,77 +416,48 @@ static void observer_coro(void *p)
             goto out;
         }
     }
-    hm_backoff backoff = HM_BACKOFF_RELOAD;
     for (;;) {
-        hm_ctx_gen *cur = atomic_load(&u->cur);
-        if (ob->index == 0 && cur != ob->gen) follow(ob, cur);
-        const char *ctx = ob->index == 0 ? cur->page.ctx : ob->page.ctx;
-        size_t len = 0;
-        char *req = hm_via_sse_request(&o->target, ctx, cur->cookie, &len);
-        if (!req) {
-            hm_thread_stats_sse_fail(st, HM_SSE_FAIL_OTHER, "cannot build the SSE request",
-                                     ob->where, "");
-            break;
+        ob->end = HM_SSE_END_CUT;
+        hm_event_source_open(&ob->es);
+        /* The finisher ends the stream (a cancel); the rest is the hooks'.
+         * A stream is I/O that Ctrl-C's STOP lets finish; the back-off
+         * before the next one is a sleep, which STOP ends. */
+        while (hm_event_source_running(&ob->es)) {
+            int rc = hm_http_conn_busy(&ob->es.conn) ? hm_event_wait_io(&ob->ev, 0)
+                                                     : hm_event_wait(&ob->ev, 0);
+            if (rc == -ECANCELED) goto out;
         }
-        hm_watch_restart(&ob->watch);
-        hm_reason_clear(&ob->watch.error);
-        hm_sse_head_begin(&ob->head);
-        int rc = hm_http_conn_stream(&ob->conn, req, len, hm_now_ns() + o->timeout_ns,
-                                     on_sse_headers, on_sse_body, ob);
-        hm_free(req);
-        /* The finisher ends the stream (-ECANCELED); anything else was the
-         * server's doing. */
-        hm_sse_end end = hm_sse_stream_end(&ob->head, rc, &ob->conn, &ob->watch, st, o, ob->where);
-        if (end == HM_SSE_END_CUT) break;
-        if (end == HM_SSE_END_LOST) {
-            if (ob->index == 0) {
-                mark_lost(u, cur, st);
-                if (o->no_reload) break;
-                /* The reloader publishes the next context (once it is
-                 * gone, nothing will: wait for the run's end). */
-                while (atomic_load(&u->cur) == cur && !over(u)) {
-                    hm_latch *gate =
-                        atomic_load(&u->reloader_gone) ? u->cfg.run_end : &cur->replaced_gate;
-                    if (hm_latch_wait(gate, 0) == -ECANCELED) goto out;
-                }
-                if (over(u)) break;
-            } else {
-                st->ctx_lost++;
-                if (o->no_reload) break;
-                hm_via_page_free(&ob->page);
-                if (!load_again(u, &ob->conn, NULL, &ob->page)) break;
-                st->reloads++;
-                hm_gauge_reload(o);
-                ob->patches_done += ob->watch.patches;
-                hm_sse_note_events(st, &ob->watch, ob->where);
-                hm_watch_free(&ob->watch);
-                watch_fresh(ob);
+        if (ob->end != HM_SSE_END_LOST) break;
+        if (ob->index == 0) {
+            hm_ctx_gen *cur = ob->gen;
+            mark_lost(u, cur, st);
+            if (o->no_reload) break;
+            /* The reloader publishes the next context (once it is gone,
+             * nothing will: wait for the run's end). */
+            while (atomic_load(&u->cur) == cur && !over(u)) {
+                hm_latch *gate =
+                    atomic_load(&u->reloader_gone) ? u->cfg.run_end : &cur->replaced_gate;
+                if (hm_latch_wait(gate, 0) == -ECANCELED) goto out;
             }
-            hm_backoff_reset(&backoff);
-            continue;
+            if (over(u)) break;
+        } else {
+            st->ctx_lost++;
+            if (o->no_reload) break;
+            hm_via_page_free(&ob->page);
+            if (!load_again(u, &ob->es.conn, NULL, &ob->page)) break;
+            st->reloads++;
+            hm_gauge_reload(o);
+            ob->patches_done += ob->es.watch.patches;
+            hm_sse_note_events(st, &ob->es.watch, ob->where);
+            hm_watch_free(&ob->es.watch);
+            watch_fresh(ob);
         }
-        if (ob->index == 0) hm_via_user_note_trouble(u);
-        if (over(u)) break;
-        /* Reconnect with backoff, as Datastar's retry does; at once when a
-         * new context came meanwhile (the senders wait for its baseline). */
-        hm_gauge_reconnect(o);
-        int64_t until = hm_now_ns() + hm_backoff_next(&backoff);
-        int wrc =
-            ob->index > 0 ? hm_coro_sleep_until(until) : hm_latch_wait(&cur->replaced_gate, until);
-        if (wrc == -ECANCELED) goto out;
-        /* The gate opened for the run's end or the reloader's: sit out the
-         * backoff all the same. */
-        if (wrc == 0 && atomic_load(&u->cur) == cur && hm_coro_sleep_until(until) == -ECANCELED)
-            goto out;
     }
 out:
-    hm_sse_note_events(st, &ob->watch, ob->where);
-    if (ob->head.streaming) hm_gauge_sse_open(o, -1);
-    if (ob->index == 0) release(u, ob->watch.signals); /* never block the senders */
-    /* Its reconnects are its connection's (hm_thread_stats_add_conn): the
-     * stream's retries that found the server away connected nothing. */
-    hm_thread_stats_add_conn(st, &ob->conn);
-    hm_http_conn_free(&ob->conn);
+    hm_event_source_close(&ob->es); /* noted as cut when the run ended it */
+    hm_sse_note_events(st, &ob->es.watch, ob->where);
+    if (ob->index == 0) release(u, ob->es.watch.signals); /* never block the senders */
+    hm_event_source_free(&ob->es);
     hm_event_notify(&ob->ev);
     hm_event_notify(u->cfg.progress);
 }
@@ -519,14 +542,14 @@ void hm_via_user_finish(hm_via_user *u, int64_t until)
                hm_interrupt_current() < HM_INTERRUPT_ABORT) {
             hm_ctx_gen *g = atomic_load(&u->cur);
             if (ob->gen == g &&
-                hm_watch_caught_up(&ob->watch, (int64_t)atomic_load(&g->ok), hm_now_ns()))
+                hm_watch_caught_up(&ob->es.watch, (int64_t)atomic_load(&g->ok), hm_now_ns()))
                 break;
             /* without a counter, "caught up" is a quiet spell after the
              * last patch; a reload the observer has not followed yet is
              * looked at again soon */
             int64_t wake = until;
-            int64_t quiet_end = ob->watch.last_patch_ns + HM_WATCH_QUIET_NS + 1000000LL;
-            if (ob->watch.patches && quiet_end < wake) wake = quiet_end;
+            int64_t quiet_end = ob->es.watch.last_patch_ns + HM_WATCH_QUIET_NS + 1000000LL;
+            if (ob->es.watch.patches && quiet_end < wake) wake = quiet_end;
             if (ob->gen != g && hm_now_ns() + 10 * 1000000LL < wake)
                 wake = hm_now_ns() + 10 * 1000000LL;
             hm_event_wait(u->cfg.progress, wake);
@@ -562,14 +585,14 @@ void hm_via_user_judge(hm_via_user *u, hm_via_user_verdict *v)
     hm_via_observer *ob = &u->obs[0];
     if (u->cfg.observers > 0) {
         if (ob->gen && ob->gen != last) follow(ob, last); /* it never reached the newest */
-        v->baseline_known = ob->watch.have_baseline;
-        v->baseline = ob->watch.baseline;
-        v->last = ob->watch.last;
+        v->baseline_known = ob->es.watch.have_baseline;
+        v->baseline = ob->es.watch.baseline;
+        v->last = ob->es.watch.last;
         v->patches = ob->patches_done;
         for (int i = 0; i < u->cfg.observers; i++) {
-            v->patches += u->obs[i].watch.patches;
-            v->opening += u->obs[i].watch.opening;
-            v->extra += u->obs[i].watch.extra + u->obs[i].extra_done;
+            v->patches += u->obs[i].es.watch.patches;
+            v->opening += u->obs[i].es.watch.opening;
+            v->extra += u->obs[i].es.watch.extra + u->obs[i].extra_done;
             if (i > 0) v->patches += u->obs[i].patches_done;
             v->connected += u->obs[i].connected;
         }
@@ -590,20 +613,20 @@ void hm_via_user_judge(hm_via_user *u, hm_via_user_verdict *v)
     bool ok;
     if (atomic_load(&last->dead)) {
         uint64_t sw = 0;
-        ok = hm_watch_verdict_lost(&ob->watch, v->last_ok, atomic_load(&last->unanswered), &sw, w,
-                                   sizeof(w));
+        ok = hm_watch_verdict_lost(&ob->es.watch, v->last_ok, atomic_load(&last->unanswered), &sw,
+                                   w, sizeof(w));
         v->swallowed += sw;
     } else {
-        ok = hm_watch_verdict(&ob->watch, v->last_ok, w, sizeof(w));
+        ok = hm_watch_verdict(&ob->es.watch, v->last_ok, w, sizeof(w));
     }
     if (!ok && v->passed) snprintf(v->why, sizeof(v->why), "%s", w);
     v->passed = v->passed && ok;
     /* Lost contexts are judged leniently, but a stream that never showed
      * the page's state on any of them checked nothing. */
-    v->seen = ob->watch.have_baseline;
+    v->seen = ob->es.watch.have_baseline;
     for (hm_ctx_gen *g = last->prev; g && !v->seen; g = g->prev)
         v->seen = g->watched && g->watch.have_baseline;
-    if (!v->seen && !hm_watch_verdict(&ob->watch, 0, w, sizeof(w))) {
+    if (!v->seen && !hm_watch_verdict(&ob->es.watch, 0, w, sizeof(w))) {
         if (v->passed) snprintf(v->why, sizeof(v->why), "%s", w);
         v->passed = false;
     }

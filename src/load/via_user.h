@@ -6,8 +6,9 @@
  *  - its contexts, as generations: the page load's, and one per reload.
  *    Senders of any thread fire at the newest (hm_via_user_target), and
  *    account each outcome against the one it went to (hm_via_user_account);
- *  - its observers, SSE streams on thread 0: the main one follows the
- *    newest context (reconnecting with the reload back-off), takes its
+ *  - its observers, each an EventSource (event_source.h) on thread 0:
+ *    the main one follows the newest context (reconnecting with the
+ *    reload back-off, at once when a reload publishes one), takes its
  *    baseline, completes action->patch latencies from the send-time ring,
  *    and finds a context lost (php-via's reload script, an empty 200, a
  *    400); extra ones (--observers) are other tabs of the session, each on
@@ -28,6 +29,7 @@
 #ifndef HM_LOAD_VIA_USER_H
 #define HM_LOAD_VIA_USER_H
 
+#include "load/event_source.h"
 #include "load/request.h"
 #include "load/run.h"
 #include "load/workload.h"
@@ -90,14 +92,13 @@ typedef struct hm_via_user_cfg {
 
 typedef struct hm_via_observer {
     hm_via_user *u;
-    int index;        /* 0: the main observer */
-    hm_via_page page; /* extra observers load their own page */
-    hm_http_conn conn;
-    hm_watch watch;
+    int index;          /* 0: the main observer */
+    hm_via_page page;   /* extra observers load their own page */
+    hm_event_source es; /* its stream, and its view of it (es.watch) */
+    hm_sse_end end;     /* why the source last stopped */
     hm_task task;
     hm_event ev; /* its stream's bytes arrived, or it ended */
     bool connected;
-    hm_sse_head head;      /* what its current stream's head said */
     int64_t matched;       /* the user's actions whose patch latency is recorded */
     hm_ctx_gen *gen;       /* the main observer's context */
     uint64_t patches_done; /* patches seen on contexts it left */
