@@ -562,9 +562,10 @@ static int pick_action(sender *sd, const hm_flow_step *s, hm_pick *p)
     return HM_PICK_ACTION;
 }
 
-/* A get step: sent before the claimed action, outside -n (HM_PICK_EXTRA);
- * -1 when its request cannot be made (recorded). */
-static int pick_get(sender *sd, const hm_flow_step *s, hm_pick *p)
+/* A get step into *p: sent before the claimed action, outside -n (the
+ * pick is HM_PICK_EXTRA). false when its request cannot be made (recorded
+ * as the step's failure; the walk goes on). */
+static bool pick_get(sender *sd, const hm_flow_step *s, hm_pick *p)
 {
     hrun *run = sd->t->run;
     char *path = hm_flow_expand(&sd->x, s->path);
@@ -575,7 +576,7 @@ static int pick_get(sender *sd, const hm_flow_step *s, hm_pick *p)
     sd->t0 = hm_now_ns();
     if (len < 0) {
         get_outcome(&sd->x, s, NULL, (int)len, sd->t0);
-        return -1;
+        return false;
     }
     sd->req = req;
     sd->sending = s;
@@ -583,7 +584,7 @@ static int pick_get(sender *sd, const hm_flow_step *s, hm_pick *p)
     p->req = req;
     p->len = (size_t)len;
     p->timeout_ns = timeout_of(run, s);
-    return HM_PICK_EXTRA;
+    return true;
 }
 
 /* The pool's pick: walks the sender's pass (starting the next when one
@@ -618,7 +619,7 @@ static int pick_step(void *user, hm_pick *p, void **token)
         case HM_FLOW_ACTION:
             return pick_action(sd, s, p);
         case HM_FLOW_GET:
-            if (pick_get(sd, s, p) == HM_PICK_EXTRA) return HM_PICK_EXTRA;
+            if (pick_get(sd, s, p)) return HM_PICK_EXTRA;
             break;
         case HM_FLOW_EXPECT:
             if (s->cond.n_status)
