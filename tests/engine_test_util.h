@@ -25,6 +25,17 @@ static inline hm_loop_options test_loop_options(int argc, char **argv)
     return o;
 }
 
+/* Runs fn(arg) as a coroutine on a loop of its own until the loop has
+ * nothing left to run. */
+static inline void run_on_loop(const hm_loop_options *lo, hm_coro_fn fn, void *arg)
+{
+    hm_loop *loop;
+    ASSERT_EQ(hm_loop_create(&loop, lo), 0);
+    ASSERT_EQ(hm_coro_spawn(loop, fn, arg, NULL), 0);
+    ASSERT_EQ(hm_loop_run(loop), 0);
+    hm_loop_destroy(loop);
+}
+
 static inline void raise_nofile(void)
 {
     struct rlimit rl;

@@ -204,11 +204,7 @@ static void tests(void *arg)
 int main(int argc, char **argv)
 {
     hm_loop_options lo = test_loop_options(argc, argv);
-    hm_loop *loop;
-    ASSERT_EQ(hm_loop_create(&loop, &lo), 0);
-    ASSERT_EQ(hm_coro_spawn(loop, tests, NULL, NULL), 0);
-    ASSERT_EQ(hm_loop_run(loop), 0);
-    hm_loop_destroy(loop);
+    run_on_loop(&lo, tests, NULL);
     printf("ok\n");
     return 0;
 }

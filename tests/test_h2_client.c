@@ -29,15 +29,6 @@ static void set_target(int port, bool tls)
     target.http2 = true;
 }
 
-static void run(hm_coro_fn fn, void *arg)
-{
-    hm_loop *loop;
-    ASSERT_EQ(hm_loop_create(&loop, &lo), 0);
-    ASSERT_EQ(hm_coro_spawn(loop, fn, arg, NULL), 0);
-    ASSERT_EQ(hm_loop_run(loop), 0);
-    hm_loop_destroy(loop);
-}
-
 /* GET path as bytes in req[0, cap): their length. */
 static size_t write_get(char *req, size_t cap, const char *path)
 {
@@ -399,12 +390,12 @@ int main(int argc, char **argv)
     h2ts srv = {0};
     h2ts_start(&srv);
     set_target(srv.port, false);
-    run(answers, NULL);
-    run(shared, NULL);
-    run(failures, NULL);
-    run(freed_then_garbage, NULL);
-    run(stream_cancel, NULL);
-    run(stream_callbacks, NULL);
+    run_on_loop(&lo, answers, NULL);
+    run_on_loop(&lo, shared, NULL);
+    run_on_loop(&lo, failures, NULL);
+    run_on_loop(&lo, freed_then_garbage, NULL);
+    run_on_loop(&lo, stream_cancel, NULL);
+    run_on_loop(&lo, stream_callbacks, NULL);
     h2ts_stop(&srv);
 
     /* bench_app over TLS, with HTTP/2 and without. */
@@ -422,13 +413,13 @@ int main(int argc, char **argv)
     pid_t pid = start_server(&o, &port);
     set_target(port, true);
     target.tls_cfg = cfg;
-    run(tls_h2, NULL);
+    run_on_loop(&lo, tls_h2, NULL);
     stop_server(pid);
     o.http2 = false; /* ALPN http/1.1 only: no agreement */
     pid = start_server(&o, &port);
     set_target(port, true);
     target.tls_cfg = cfg;
-    run(no_h2, NULL);
+    run_on_loop(&lo, no_h2, NULL);
     ASSERT_LT(last_rc, 0);
     ASSERT_EQ(last_fail, HM_FAIL_TLS); /* the server's no_application_protocol alert */
     printf("TLS: a server without h2 refuses the handshake: %s: ok\n", last_why);
@@ -436,7 +427,7 @@ int main(int argc, char **argv)
     o = ba_test_options(lo.backend); /* cleartext HTTP/1.1 only */
     pid = start_server(&o, &port);
     set_target(port, false);
-    run(no_h2, NULL);
+    run_on_loop(&lo, no_h2, NULL);
     ASSERT_LT(last_rc, 0);
     ASSERT(strstr(last_why, "does not speak h2c"));
     printf("h2c: a server without HTTP/2: \"%s\": ok\n", last_why);

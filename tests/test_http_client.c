@@ -388,11 +388,7 @@ int main(int argc, char **argv)
     use_async = argc > 2 && !strcmp(argv[2], "async");
     printf("driver: %s\n", use_async ? "callbacks (hm_http_conn_start)" : "a coroutine");
     split_arrivals(&lo);
-    hm_loop *loop;
-    ASSERT_EQ(hm_loop_create(&loop, &lo), 0);
-    ASSERT_EQ(hm_coro_spawn(loop, tests, NULL, NULL), 0);
-    ASSERT_EQ(hm_loop_run(loop), 0);
-    hm_loop_destroy(loop);
+    run_on_loop(&lo, tests, NULL);
     printf("ok\n");
     return 0;
 }
