@@ -27,8 +27,8 @@ static hm_latch served[4]; /* the server answered connection i */
 /* What the server answers connection i: a stream it ends at once, the
  * same, php-via's 400 for a lost context, a stream held open. */
 static const char *const replies[4] = {
-    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
-    "event: datastar-patch-signals\ndata: signals {\"count\":1}\n\n",
+    ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+     "event: datastar-patch-signals\ndata: signals {\"count\":1}\n\n"),
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n",
     "HTTP/1.1 400 Bad Request\r\nContent-Length: 15\r\n\r\nInvalid context",
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: held open\n\n",
