@@ -768,11 +768,7 @@ void hm_vu_new_user(hammer_vu *v)
     hm_vu_leave_page(v);
     hm_cookie_jar_free(&v->jar);
     hm_cookie_jar_init(&v->jar);
-    hm_thread_stats *st = &v->run->stats[v->thread];
-    st->connects += v->conn.connects;
-    st->reconnects += v->conn.reconnects;
-    st->retries += v->conn.retries;
-    hm_thread_stats_take_bytes(st, &v->conn);
+    hm_thread_stats_add_conn(&v->run->stats[v->thread], &v->conn);
     hm_http_conn_free(&v->conn);
     hm_http_conn_init(&v->conn, &v->run->o->target, NULL);
 }
@@ -873,10 +869,7 @@ static void vu_coro(void *p)
     hm_sse_note_events(st, &v->es.watch, SSE_WHERE(v));
     tot->streams_connected += v->connected;
     tot->reconnects += v->es.reconnects;
-    st->connects += v->conn.connects;
-    st->reconnects += v->conn.reconnects;
-    st->retries += v->conn.retries;
-    hm_thread_stats_take_bytes(st, &v->conn);
+    hm_thread_stats_add_conn(st, &v->conn);
     hm_gauge_vus(o, -1);
     hm_http_conn_free(&v->conn);
     h2 = v->es.conn.h2;
