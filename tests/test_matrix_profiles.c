@@ -182,7 +182,14 @@ static void bad_lines(const char *hammer, const char *dir)
              "'port' above, which takes one line",
              ini);
     refused(hammer, ini, want);
-    printf("matrix profiles: a 1.1 MB line and indented keys are refused, naming the line\n");
+    /* 0xf8 leads no UTF-8 sequence, though its continuation bytes fit one
+     * of three bytes; jansson refuses it, so the file must be refused. */
+    f = fopen(ini, "w");
+    ASSERT(f);
+    fprintf(f, "[profile a]\ncommand = x\xf8\x80\x80y\n[workload w]\nscenario = counter\n");
+    fclose(f);
+    refused(hammer, ini, "not UTF-8 text");
+    printf("matrix profiles: a 1.1 MB line, indented keys and a 0xf8 lead byte are refused\n");
 }
 
 /* examples/php-via.ini with a php that runs bench_app: every profile

@@ -29,8 +29,9 @@ static void copy_str(char *dst, size_t len, const char *src)
 static int utf8_seq(const unsigned char *p)
 {
     if (p[0] < 0x80) return 1;
+    /* Lead bytes 0xc0, 0xc1 and 0xf5-0xff start no valid sequence. */
     int n = p[0] >= 0xf0 && p[0] <= 0xf4  ? 4
-            : p[0] >= 0xe0                ? 3
+            : p[0] >= 0xe0 && p[0] < 0xf0 ? 3
             : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
                                           : 0;
     if (!n) return 0;
