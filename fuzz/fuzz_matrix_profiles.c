@@ -7,8 +7,8 @@
  * refused with a reason; a loaded configuration is walked: every profile
  * has a name and a command, ports and counts lie within their bounds,
  * every env entry is NAME=VALUE, the baseline names a profile, and every
- * text becomes a JSON string (hm_matrix_json_text) as the matrix document
- * writes it. Then the command line's overrides are applied, and the
+ * text is UTF-8 and becomes the same JSON string (hm_json_text) in the
+ * matrix document. Then the command line's overrides are applied, and the
  * configuration freed (also after a refusal, as matrix.c does).
  *
  * Flags (byte 0):
@@ -18,6 +18,7 @@
 
 #include "base/hm_base.h"
 #include "cli/matrix_profiles.h"
+#include "stats/json_text.h"
 
 #include <errno.h>
 #include <string.h>
@@ -29,9 +30,10 @@ static hm_matrix_config cfg; /* large: static, zeroed per input */
 static void text_ok(const char *s)
 {
     if (!s) return;
-    json_t *j = hm_matrix_json_text(s);
+    json_t *j = hm_json_text(s);
     HM_FUZZ_CHECK(j && json_is_string(j));
-    HM_FUZZ_CHECK(json_string_length(j) == strlen(s));
+    HM_FUZZ_CHECK(hm_utf8_valid(s)); /* the loader refuses any other text */
+    HM_FUZZ_CHECK(!strcmp(json_string_value(j), s));
     json_decref(j);
 }
 

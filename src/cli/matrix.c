@@ -24,6 +24,7 @@
 #include "base/hm_base.h"
 #include "base/hm_file.h"
 #include "cli/matrix_profiles.h"
+#include "stats/json_text.h"
 #include "cli/matrix_report.h"
 #include "cli/matrix_spawn.h"
 #include "cli/matrix_summary.h"
@@ -72,14 +73,14 @@ static json_t *environment(hm_backend_kind engine)
     uname(&u);
     char kernel[400];
     snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-    json_object_set_new(env, "cpu", hm_matrix_json_text(model));
+    json_object_set_new(env, "cpu", hm_json_text(model));
     json_object_set_new(env, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
     json_object_set_new(
         env, "memory_gib",
         json_real((double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 1073741824.0));
-    json_object_set_new(env, "kernel", hm_matrix_json_text(kernel));
-    json_object_set_new(env, "os", hm_matrix_json_text(os));
-    json_object_set_new(env, "hostname", hm_matrix_json_text(u.nodename));
+    json_object_set_new(env, "kernel", hm_json_text(kernel));
+    json_object_set_new(env, "os", hm_json_text(os));
+    json_object_set_new(env, "hostname", hm_json_text(u.nodename));
     json_object_set_new(env, "engine", json_string(hm_backend_name(engine)));
     json_object_set_new(env, "hammer_version", json_string(HM_VERSION));
     return env;
@@ -92,22 +93,17 @@ static void now_iso(char *out, size_t len)
     strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 }
 
-static json_t *jstr_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
 static json_t *parameters(const hm_matrix_config *c)
 {
     return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:f, s:f, s:o, s:o, s:o}",
-                     "profiles_file", hm_matrix_json_text(c->path), "runs", c->runs, "actions",
-                     jstr_or_null(c->actions), "duration", jstr_or_null(c->duration), "concurrency",
-                     jstr_or_null(c->concurrency), "timeout", jstr_or_null(c->timeout), "engine",
-                     jstr_or_null(c->engine), "threads", jstr_or_null(c->threads), "passes",
+                     "profiles_file", hm_json_text(c->path), "runs", c->runs, "actions",
+                     hm_json_text(c->actions), "duration", hm_json_text(c->duration), "concurrency",
+                     hm_json_text(c->concurrency), "timeout", hm_json_text(c->timeout), "engine",
+                     hm_json_text(c->engine), "threads", hm_json_text(c->threads), "passes",
                      c->passes, "baseline", c->baseline, "health_timeout_s",
                      (double)c->health_timeout_ns / 1e9, "stop_grace_s",
-                     (double)c->stop_grace_ns / 1e9, "args", jstr_or_null(c->args), "server_cpus",
-                     jstr_or_null(c->server_cpus), "hammer_cpus", jstr_or_null(c->hammer_cpus));
+                     (double)c->stop_grace_ns / 1e9, "args", hm_json_text(c->args), "server_cpus",
+                     hm_json_text(c->server_cpus), "hammer_cpus", hm_json_text(c->hammer_cpus));
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -243,7 +239,7 @@ static json_t *new_document(const hm_matrix_config *c, hm_backend_kind engine, c
     json_object_set_new(doc, "started", json_string(when));
     json_object_set_new(doc, "environment", environment(engine));
     json_object_set_new(doc, "parameters", parameters(c));
-    json_object_set_new(doc, "logs_dir", hm_matrix_json_text(logdir));
+    json_object_set_new(doc, "logs_dir", hm_json_text(logdir));
     json_t *jprofiles = json_array(), *jworkloads = json_array();
     for (int i = 0; i < c->n_profiles; i++) {
         const hm_matrix_profile *p = &c->profiles[i];
@@ -257,7 +253,7 @@ static json_t *new_document(const hm_matrix_config *c, hm_backend_kind engine, c
     for (int i = 0; i < c->n_workloads; i++) {
         const hm_matrix_workload *w = &c->workloads[i];
         json_array_append_new(jworkloads, json_pack("{s:s, s:s, s:o}", "name", w->name, "scenario",
-                                                    w->scenario, "args", jstr_or_null(w->args)));
+                                                    w->scenario, "args", hm_json_text(w->args)));
     }
     json_object_set_new(doc, "profiles", jprofiles);
     json_object_set_new(doc, "workloads", jworkloads);
@@ -280,7 +276,7 @@ static void run_profile(const hm_matrix_config *c, const hm_matrix_profile *p, i
         for (int wi = 0; wi < c->n_workloads; wi++) {
             json_t *run = json_pack("{s:i, s:s, s:s, s:s, s:o}", "round", round, "profile", p->name,
                                     "workload", c->workloads[wi].name, "status", "skipped",
-                                    "reason", hm_matrix_json_text(why));
+                                    "reason", hm_json_text(why));
             json_object_update(run, s.ran);
             json_array_append_new(runs, run);
         }
@@ -292,7 +288,7 @@ static void run_profile(const hm_matrix_config *c, const hm_matrix_profile *p, i
     for (int wi = 0; wi < c->n_workloads; wi++) {
         const hm_matrix_workload *w = &c->workloads[wi];
         json_t *run = json_pack("{s:i, s:s, s:s, s:o}", "round", round, "profile", p->name,
-                                "workload", w->name, "url", hm_matrix_json_text(s.url));
+                                "workload", w->name, "url", hm_json_text(s.url));
         if (atomic_load(&interrupted)) {
             json_object_set_new(run, "status", json_string("skipped"));
             json_object_set_new(run, "reason", json_string("interrupted"));

@@ -14,6 +14,7 @@
 
 #include "base/hm_base.h"
 #include "scenarios/scenario.h"
+#include "stats/json_text.h"
 
 /* Copies as much of src as fits (always terminated). */
 static void copy_str(char *dst, size_t len, const char *src)
@@ -21,55 +22,6 @@ static void copy_str(char *dst, size_t len, const char *src)
     size_t n = strnlen(src, len - 1);
     memcpy(dst, src, n);
     dst[n] = 0;
-}
-
-/* ---- UTF-8 --------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
-static int utf8_seq(const unsigned char *p)
-{
-    if (p[0] < 0x80) return 1;
-    /* Lead bytes 0xc0, 0xc1 and 0xf5-0xff start no valid sequence. */
-    int n = p[0] >= 0xf0 && p[0] <= 0xf4  ? 4
-            : p[0] >= 0xe0 && p[0] < 0xf0 ? 3
-            : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
-                                          : 0;
-    if (!n) return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80) return 0;
-    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) return 0;
-    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) return 0;
-    return n;
-}
-
-json_t *hm_matrix_json_text(const char *s)
-{
-    size_t n = strlen(s);
-    char *clean = hm_alloc(n + 1);
-    if (!clean) return json_string("");
-    const unsigned char *p = (const unsigned char *)s;
-    size_t o = 0;
-    while (*p) {
-        int k = utf8_seq(p);
-        if (k)
-            memcpy(clean + o, p, (size_t)k), o += (size_t)k, p += k;
-        else
-            clean[o++] = '?', p++;
-    }
-    clean[o] = 0;
-    json_t *j = json_string(clean);
-    hm_free(clean);
-    return j;
-}
-
-static bool is_utf8(const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        int k = utf8_seq(p);
-        if (!k) return false;
-        p += k;
-    }
-    return true;
 }
 
 /* ---- one KEY = VALUE at a time ------------------------------------------- */
@@ -496,7 +448,7 @@ static int on_ini(void *user, const char *section, const char *key, const char *
     parse_state *st = user;
     hm_matrix_config *c = st->c;
     int rc;
-    if (!is_utf8(section) || !is_utf8(key) || !is_utf8(value)) {
+    if (!hm_utf8_valid(section) || !hm_utf8_valid(key) || !hm_utf8_valid(value)) {
         snprintf(c->error, sizeof(c->error), "not UTF-8 text");
         rc = -EINVAL;
     } else if (st->indented && st->have_key) {

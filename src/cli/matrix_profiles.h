@@ -3,7 +3,7 @@
  * configuration it becomes (docs/matrix.md, "The profiles file"). Lines
  * may be up to 1 MiB long (never cut: a longer one is an error naming it),
  * and command and args may continue over lines that start with a space or
- * tab. Also the UTF-8 rule every text in the matrix document follows.
+ * tab. Every value must be UTF-8 (stats/json_text.h).
  *
  * Ownership: hm_matrix_config_load fills a caller-owned, zeroed
  * hm_matrix_config (large: static or heap). Every string in it is
@@ -78,10 +78,5 @@ int hm_matrix_config_override(hm_matrix_config *c, const char *runs, const char 
 
 /* Frees every string of c; c may then be loaded again once zeroed. */
 void hm_matrix_config_free(hm_matrix_config *c);
-
-/* A JSON string of text from outside (server logs, system files): bytes
- * that are not UTF-8 become '?', since jansson refuses them and a refused
- * string would silently drop the run it belongs to. A new reference. */
-json_t *hm_matrix_json_text(const char *s);
 
 #endif

@@ -26,6 +26,7 @@
 #include "proto/http_client.h"
 #include "proto/tls.h"
 #include "scenarios/scenario.h"
+#include "stats/json_text.h"
 
 extern char **environ;
 
@@ -324,7 +325,7 @@ static int spawn_server(const hm_matrix_config *c, const hm_matrix_profile *p, c
     int rc = 0;
     for (int e = 0; e < p->n_env && rc == 0; e++) {
         penv[e] = expand(c, p->env[e], s->port, false);
-        rc = penv[e] ? json_array_append_new(jenv, hm_matrix_json_text(penv[e])) : -ENOMEM;
+        rc = penv[e] ? json_array_append_new(jenv, hm_json_text(penv[e])) : -ENOMEM;
     }
     json_object_set_new(s->ran, "server_env", jenv);
     wordexp_t we = {0};
@@ -333,7 +334,7 @@ static int spawn_server(const hm_matrix_config *c, const hm_matrix_profile *p, c
     if (rc == 0) {
         json_t *argv = json_array();
         for (size_t i = 0; i < we.we_wordc; i++)
-            json_array_append_new(argv, hm_matrix_json_text(we.we_wordv[i]));
+            json_array_append_new(argv, hm_json_text(we.we_wordv[i]));
         json_object_set_new(s->ran, "server_argv", argv);
         if (we.we_wordc == 0) {
             snprintf(why, whylen, "empty command");
@@ -447,7 +448,7 @@ int hm_matrix_server_start(const hm_matrix_config *c, const hm_matrix_profile *p
     if (rc == 0 && strlen(url) >= sizeof(s->url)) rc = -E2BIG;
     if (rc == 0) {
         snprintf(s->url, sizeof(s->url), "%s", url);
-        json_object_set_new(s->ran, "server_command", hm_matrix_json_text(line));
+        json_object_set_new(s->ran, "server_command", hm_json_text(line));
     }
     free(url);
     if (rc < 0) {
@@ -689,7 +690,7 @@ static void collect_passes(const hm_matrix_config *c, json_t *doc, bool timed_ou
             if (out) fprintf(out, "%s%s", i ? "; " : "", json_string_value(r));
         }
         if (out) fclose(out);
-        json_object_set_new(run, "reason", hm_matrix_json_text(line ? line : "?"));
+        json_object_set_new(run, "reason", hm_json_text(line ? line : "?"));
         free(line);
     }
     json_object_set_new(run, "reasons", reasons);
@@ -703,7 +704,7 @@ void hm_matrix_run_workload(const hm_matrix_config *c, const hm_matrix_workload 
     snprintf(json_path, sizeof(json_path), "%s/run-%s-%s-r%d.json", logdir, profile, w->name,
              round);
     snprintf(log, sizeof(log), "%s/hammer-%s-%s-r%d.log", logdir, profile, w->name, round);
-    json_object_set_new(run, "hammer_log", hm_matrix_json_text(log));
+    json_object_set_new(run, "hammer_log", hm_json_text(log));
     char *line = hammer_command(c, w, s, json_path);
     wordexp_t we;
     int rc = line ? split_words(line, &we, why, sizeof(why)) : -ENOMEM;
@@ -740,5 +741,5 @@ void hm_matrix_run_workload(const hm_matrix_config *c, const hm_matrix_workload 
     return;
 failed:
     json_object_set_new(run, "status", json_string("failed"));
-    json_object_set_new(run, "reason", hm_matrix_json_text(why));
+    json_object_set_new(run, "reason", hm_json_text(why));
 }

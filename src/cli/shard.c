@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli/options.h"
+#include "stats/json_text.h"
 
 static int64_t wall_now_ns(void)
 {
@@ -139,13 +140,8 @@ static json_t *string_array(const char *const *v, int n)
 {
     json_t *a = json_array();
     for (int i = 0; i < n; i++)
-        json_array_append_new(a, json_string(v[i]));
+        json_array_append_new(a, hm_json_text(v[i]));
     return a;
-}
-
-static json_t *str_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
 }
 
 /* Everything that makes two processes parts of the same run, with the
@@ -156,14 +152,14 @@ static json_t *options_record(const hm_cli *cli)
     const hm_options *o = &cli->o;
     const hm_shard *s = &cli->shard;
     json_t *r = json_object();
-    json_object_set_new(r, "scenario", json_string(o->scenario));
-    json_object_set_new(r, "workload", str_or_null(cli->workload_name));
+    json_object_set_new(r, "scenario", hm_json_text(o->scenario));
+    json_object_set_new(r, "workload", hm_json_text(cli->workload_name));
     json_object_set_new(r, "mode", json_string(o->browser ? "browser" : "hammer"));
-    json_object_set_new(r, "target", json_string(o->url ? o->url : "embedded"));
-    json_object_set_new(r, "route", str_or_null(o->route));
-    json_object_set_new(r, "action", str_or_null(o->action));
-    json_object_set_new(r, "signal", str_or_null(o->signal));
-    json_object_set_new(r, "signals", str_or_null(o->signals_json));
+    json_object_set_new(r, "target", hm_json_text(o->url ? o->url : "embedded"));
+    json_object_set_new(r, "route", hm_json_text(o->route));
+    json_object_set_new(r, "action", hm_json_text(o->action));
+    json_object_set_new(r, "signal", hm_json_text(o->signal));
+    json_object_set_new(r, "signals", hm_json_text(o->signals_json));
     json_object_set_new(r, "concurrency", json_integer(s->concurrency));
     json_object_set_new(r, "actions", json_integer(o->actions ? s->actions : 0));
     json_object_set_new(r, "duration_s", json_real((double)o->duration_ns / 1e9));

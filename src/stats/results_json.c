@@ -7,6 +7,7 @@
 
 #include "base/hm_file.h"
 #include "stats/hdr_json.h"
+#include "stats/json_text.h"
 #include "stats/steps.h"
 
 #include <jansson.h>
@@ -34,7 +35,7 @@ static json_t *server_watch_json(const hm_results *r)
     json_t *o = json_object();
     json_t *names = json_array();
     for (int i = 0; i < s->n_server; i++)
-        json_array_append_new(names, json_string(s->server_names[i]));
+        json_array_append_new(names, hm_json_text(s->server_names[i]));
     json_object_set_new(o, "fields", names);
     json_object_set_new(o, "baseline", w->sampled ? server_values(w, w->before) : json_null());
     bool any_after = false;
@@ -43,7 +44,7 @@ static json_t *server_watch_json(const hm_results *r)
     json_object_set_new(o, "end", any_after ? server_values(w, w->after) : json_null());
     json_t *held = json_array();
     for (int i = 0; i < w->n; i++)
-        if (w->held[i]) json_array_append_new(held, json_string(w->names[i]));
+        if (w->held[i]) json_array_append_new(held, hm_json_text(w->names[i]));
     json_object_set_new(o, "held", held);
     json_object_set_new(o, "checked", json_boolean(w->checked));
     json_object_set_new(o, "grace_s", json_real(w->grace_s));
@@ -60,7 +61,7 @@ static json_t *server_watch_json(const hm_results *r)
     hm_server_verdict_text(w, text, sizeof(text));
     json_object_set_new(o, "verdict", verdict ? json_string(verdict) : json_null());
     json_object_set_new(o, "verdict_level", level ? json_string(level) : json_null());
-    json_object_set_new(o, "verdict_text", text[0] ? json_string(text) : json_null());
+    json_object_set_new(o, "verdict_text", text[0] ? hm_json_text(text) : json_null());
     json_t *after = json_array();
     for (int k = 0; k < w->n_after; k++) {
         json_t *pt = server_values(w, w->after_v[k]);
@@ -68,7 +69,7 @@ static json_t *server_watch_json(const hm_results *r)
         json_array_append_new(after, pt);
     }
     json_object_set_new(o, "after_run", after);
-    json_object_set_new(o, "stopped", w->stopped[0] ? json_string(w->stopped) : json_null());
+    json_object_set_new(o, "stopped", w->stopped[0] ? hm_json_text(w->stopped) : json_null());
     return o;
 }
 
@@ -124,24 +125,14 @@ static json_t *interval_json(const hm_interval_series *s, const hm_interval_poin
     return o;
 }
 
-/* A JSON string of text that may hold a server's words (JSON needs UTF-8). */
-static json_t *text_json(const char *text)
-{
-    json_t *j = json_string(text);
-    if (j) return j;
-    char esc[4 * HM_EVIDENCE_BYTES + 8];
-    hm_escape_bytes(text, strlen(text), esc, sizeof(esc));
-    return json_string(esc);
-}
-
 /* {"reason", "where", "bytes"} (and "kind" when given) of a first example. */
 static json_t *example_json(const hm_fail_example *ex, const char *kind)
 {
     json_t *o = json_object();
     if (kind) json_object_set_new(o, "kind", json_string(kind));
-    json_object_set_new(o, "reason", text_json(ex->reason));
-    json_object_set_new(o, "where", text_json(ex->where));
-    json_object_set_new(o, "bytes", text_json(ex->bytes));
+    json_object_set_new(o, "reason", hm_json_text(ex->reason));
+    json_object_set_new(o, "where", hm_json_text(ex->where));
+    json_object_set_new(o, "bytes", hm_json_text(ex->bytes));
     return o;
 }
 
@@ -175,11 +166,11 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "started", rfc3339(r->started));
     json_t *argv = json_array();
     for (int i = 0; i < r->argc; i++)
-        json_array_append_new(argv, json_string(r->argv[i]));
+        json_array_append_new(argv, hm_json_text(r->argv[i]));
     json_object_set_new(root, "command_line", argv);
     json_object_set_new(root, "options", r->options ? json_deep_copy(r->options) : json_object());
-    json_object_set_new(root, "scenario", json_string(r->scenario));
-    json_object_set_new(root, "target", json_string(r->target));
+    json_object_set_new(root, "scenario", hm_json_text(r->scenario));
+    json_object_set_new(root, "target", hm_json_text(r->target));
     json_object_set_new(root, "engine", json_string(r->engine));
     json_object_set_new(root, "threads", json_integer(r->threads));
     json_object_set_new(root, "concurrency", json_integer(r->concurrency));
@@ -191,13 +182,13 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "passed", json_boolean(verdict.passed));
     json_t *result = json_object(), *why = json_array();
     for (int i = 0; i < verdict.n; i++)
-        json_array_append_new(why, json_string(verdict.reasons[i]));
+        json_array_append_new(why, hm_json_text(verdict.reasons[i]));
     if (verdict.n_dropped)
         json_array_append_new(why, json_sprintf("and %d more", verdict.n_dropped));
     json_object_set_new(result, "passed", json_boolean(verdict.passed));
     json_object_set_new(result, "reasons", why);
     json_object_set_new(root, "result", result);
-    json_object_set_new(root, "fatal", r->fatal ? json_string(r->fatal) : json_null());
+    json_object_set_new(root, "fatal", hm_json_text(r->fatal));
 
     json_t *actions = json_object();
     json_object_set_new(actions, "sent", json_integer((json_int_t)t->sent));
@@ -256,7 +247,7 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "patches", patches);
 
     json_t *sig = json_object();
-    json_object_set_new(sig, "name", r->signal_name ? json_string(r->signal_name) : json_null());
+    json_object_set_new(sig, "name", hm_json_text(r->signal_name));
     json_object_set_new(sig, "baseline",
                         r->has_signal && r->baseline_known ? json_integer(r->baseline)
                                                            : json_null());
@@ -270,11 +261,11 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(root, "signal", sig);
     if (r->mode) json_object_set_new(root, "mode", json_string(r->mode));
     json_t *check = json_object();
-    json_object_set_new(check, "name", r->has_check ? json_string(r->check_name) : json_null());
+    json_object_set_new(check, "name", r->has_check ? hm_json_text(r->check_name) : json_null());
     char not_evaluated[300];
     hm_check_state cs = hm_results_check_state(r, not_evaluated, sizeof(not_evaluated));
     json_object_set_new(check, "passed", json_boolean(cs == HM_CHECK_STATE_PASS));
-    json_object_set_new(check, "detail", json_string(r->check_detail));
+    json_object_set_new(check, "detail", hm_json_text(r->check_detail));
     json_object_set_new(check, "evaluated",
                         json_boolean(cs == HM_CHECK_STATE_PASS || cs == HM_CHECK_STATE_FAIL));
     json_object_set_new(check, "not_evaluated",
@@ -304,7 +295,7 @@ json_t *hm_report_json(const hm_results *r)
                             json_integer((json_int_t)t->tls_fail[k]));
     json_object_set_new(tls, "failures", tf);
     json_object_set_new(tls, "first_failure",
-                        t->tls_first_reason[0] ? json_string(t->tls_first_reason) : json_null());
+                        t->tls_first_reason[0] ? hm_json_text(t->tls_first_reason) : json_null());
     json_object_set_new(root, "tls", tls);
     json_object_set_new(root, "disruption", disruption_json(r));
 
@@ -344,15 +335,15 @@ json_t *hm_report_json(const hm_results *r)
             json_object_set_new(vars, v->name, o);
         }
         json_object_set_new(root, "variants", vars);
-        json_object_set_new(
-            root, "sticky",
-            json_pack("{s:o}", "diagnosis",
-                      r->variants_diagnosis[0] ? json_string(r->variants_diagnosis) : json_null()));
+        json_object_set_new(root, "sticky",
+                            json_pack("{s:o}", "diagnosis",
+                                      r->variants_diagnosis[0] ? hm_json_text(r->variants_diagnosis)
+                                                               : json_null()));
     }
     json_t *ths = json_array();
     for (int i = 0; i < r->n_thresholds; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "threshold", json_string(r->thresholds[i].text));
+        json_object_set_new(o, "threshold", hm_json_text(r->thresholds[i].text));
         json_object_set_new(o, "passed", json_boolean(r->thresholds[i].passed));
         json_object_set_new(o, "value", json_real(r->thresholds[i].value));
         json_array_append_new(ths, o);
@@ -447,13 +438,13 @@ json_t *hm_report_passes_json(const hm_results *runs, int n)
     json_t *root = json_object(), *arr = json_array(), *changes = json_array();
     for (int i = 0; i < n; i++) {
         json_t *one = hm_report_json(&runs[i]);
-        json_object_set_new(one, "pass", json_string(runs[i].pass));
+        json_object_set_new(one, "pass", hm_json_text(runs[i].pass));
         json_array_append_new(arr, one);
     }
     for (int i = 1; i < n; i++) {
         json_t *c = json_object();
-        json_object_set_new(c, "from", json_string(runs[i - 1].pass));
-        json_object_set_new(c, "to", json_string(runs[i].pass));
+        json_object_set_new(c, "from", hm_json_text(runs[i - 1].pass));
+        json_object_set_new(c, "to", hm_json_text(runs[i].pass));
         json_object_set_new(c, "throughput_pct",
                             json_real(change_pct(rps_of(&runs[i - 1]), rps_of(&runs[i]))));
         json_object_set_new(

@@ -4,6 +4,7 @@
 
 #include "base/hm_base.h"
 #include "stats/hdr_json.h"
+#include "stats/json_text.h"
 #include "stats/results.h"
 
 #include <jansson.h>
@@ -241,24 +242,24 @@ void hm_steps_json(json_t *root, const hm_steps *s)
     for (int i = 0; s && i < s->n_rows; i++) {
         const hm_step_row *r = &s->rows[i];
         json_t *o = json_object();
-        json_object_set_new(o, "flow", json_string(r->flow));
-        json_object_set_new(o, "name", json_string(r->name));
+        json_object_set_new(o, "flow", hm_json_text(r->flow));
+        json_object_set_new(o, "name", hm_json_text(r->name));
         json_object_set_new(o, "count", json_integer((json_int_t)r->count));
         json_object_set_new(o, "failed", json_integer((json_int_t)r->failed));
         json_object_set_new(o, "first_failure",
-                            r->first_failure[0] ? json_string(r->first_failure) : json_null());
+                            r->first_failure[0] ? hm_json_text(r->first_failure) : json_null());
         json_object_set_new(o, "latency_us", hm_hdr_json(&r->us));
         json_array_append_new(rows, o);
     }
     for (int i = 0; s && i < s->n_checks; i++) {
         const hm_check_row *c = &s->checks[i];
         json_t *o = json_object();
-        json_object_set_new(o, "flow", json_string(c->flow));
-        json_object_set_new(o, "name", json_string(c->name));
+        json_object_set_new(o, "flow", hm_json_text(c->flow));
+        json_object_set_new(o, "name", hm_json_text(c->name));
         json_object_set_new(o, "passed", json_integer((json_int_t)c->passed));
         json_object_set_new(o, "failed", json_integer((json_int_t)c->failed));
         json_object_set_new(o, "first_failure",
-                            c->first_failure[0] ? json_string(c->first_failure) : json_null());
+                            c->first_failure[0] ? hm_json_text(c->first_failure) : json_null());
         json_object_set_new(o, "evaluated", json_boolean(check_evaluated(c)));
         json_object_set_new(o, "not_evaluated",
                             check_evaluated(c) ? json_null() : json_string(not_evaluated_why(c)));
