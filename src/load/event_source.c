@@ -16,6 +16,9 @@
 static int on_headers(void *user, hm_http_resp_parser *p)
 {
     hm_event_source *es = user;
+    /* The stream's connect and handshake, if it made them, count now: a
+     * stream may stay open to the end of the run. */
+    hm_thread_stats_note_conn(es->st, &es->conn);
     int rc = hm_sse_head_read(&es->head, p, es->st, es->o);
     if (rc < 0) return rc;
     /* Nothing reads the stream's headers again while it stays open. */
@@ -42,6 +45,7 @@ static int64_t stream_ended(hm_event_source *es, int rc)
         es->st->reconnects++;
         es->reconnects++;
     }
+    hm_thread_stats_note_conn(es->st, &es->conn); /* one that failed before its head */
     hm_sse_end end =
         hm_sse_stream_end(&es->head, rc, &es->conn, &es->watch, es->st, es->o, WHERE(es));
     /* Of its response only the status was read: the head's buffers need

@@ -24,6 +24,9 @@ void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c)
         else
             s->tls_full++;
     }
+    /* Noted once: a stream notes its connect when it opens and again when
+     * it ends. */
+    c->connect_ns = c->tls_ns = 0;
 }
 
 void hm_thread_stats_note_outcome(hm_thread_stats *st, const hm_http_conn *c, int rc,

@@ -134,8 +134,9 @@ hm_sse_end hm_sse_stream_end(hm_sse_head *h, int rc, const hm_http_conn *c, cons
 /* A connection's outcome into the thread's stats: the adapter between
  * proto (hm_http_conn) and stats (hm_thread_stats), so neither includes the
  * other. Records the connect and TLS handshake the conn's last request
- * made, if it made them, and a TLS failure's kind and first reason. Call
- * after every request. */
+ * made, if it made them (then forgets them, so a second call does not
+ * count them again), and a TLS failure's kind and first reason. Call after
+ * every request. */
 void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c);
 
 /* Moves the bytes c read and wrote (and its coded body bytes, as received

@@ -215,6 +215,7 @@ static int vu_open(void *user, hm_http_conn *c, void **token)
     int64_t t0 = hm_now_ns();
     int rc = hm_via_load_page(page, &sv->jar, o->route, o->action, t0 + o->timeout_ns, &sv->pg, why,
                               sizeof(why));
+    hm_thread_stats_note_conn(&t->st, page); /* its connect: the actions may reuse it */
     count_worker(t, page);
     if (rc < 0) {
         hm_thread_stats_count(&t->st, page->resp.status, page->fail);
@@ -228,6 +229,8 @@ static int vu_open(void *user, hm_http_conn *c, void **token)
         hm_http_conn sse;
         hm_http_conn_init_shared(&sse, &o->target, NULL, c->h2);
         probe_sse(sv, &sse, sv->pg.ctx, sv->cookie);
+        hm_thread_stats_note_conn(&t->st, &sse);
+        hm_thread_stats_add_conn(&t->st, &sse);
         hm_http_conn_free(&sse);
     }
     char *body = NULL;

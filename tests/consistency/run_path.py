@@ -22,6 +22,9 @@ What every path asserts, from the run's --json (docs/output.md):
     once per patch;
   - SSE: sse.opened >= the observers connected >= 1 (a stream that showed
     its state was opened), no SSE failure on a run without a restart;
+  - connections: every one established is one connect timed and, over
+    TLS, one handshake counted (full + resumed) and timed, the SSE
+    streams' connections too;
   - the check: the built-in's name and verdict (PASS) for the built-in and
     its flow alike, on a net increment that matches HTTP OK where the
     workload counts.
@@ -348,6 +351,22 @@ def check_sse(c, r, clean):
         c.that(sum(fails.values()) == 0, "no SSE failure", "sse.failures %r" % fails)
 
 
+def check_connections(c, r, tls):
+    """Every connection established is one connect timed and, over TLS,
+    one handshake counted and timed: a page, an action and an SSE stream's
+    connection alike."""
+    est = r.j("connections.established")
+    timed = r.j("latency_us.connect.count") or 0
+    c.that(isinstance(est, int) and est >= 1 and timed == est, "connects timed",
+           "connections.established %r, connect latency count %r" % (est, timed))
+    if tls:
+        full, resumed = r.j("tls.full_handshakes"), r.j("tls.resumed_handshakes")
+        shaken = r.j("latency_us.tls_handshake.count") or 0
+        c.that((full or 0) + (resumed or 0) == est and shaken == est, "handshakes counted",
+               "tls full %r + resumed %r, handshake latency count %r, established %r" %
+               (full, resumed, shaken, est))
+
+
 def check_verdict(c, r, scenario, want_exit):
     name, counts = CHECKS[scenario]
     c.that(r.j("check.name") == name, "check name as built-in",
@@ -444,6 +463,7 @@ def run_path(opts, p):
     check_engine(c, r, p)
     check_patches(c, r, exact=not p["restart"])
     check_sse(c, r, clean=not p["restart"])
+    check_connections(c, r, tls)
     # A restart fails the run (its outage), not the check.
     check_verdict(c, r, p["scenario"], 1 if p["restart"] else 0)
     if p["restart"]:
