@@ -4,7 +4,9 @@
  * Checked: the response, keep-alive reuse without a second handshake, a
  * resumed handshake after the server closed, the coroutine calls (the same
  * machine, waited for), and the words and kinds of a handshake that times
- * out or does not verify. argv: BACKEND GEN_CERT_SCRIPT */
+ * out or does not verify; and the turns of a thread's handshakes: no more
+ * run at once than the config's bound, the others wait and then go, and
+ * one that times out waiting says so. argv: BACKEND GEN_CERT_SCRIPT */
 #include "engine_test_util.h"
 #include "proto/http_client.h"
 #include "run_util.h"
@@ -14,13 +16,15 @@
 #define MS 1000000LL
 
 /* What the server does with each connection. */
-enum { SERVE_KEEP, SERVE_ONE_THEN_CLOSE, SERVE_SILENT };
+enum { SERVE_KEEP, SERVE_ONE_THEN_CLOSE, SERVE_SILENT, SERVE_HOLD };
 
 static hm_sock *listener;
 static hm_tls_config *server_cfg;
 static int serve_mode;
 static int accepted;
 static hm_task server;
+static hm_event hold_over; /* SERVE_HOLD: the held connections go on */
+static bool holding;
 static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 
 static void serve_conn(void *arg)
@@ -32,6 +36,9 @@ static void serve_conn(void *arg)
         hm_sock_close(s);
         return;
     }
+    if (mode == SERVE_HOLD) /* reads nothing until told, then serves */
+        while (holding)
+            hm_event_wait(&hold_over, 0);
     hm_tls *t = NULL;
     ASSERT_EQ(hm_tls_create(&t, server_cfg, NULL), 0);
     if (hm_tls_accept(t, s, hm_now_ns() + 5000 * MS) == 0) {
@@ -83,18 +90,111 @@ static void on_done(hm_http_conn *c, int rc, void *user)
 
 static const char req[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 
+/* Starts one exchange on the loop's callbacks; on_done tells w. */
+static void start_cb(hm_http_conn *c, int64_t timeout_ns, waiting *w)
+{
+    *w = (waiting){0};
+    hm_event_init(&w->ev);
+    hm_http_xopts o = {.idempotent = true, .deadline = hm_now_ns() + timeout_ns};
+    int rc = hm_http_conn_start(c, hm_loop_current(), req, sizeof(req) - 1, &o, on_done, w);
+    ASSERT_EQ(rc, 0); /* https is no longer refused */
+    ASSERT(!w->done); /* never inside the start */
+}
+
 /* One exchange on the loop's callbacks; this coroutine only waits. */
 static int exchange_cb(hm_http_conn *c, int64_t timeout_ns)
 {
-    waiting w = {0};
-    hm_event_init(&w.ev);
-    hm_http_xopts o = {.idempotent = true, .deadline = hm_now_ns() + timeout_ns};
-    int rc = hm_http_conn_start(c, hm_loop_current(), req, sizeof(req) - 1, &o, on_done, &w);
-    ASSERT_EQ(rc, 0); /* https is no longer refused */
-    ASSERT(!w.done);  /* never inside the start */
+    waiting w;
+    start_cb(c, timeout_ns, &w);
     while (!w.done)
         hm_event_wait(&w.ev, 0);
     return w.rc;
+}
+
+/* The thread's handshakes now, and the most that ever held a turn. */
+static void turns_seen(int *running, int *queued, int *most)
+{
+    hm_tls_turns(running, queued);
+    if (*running > *most) *most = *running;
+}
+
+static void turns(hm_http_target *target, const char *ca)
+{
+    char why[256];
+    hm_tls_config *two;
+    ASSERT_EQ(hm_tls_config_create(&two, false, ca, why, sizeof(why)), 0);
+    hm_tls_config_set_handshakes(two, 2);
+    target->tls_cfg = two;
+    /* The server holds every connection: 6 exchanges start, 2 send their
+     * hello and 4 wait for a turn. Released, every one is answered. */
+    serve_mode = SERVE_HOLD;
+    holding = true;
+    hm_event_init(&hold_over);
+    enum { N = 6 };
+    hm_http_conn cs[N];
+    waiting ws[N];
+    int accepted0 = accepted, running, queued, most = 0;
+    for (int i = 0; i < N; i++) {
+        hm_http_conn_init(&cs[i], target, NULL);
+        start_cb(&cs[i], 60000 * MS, &ws[i]);
+    }
+    do {
+        hm_coro_sleep(MS);
+        turns_seen(&running, &queued, &most);
+    } while (accepted - accepted0 < N || running + queued < N);
+    ASSERT_EQ(running, 2);
+    ASSERT_EQ(queued, N - 2);
+    for (int i = 0; i < N; i++)
+        ASSERT(!ws[i].done);
+    holding = false;
+    hm_event_notify(&hold_over);
+    for (int i = 0; i < N; i++)
+        while (!ws[i].done) {
+            hm_coro_sleep(MS);
+            turns_seen(&running, &queued, &most);
+        }
+    for (int i = 0; i < N; i++) {
+        ASSERT_EQ(ws[i].rc, 0);
+        ASSERT_EQ(cs[i].resp.status, 200);
+        ASSERT(cs[i].tls_ns > 0);
+        hm_http_conn_free(&cs[i]);
+    }
+    ASSERT_EQ(most, 2);
+    hm_tls_turns(&running, &queued);
+    ASSERT_EQ(running + queued, 0);
+    printf("turns: %d exchanges, at most 2 handshakes at once, %d waited, all answered\n", N,
+           N - 2);
+
+    /* One at a time against a server that never answers: the second
+     * connection times out before its turn comes, and says so. */
+    hm_tls_config_set_handshakes(two, 1);
+    serve_mode = SERVE_SILENT;
+    hm_http_conn first, second;
+    waiting w1, w2;
+    hm_http_conn_init(&first, target, NULL);
+    hm_http_conn_init(&second, target, NULL);
+    start_cb(&first, 60000 * MS, &w1);
+    do {
+        hm_coro_sleep(MS);
+        hm_tls_turns(&running, &queued);
+    } while (running < 1);
+    start_cb(&second, 100 * MS, &w2);
+    while (!w2.done)
+        hm_event_wait(&w2.ev, 0);
+    ASSERT_EQ(w2.rc, -ETIMEDOUT);
+    ASSERT_EQ(second.fail, HM_FAIL_TIMEOUT);
+    const char *said = hm_reason(second.fail_why);
+    if (!strstr(said, "TLS handshake not begun within 0.1 s: it waited for its turn: this "
+                      "thread runs 1 handshake at once (--tls-handshakes)"))
+        HM_FAIL_("the wait's words: %s", said);
+    printf("timed out waiting: %s\n", said);
+    ASSERT(!w1.done);
+    hm_http_conn_stop(&first); /* its turn ends with it */
+    hm_tls_turns(&running, &queued);
+    ASSERT_EQ(running + queued, 0);
+    hm_http_conn_free(&first);
+    hm_http_conn_free(&second);
+    hm_tls_config_free(two);
 }
 
 static hm_http_target target;
@@ -175,6 +275,8 @@ static void tests(void *arg)
     ASSERT_EQ(hm_tls_last_fail(hm_http_conn_tls(&c)), HM_TLS_VERIFY);
     printf("unverified server: %s\n", hm_reason(c.fail_why));
     hm_http_conn_free(&c);
+
+    turns(&target, ca_path);
 
     hm_task_cancel(&server); /* ends server_main's accept */
     hm_task_join(&server, 0);

@@ -131,6 +131,7 @@ static int open_target(run_state *rs)
     if (o->target.tls) {
         rc = hm_tls_config_create(&rs->tls_cfg, rs->cli.insecure, rs->cli.cafile, why, sizeof(why));
         if (rc < 0) return early_exit(rs, why);
+        hm_tls_config_set_handshakes(rs->tls_cfg, rs->cli.tls_handshakes);
         if (o->http2) hm_tls_config_offer_h2(rs->tls_cfg); /* ALPN h2 alone */
         o->target.tls_cfg = rs->tls_cfg;
     }
@@ -205,6 +206,7 @@ static json_t *resolved_options(const run_state *rs)
     json_object_set_new(j, "no_reload", json_boolean(o->no_reload));
     json_object_set_new(j, "insecure", json_boolean(cli->insecure));
     json_object_set_new(j, "cacert", str_or_null(cli->cafile));
+    json_object_set_new(j, "tls_handshakes", json_integer(cli->tls_handshakes));
     json_object_set_new(j, "method", str_or_null(o->method));
     json_object_set_new(j, "headers", strings(o->headers, o->n_headers));
     json_object_set_new(j, "body_bytes",

@@ -2,6 +2,7 @@
  * scenario (its capabilities), the open-file limit and the engine. */
 #include "cli/options.h"
 
+#include "proto/tls.h"
 #include "cli/metrics.h"
 
 #include <ctype.h>
@@ -63,6 +64,8 @@ static void usage(FILE *f)
             "      --no-compressed   ask for no compression (default in the other modes)\n"
             "  -k, --insecure        https: do not verify the server's certificate\n"
             "      --cacert FILE     https: trust these CA certificates (default: system)\n"
+            "      --tls-handshakes N  https: at most N TLS handshakes at once per thread, the\n"
+            "                        other connections waiting their turn (256; 0: all at once)\n"
             "      --json FILE       write the results as JSON (see docs/output.md)\n"
             "      --html FILE       write an HTML report: tables and charts (docs/reports.md)\n"
             "  -m, --method M        get: the request method (GET)\n"
@@ -133,6 +136,7 @@ static void set_defaults(hm_cli *cli)
         .backend = HM_BACKEND_AUTO,
         .streams = 1,
     };
+    cli->tls_handshakes = HM_TLS_HANDSHAKES_DEFAULT;
     /* One thread per CPU hammer may run on: under taskset (or hammer
      * matrix's hammer_cpus) that is fewer than the machine has. */
     cpu_set_t runnable;
@@ -187,6 +191,7 @@ enum {
     OPT_SERVER_METRICS,
     OPT_HTTP2,
     OPT_STREAMS,
+    OPT_TLS_HANDSHAKES,
 };
 
 static const struct option longopts[] = {
@@ -214,6 +219,7 @@ static const struct option longopts[] = {
     {"no-cookies", no_argument, 0, OPT_NO_COOKIES},
     {"insecure", no_argument, 0, 'k'},
     {"cacert", required_argument, 0, OPT_CACERT},
+    {"tls-handshakes", required_argument, 0, OPT_TLS_HANDSHAKES},
     {"threshold", required_argument, 0, OPT_THRESHOLD},
     {"interval", required_argument, 0, OPT_INTERVAL},
     {"interval-json", required_argument, 0, OPT_INTERVAL_JSON},
@@ -252,6 +258,7 @@ enum { BAD_VALUE = -2 };
 #define MAX_THREADS 1024
 #define MAX_OBSERVERS 100000
 #define MAX_STREAMS 1000
+#define MAX_TLS_HANDSHAKES 100000
 #define MAX_RATE 1e8
 #define MIN_INTERVAL_NS 100000000LL
 
@@ -278,6 +285,9 @@ static const char *allowed_values(int ch)
         return buf;
     case OPT_STREAMS:
         snprintf(buf, sizeof(buf), "a whole number from 1 to %d", MAX_STREAMS);
+        return buf;
+    case OPT_TLS_HANDSHAKES:
+        snprintf(buf, sizeof(buf), "a whole number from 0 (no bound) to %d", MAX_TLS_HANDSHAKES);
         return buf;
     case OPT_TIMEOUT:
         return "a duration above 0 with a unit (us, ms, s, m, h), e.g. 5s or 1m30s";
@@ -540,6 +550,10 @@ static int parse_one(hm_cli *cli, int ch, const char *arg)
         return HM_CLI_GO;
     case OPT_CACERT:
         cli->cafile = arg;
+        return HM_CLI_GO;
+    case OPT_TLS_HANDSHAKES:
+        if (hm_parse_int(arg, 0, MAX_TLS_HANDSHAKES, &v) < 0) return BAD_VALUE;
+        cli->tls_handshakes = (int)v;
         return HM_CLI_GO;
     case OPT_INTERVAL: {
         int rc = parse_duration_opt(ch, arg, &cli->interval_ns, false);

@@ -35,6 +35,7 @@ typedef struct hm_cli {
     bool help_asked;            /* -h: printed once the words after the options are known */
     bool insecure;              /* -k */
     const char *cafile;         /* --cacert */
+    int tls_handshakes;         /* --tls-handshakes (HM_TLS_HANDSHAKES_DEFAULT) */
     const char *workload_name;  /* --workload */
     int64_t interval_ns;        /* --interval, 0 when not given */
     const char *interval_json;  /* --interval-json */

@@ -362,6 +362,7 @@ static void as_handshake(hm_http_conn *c)
         return;
     }
     c->tls_ns = hm_now_ns() - c->as_.t_phase;
+    hm_tls_turn_end(c->tls);
     as_send(c); /* the handshake's last flight leaves with the request */
 }
 
@@ -452,6 +453,19 @@ static void as_send(hm_http_conn *c)
     as->state = AS_WAITING;
 }
 
+/* The handshake's turn came (at once, or when another one ended). */
+static void as_turn(hm_tls *t, void *user)
+{
+    hm_http_conn *c = user;
+    int rc = hm_tls_client_begin(t);
+    if (rc < 0) {
+        c->fail = HM_FAIL_OTHER;
+        as_connect_fail(c, rc);
+        return;
+    }
+    as_handshake(c);
+}
+
 static void as_connected(void *user, hm_sock *s, int res)
 {
     hm_http_conn *c = user;
@@ -469,15 +483,15 @@ static void as_connected(void *user, hm_sock *s, int res)
         return;
     }
     int rc = c->tls ? 0 : hm_tls_create(&c->tls, c->target->tls_cfg, c->target->host);
-    if (rc == 0) rc = hm_tls_client_begin(c->tls);
     if (rc < 0) {
         c->fail = HM_FAIL_OTHER;
         as_connect_fail(c, rc);
         return;
     }
+    /* The handshake's time counts from here, its wait for a turn too. */
     as->state = AS_HANDSHAKE;
     as->t_phase = hm_now_ns();
-    as_handshake(c);
+    if (hm_tls_turn_wait(c->tls, as_turn, c)) as_turn(c->tls, c);
 }
 
 /* (Re)starts the exchange: the idle check, a connect when needed, then

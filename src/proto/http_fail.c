@@ -38,6 +38,7 @@ static const char *tls_reason(const hm_http_conn *c, int rc)
 static void word_connect(hm_http_conn *c, const hm_http_failure *f, double secs)
 {
     int rc = f->rc;
+    const hm_tls *tls = hm_http_conn_tls(c);
     if (rc == -ECANCELED) {
         c->fail = HM_FAIL_OTHER;
         SAY("cancelled (the run was interrupted)");
@@ -45,6 +46,8 @@ static void word_connect(hm_http_conn *c, const hm_http_failure *f, double secs)
         SAY("connect not done within %.3g s", secs);
     } else if (c->fail == HM_FAIL_CONNECT) {
         SAY("connect failed: %s", hm_strerror(rc));
+    } else if (c->fail == HM_FAIL_TIMEOUT && tls && hm_tls_ended_waiting(tls)) {
+        SAY("TLS handshake not begun within %.3g s: %s", secs, hm_tls_last_reason(tls));
     } else if (c->fail == HM_FAIL_TIMEOUT) {
         SAY("TLS handshake not done within %.3g s", secs);
     } else if (c->fail == HM_FAIL_TLS) {

@@ -11,6 +11,7 @@
 
 struct hm_tls_config {
     SSL_CTX *ctx;
+    int handshakes; /* client handshakes at once per thread; 0: no bound */
     bool insecure;
     bool server; /* made by hm_tls_server_config_create */
     bool h2;     /* ALPN: the client offers h2 alone; the server prefers h2 */
@@ -31,6 +32,13 @@ struct hm_tls {
     bool flight_unanswered;
     hm_tls_fail fail;
     char reason[256];
+    /* Its handshake's turn (see "handshakes in flight" below). */
+    uint8_t turn;
+    bool ended_waiting;            /* the last connection ended before its turn came */
+    hm_tls *turn_prev, *turn_next; /* in the thread's queue while waiting */
+    struct turns *turns;           /* that thread's, while it waits or holds */
+    hm_tls_turn_fn turn_fn;
+    void *turn_user;
 };
 
 static void set_reason_from_queue(hm_tls *t, const char *what)
@@ -71,6 +79,7 @@ int hm_tls_config_create(hm_tls_config **out, bool insecure, const char *cafile,
     hm_tls_config *cfg = hm_calloc(1, sizeof(*cfg));
     if (!cfg) return -ENOMEM;
     cfg->insecure = insecure;
+    cfg->handshakes = HM_TLS_HANDSHAKES_DEFAULT;
     cfg->ctx = SSL_CTX_new(TLS_client_method());
     if (!cfg->ctx) goto fail;
     SSL_CTX_set_min_proto_version(cfg->ctx, TLS1_2_VERSION);
@@ -116,6 +125,11 @@ void hm_tls_config_free(hm_tls_config *cfg)
     if (!cfg) return;
     SSL_CTX_free(cfg->ctx);
     hm_free(cfg);
+}
+
+void hm_tls_config_set_handshakes(hm_tls_config *cfg, int n)
+{
+    cfg->handshakes = n > 0 ? n : 0;
 }
 
 bool hm_tls_config_insecure(const hm_tls_config *cfg)
@@ -268,7 +282,133 @@ int hm_tls_create(hm_tls **out, hm_tls_config *cfg, const char *server_name)
     return t->server_name ? 0 : -ENOMEM;
 }
 
-void hm_tls_reset(hm_tls *t)
+/* ---- handshakes in flight ------------------------------------------------
+ *
+ * A thread runs at most cfg->handshakes client handshakes at once; the
+ * others wait for their turn in the order they asked. Every handshake
+ * holds OpenSSL's handshake state (its message buffer, grown to 16 KiB,
+ * and the transcript) until it ends, so 2,000 connections opened at once
+ * would hold 2,000 of them at the same moment; and a server busy with all
+ * of them at once finishes none of them early. The queue is the
+ * thread's: a connection lives on one loop. */
+
+enum { TURN_NONE, TURN_WAITING, TURN_HELD };
+
+typedef struct turns turns;
+struct turns {
+    int running;         /* turns held */
+    int waiting;         /* in the queue */
+    hm_tls *head, *tail; /* waiting, oldest first */
+    bool granting;       /* in grant(): a turn ended inside a turn_fn */
+};
+static _Thread_local turns tl_turns;
+
+static bool turn_free(const turns *q, const hm_tls *t)
+{
+    return t->cfg->handshakes == 0 || q->running < t->cfg->handshakes;
+}
+
+static void turn_unlink(turns *q, hm_tls *t)
+{
+    if (t->turn_prev)
+        t->turn_prev->turn_next = t->turn_next;
+    else
+        q->head = t->turn_next;
+    if (t->turn_next)
+        t->turn_next->turn_prev = t->turn_prev;
+    else
+        q->tail = t->turn_prev;
+    t->turn_prev = t->turn_next = NULL;
+    q->waiting--;
+}
+
+/* Hands free turns to the oldest waiters. A turn_fn may end a turn (its
+ * start failed), which only counts here: this loop goes on. */
+static void grant(turns *q)
+{
+    if (q->granting) return;
+    q->granting = true;
+    while (q->head && turn_free(q, q->head)) {
+        hm_tls *t = q->head;
+        turn_unlink(q, t);
+        t->turn = TURN_HELD;
+        q->running++;
+        t->turn_fn(t, t->turn_user);
+    }
+    q->granting = false;
+}
+
+bool hm_tls_turn_wait(hm_tls *t, hm_tls_turn_fn fn, void *user)
+{
+    turns *q = &tl_turns;
+    if (t->turn == TURN_HELD) return true;
+    if (t->turn == TURN_WAITING) return false;
+    t->turns = q;
+    if (!q->head && turn_free(q, t)) {
+        t->turn = TURN_HELD;
+        q->running++;
+        return true;
+    }
+    t->turn = TURN_WAITING;
+    t->ended_waiting = false;
+    t->turn_fn = fn;
+    t->turn_user = user;
+    t->turn_prev = q->tail;
+    t->turn_next = NULL;
+    q->waiting++;
+    if (q->tail)
+        q->tail->turn_next = t;
+    else
+        q->head = t;
+    q->tail = t;
+    return false;
+}
+
+void hm_tls_turns(int *running, int *waiting)
+{
+    *running = tl_turns.running;
+    *waiting = tl_turns.waiting;
+}
+
+bool hm_tls_turn_waiting(const hm_tls *t)
+{
+    return t->turn == TURN_WAITING;
+}
+
+void hm_tls_turn_end(hm_tls *t)
+{
+    turns *q = t->turns;
+    if (t->turn == TURN_WAITING)
+        turn_unlink(q, t);
+    else if (t->turn == TURN_HELD)
+        q->running--;
+    else
+        return;
+    t->turn = TURN_NONE;
+    grant(q);
+}
+
+/* The words of a connection that ended while it waited for its turn. */
+static int turn_ended_waiting(hm_tls *t, int err)
+{
+    hm_tls_turn_end(t);
+    t->ended_waiting = true;
+    t->fail = err == 0 ? HM_TLS_EOF : HM_TLS_HANDSHAKE;
+    snprintf(t->reason, sizeof(t->reason),
+             "%sit waited for its turn: this thread runs %d handshake%s at once "
+             "(--tls-handshakes)",
+             err == 0 ? "the server closed the connection while " : "", t->cfg->handshakes,
+             t->cfg->handshakes == 1 ? "" : "s");
+    return err == 0 ? -HM_ETLS : err;
+}
+
+bool hm_tls_ended_waiting(const hm_tls *t)
+{
+    return t->ended_waiting;
+}
+
+/* The connection's SSL and its flight go; the session and the turn stay. */
+static void forget_conn(hm_tls *t)
 {
     /* OpenSSL marks the session of a connection freed without a shutdown
      * as not resumable; an HTTP/1.1 connection that ends after a complete
@@ -286,6 +426,12 @@ void hm_tls_reset(hm_tls *t)
         t->flight_cap = 0;
         t->flight_unanswered = false;
     }
+}
+
+void hm_tls_reset(hm_tls *t)
+{
+    hm_tls_turn_end(t);
+    forget_conn(t);
 }
 
 void hm_tls_free(hm_tls *t)
@@ -368,7 +514,8 @@ static bool is_ip_literal(const char *h)
 /* A fresh SSL for a new connection, wired to two memory BIOs. */
 static int tls_begin(hm_tls *t)
 {
-    hm_tls_reset(t);
+    forget_conn(t);
+    t->ended_waiting = false;
     t->fail = HM_TLS_OK;
     t->reason[0] = 0;
     t->resumed = false;
@@ -432,7 +579,13 @@ int hm_tls_handshake_step(hm_tls *t)
     return -HM_ETLS;
 }
 
-int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
+static void turn_notify(hm_tls *t, void *user)
+{
+    (void)t;
+    hm_event_notify(user);
+}
+
+static int handshake_turn(hm_tls *t, hm_sock *s, int64_t deadline)
 {
     int rc = hm_tls_client_begin(t);
     if (rc < 0) return rc;
@@ -448,6 +601,21 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
         ssize_t n = fill_in(t, s, deadline);
         if (n <= 0) return hm_tls_peer_ended(t, (int)n);
     }
+}
+
+int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
+{
+    hm_event turn;
+    hm_event_init(&turn);
+    if (!hm_tls_turn_wait(t, turn_notify, &turn)) {
+        while (t->turn == TURN_WAITING) {
+            int rc = hm_event_wait_io(&turn, deadline);
+            if (rc < 0 && t->turn == TURN_WAITING) return turn_ended_waiting(t, rc);
+        }
+    }
+    int rc = handshake_turn(t, s, deadline);
+    hm_tls_turn_end(t);
+    return rc;
 }
 
 /* hm_tls_read, and with quiet set hm_tls_read_quiet: what SSL_read wants
@@ -497,6 +665,14 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
 
 int hm_tls_feed(hm_tls *t, const char *data, size_t len)
 {
+    if (t->turn == TURN_WAITING) {
+        /* A TLS server speaks after the client's hello, never before. */
+        hm_tls_turn_end(t);
+        t->fail = HM_TLS_PROTOCOL;
+        snprintf(t->reason, sizeof(t->reason),
+                 "the server sent %zu bytes before the client's hello", len);
+        return -HM_ETLS;
+    }
     if (!t->ssl) return -ENOTCONN;
     t->flight_unanswered = false; /* the peer spoke: it has what we sent */
     while (len) {
@@ -546,6 +722,7 @@ size_t hm_tls_plain_pending(const hm_tls *t)
 
 int hm_tls_peer_ended(hm_tls *t, int err)
 {
+    if (t->turn == TURN_WAITING) return turn_ended_waiting(t, err);
     if (t->ssl && !SSL_is_init_finished(t->ssl)) {
         t->fail = err == 0 ? HM_TLS_EOF : HM_TLS_HANDSHAKE;
         snprintf(t->reason, sizeof(t->reason), "handshake: %s",

@@ -42,6 +42,11 @@ int hm_tls_config_create(hm_tls_config **out, bool insecure, const char *cafile,
                          size_t whylen);
 void hm_tls_config_free(hm_tls_config *cfg);
 bool hm_tls_config_insecure(const hm_tls_config *cfg);
+/* At most n client handshakes at once per thread (0: no bound); the
+ * default is HM_TLS_HANDSHAKES_DEFAULT. Call before any connection uses
+ * the config. */
+#define HM_TLS_HANDSHAKES_DEFAULT 256
+void hm_tls_config_set_handshakes(hm_tls_config *cfg, int n);
 /* Makes a client config offer "h2" alone in ALPN (instead of http/1.1),
  * for HTTP/2 over TLS; call before any connection uses it. -EINVAL on a
  * server config. */
@@ -66,6 +71,25 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
  * hm_tls_feed, plaintext comes out of hm_tls_take, and what OpenSSL wants
  * to send leaves with hm_tls_send_pending. None of these suspends, so a
  * connection needs no coroutine; OpenSSL runs on the loop's stack. */
+
+/* A thread runs at most its config's bound of client handshakes at once
+ * (hm_tls_config_set_handshakes); the others wait for their turn, oldest
+ * first. hm_tls_turn_wait asks for t's turn: true when it holds it now,
+ * false when it waits, and then fn(t, user) runs once when the turn comes
+ * (from inside another connection's hm_tls_turn_end). A waiting t's
+ * hm_tls_peer_ended words its end as an end while waiting, and
+ * hm_tls_feed refuses bytes (a server never speaks first). The turn ends
+ * with hm_tls_turn_end (the handshake is done or failed) or with
+ * hm_tls_reset. hm_tls_handshake takes its turn itself. */
+typedef void (*hm_tls_turn_fn)(hm_tls *t, void *user);
+bool hm_tls_turn_wait(hm_tls *t, hm_tls_turn_fn fn, void *user);
+bool hm_tls_turn_waiting(const hm_tls *t);
+/* This thread's handshakes: holding their turn, and waiting for it. */
+void hm_tls_turns(int *running, int *waiting);
+void hm_tls_turn_end(hm_tls *t);
+/* The last connection ended (timed out, closed) while it waited for its
+ * turn; hm_tls_last_reason says so. */
+bool hm_tls_ended_waiting(const hm_tls *t);
 
 /* Prepares a client handshake on a fresh connection (resuming the last
  * session when there is one). 0 or -ENOMEM. */
