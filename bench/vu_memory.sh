@@ -10,6 +10,8 @@
 #   - the rest (heap: the VU's record and its two connection records, the
 #     page, the SSE parser, signals, cookies; engine sockets), as the
 #     difference.
+# Then the same over TLS at 500 and TLS_VUS VUs (io_uring), with the
+# default --tls-handshakes and with 0.
 # Peak RSS does not depend on the machine's load, so one run is enough.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,4 +47,29 @@ for eng in io_uring epoll; do
         printf "  %-8s peak RSS %d KiB at %d VUs, %d KiB at %d: marginal %.1f KiB per VU\n", e, r1, n1, r2, n2, per
         printf "           stacks: %.2f coroutines per VU x %.1f KiB touched each = %.1f KiB per VU\n", cpv, s2, stack
         printf "           the rest (heap, sockets): %.1f KiB per VU\n", per - stack }'
+done
+
+# The same over TLS (io_uring): a second bench_app with a throwaway
+# certificate; each VU's two connections hold OpenSSL's state. Run with
+# the default --tls-handshakes and with 0 (every handshake at once).
+TLS_VUS=${TLS_VUS:-2500}
+sh scripts/gen-test-cert.sh "$dir/cert" >/dev/null
+tport=$((port + 1))
+"$APP" --port "$tport" --quiet --tls-cert "$dir/cert/server.pem" --tls-key "$dir/cert/server.key" &
+tls_app=$!
+trap "kill $app $tls_app 2>/dev/null || true; rm -rf '$dir'" EXIT
+wait_port "$tport"
+tls_run() { # VUS TLS_HANDSHAKES -> peak KiB
+    /usr/bin/time -f "%M" -o "$dir/rss" "$HAMMER" -q -t 1 --mode browser -c "$1" -n "$1" \
+        --think 3s --timeout 30s --tls-handshakes "$2" --cacert "$dir/cert/ca.pem" \
+        --url "https://127.0.0.1:$tport" scenario counter >/dev/null 2>"$dir/err" || true
+    tail -1 "$dir/rss"
+}
+echo "== browser VUs over TLS holding an open SSE stream (one client thread, io_uring)"
+for hs in 256 0; do
+    r1=$(tls_run 500 "$hs")
+    r2=$(tls_run "$TLS_VUS" "$hs")
+    awk -v hs="$hs" -v n2="$TLS_VUS" -v r1="$r1" -v r2="$r2" 'BEGIN {
+        printf "  --tls-handshakes %-4s peak RSS %d KiB at 500 VUs, %d KiB at %d: marginal %.1f KiB per VU\n",
+            hs, r1, r2, n2, (r2 - r1) / (n2 - 500) }'
 done

@@ -78,6 +78,7 @@ void hm_http_conn_release(hm_http_conn *c)
 {
     hm_http_resp_release(&c->resp);
     forget_head(c);
+    if (c->tls && !c->target->http2) hm_tls_drop_buffers(c->tls);
 }
 
 char *hm_http_conn_head_room_(hm_http_conn *c)
@@ -463,6 +464,7 @@ static void as_turn(hm_tls *t, void *user)
         as_connect_fail(c, rc);
         return;
     }
+    if (c->as_.stream) hm_tls_lean(t); /* idle but for its events */
     as_handshake(c);
 }
 

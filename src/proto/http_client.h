@@ -137,7 +137,8 @@ typedef struct hm_http_conn {
 } hm_http_conn;
 
 /* Releases what the last exchange left, its status apart: the response's
- * buffers (hm_http_resp_release) and the evidence. For a conn that idles
+ * buffers (hm_http_resp_release), the evidence and over TLS OpenSSL's
+ * record buffers (hm_tls_drop_buffers). For a conn that idles
  * between exchanges (a browser tab thinking); the next response makes
  * them again. Not while an exchange runs. */
 void hm_http_conn_release(hm_http_conn *c);

@@ -428,6 +428,16 @@ static void forget_conn(hm_tls *t)
     }
 }
 
+void hm_tls_drop_buffers(hm_tls *t)
+{
+    if (t->ssl) SSL_free_buffers(t->ssl); /* refused while a record is in them */
+}
+
+void hm_tls_lean(hm_tls *t)
+{
+    if (t->ssl) SSL_set_mode(t->ssl, SSL_MODE_RELEASE_BUFFERS);
+}
+
 void hm_tls_reset(hm_tls *t)
 {
     hm_tls_turn_end(t);

@@ -122,6 +122,15 @@ int hm_tls_seal(hm_tls *t, const void *buf, size_t len);
  * errno. */
 int hm_tls_send_pending(hm_tls *t, hm_sock *s);
 
+/* OpenSSL's record buffers (about 17 KiB each way) go back while no record
+ * is in them: now (hm_tls_drop_buffers, for a connection about to idle;
+ * the next record makes them again), or after every record for the rest
+ * of this connection (hm_tls_lean, for an SSE stream, idle but for its
+ * events). Either costs a connection that is never idle some 900
+ * instructions a request, so busy connections keep theirs. */
+void hm_tls_drop_buffers(hm_tls *t);
+void hm_tls_lean(hm_tls *t);
+
 /* Forgets the connection (not the session): call when the socket closes. */
 void hm_tls_reset(hm_tls *t);
 
