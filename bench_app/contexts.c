@@ -381,8 +381,8 @@ static void ctx_free(ba_ctx *ctx)
 /* A context id remembered after its context went: php-via's revival record
  * (route and session set) or a reload mark of SseHandler's. */
 typedef struct ba_gone {
-    struct ba_gone *hnext;         /* hash chain */
-    struct ba_gone *older, *newer; /* age order (= expiry order: one TTL per set) */
+    struct ba_gone *hnext; /* hash chain */
+    hm_dlink age;          /* in age order (= expiry order: one TTL per set) */
     uint64_t hash;
     int64_t expires; /* hm_now_ns() */
     const ba_route_rt *route;
@@ -395,9 +395,15 @@ typedef struct ba_gone {
 struct ba_gone_set {
     ba_gone **buckets;
     size_t n_buckets, n, max;
-    ba_gone *oldest, *newest;
+    hm_dlist by_age; /* oldest first */
     int64_t ttl_ns;
 };
+
+/* The oldest record, or NULL. */
+static ba_gone *gone_oldest(const ba_gone_set *g)
+{
+    return g->by_age.head ? HM_CONTAINER_OF(g->by_age.head, ba_gone, age) : NULL;
+}
 
 static int gone_set_init(ba_gone_set **out, size_t max, int64_t ttl_ns)
 {
@@ -421,14 +427,7 @@ static void gone_remove(ba_gone_set *g, ba_gone *x)
     while (*pp != x)
         pp = &(*pp)->hnext;
     *pp = x->hnext;
-    if (x->older)
-        x->older->newer = x->newer;
-    else
-        g->oldest = x->newer;
-    if (x->newer)
-        x->newer->older = x->older;
-    else
-        g->newest = x->older;
+    hm_dlist_remove(&g->by_age, &x->age);
     g->n--;
     hm_free(x->session);
     hm_free(x);
@@ -436,15 +435,16 @@ static void gone_remove(ba_gone_set *g, ba_gone *x)
 
 static void gone_expire(ba_gone_set *g, int64_t now)
 {
-    while (g->oldest && g->oldest->expires <= now)
-        gone_remove(g, g->oldest);
+    ba_gone *x;
+    while ((x = gone_oldest(g)) && x->expires <= now)
+        gone_remove(g, x);
 }
 
 static void gone_set_free(ba_gone_set *g)
 {
     if (!g) return;
-    while (g->oldest)
-        gone_remove(g, g->oldest);
+    while (!hm_dlist_empty(&g->by_age))
+        gone_remove(g, gone_oldest(g));
     hm_free(g->buckets);
     hm_free(g);
 }
@@ -468,8 +468,8 @@ static ba_gone *gone_add(ba_gone_set *g, const char *id, size_t n)
     if (!g || n == 0 || n >= BA_CTX_ID_MAX) return NULL;
     ba_gone *old = gone_find(g, id, n);
     if (old) gone_remove(g, old);
-    while (g->n >= g->max && g->oldest)
-        gone_remove(g, g->oldest);
+    while (g->n >= g->max && !hm_dlist_empty(&g->by_age))
+        gone_remove(g, gone_oldest(g));
     if (g->n >= g->n_buckets) { /* keep chains short: double the buckets */
         size_t nb = g->n_buckets * 2;
         ba_gone **b = hm_calloc(nb, sizeof(*b));
@@ -495,12 +495,7 @@ static ba_gone *gone_add(ba_gone_set *g, const char *id, size_t n)
     size_t j = x->hash & (g->n_buckets - 1);
     x->hnext = g->buckets[j];
     g->buckets[j] = x;
-    x->older = g->newest;
-    if (g->newest)
-        g->newest->newer = x;
-    else
-        g->oldest = x;
-    g->newest = x;
+    hm_dlist_push(&g->by_age, &x->age);
     g->n++;
     return x;
 }

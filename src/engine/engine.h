@@ -36,6 +36,7 @@
 #define HM_ENGINE_H
 
 #include "base/hm_base.h"
+#include "base/hm_dlist.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -302,9 +303,9 @@ typedef void (*hm_timer_fn)(hm_timer *t);
 struct hm_timer {
     int64_t deadline;
     hm_timer_fn fn;
-    hm_timer *prev_, *next_; /* in a hm_timeq */
-    void *home_;             /* the hm_timeq it is in, or NULL */
-    size_t heap_index_;      /* in the loop's heap, or SIZE_MAX */
+    hm_dlink link_;     /* in a hm_timeq */
+    void *home_;        /* the hm_timeq it is in, or NULL */
+    size_t heap_index_; /* in the loop's heap, or SIZE_MAX */
 };
 
 /* A FIFO of timers that all wait the same duration: since each is armed at
@@ -312,7 +313,7 @@ struct hm_timer {
  * O(1) (the loop looks at the head only) instead of a heap's O(log n). */
 typedef struct hm_timeq {
     int64_t duration;
-    hm_timer *head_, *tail_;
+    hm_dlist timers_;
     struct hm_timeq *next_; /* in the loop's list */
     hm_loop *loop_;
 } hm_timeq;

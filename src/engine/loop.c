@@ -134,16 +134,14 @@ void hm__timer_disarm(hm_loop *loop, hm_timer *t)
 
 static void timeq_unlink(hm_timeq *q, hm_timer *t)
 {
-    if (t->prev_)
-        t->prev_->next_ = t->next_;
-    else
-        q->head_ = t->next_;
-    if (t->next_)
-        t->next_->prev_ = t->prev_;
-    else
-        q->tail_ = t->prev_;
-    t->prev_ = t->next_ = NULL;
+    hm_dlist_remove(&q->timers_, &t->link_);
     t->home_ = NULL;
+}
+
+/* The first timer of q (the earliest deadline), or NULL. */
+static hm_timer *timeq_head(const hm_timeq *q)
+{
+    return q->timers_.head ? HM_CONTAINER_OF(q->timers_.head, hm_timer, link_) : NULL;
 }
 
 void hm_timer_arm(hm_loop *loop, hm_timer *t, int64_t deadline)
@@ -172,8 +170,8 @@ void hm_timeq_init(hm_loop *loop, hm_timeq *q, int64_t duration_ns)
 
 void hm_timeq_fini(hm_timeq *q)
 {
-    while (q->head_)
-        timeq_unlink(q, q->head_);
+    while (!hm_dlist_empty(&q->timers_))
+        timeq_unlink(q, timeq_head(q));
     for (hm_timeq **pp = &q->loop_->timeqs; *pp; pp = &(*pp)->next_) {
         if (*pp == q) {
             *pp = q->next_;
@@ -190,21 +188,17 @@ void hm_timeq_arm(hm_timeq *q, hm_timer *t)
      * the tail is always the latest deadline. */
     t->deadline = hm_now_ns() + q->duration;
     t->home_ = q;
-    t->next_ = NULL;
-    t->prev_ = q->tail_;
-    if (q->tail_)
-        q->tail_->next_ = t;
-    else
-        q->head_ = t;
-    q->tail_ = t;
+    hm_dlist_push(&q->timers_, &t->link_);
 }
 
 /* The earliest deadline of every armed timer, or INT64_MAX. */
 static int64_t next_deadline(const hm_loop *loop)
 {
     int64_t d = loop->heap_len ? loop->heap[0]->deadline : INT64_MAX;
-    for (const hm_timeq *q = loop->timeqs; q; q = q->next_)
-        if (q->head_ && q->head_->deadline < d) d = q->head_->deadline;
+    for (const hm_timeq *q = loop->timeqs; q; q = q->next_) {
+        const hm_timer *t = timeq_head(q);
+        if (t && t->deadline < d) d = t->deadline;
+    }
     return d;
 }
 
@@ -218,8 +212,8 @@ static void fire_timers(hm_loop *loop)
         t->fn(t);
     }
     for (hm_timeq *q = loop->timeqs; q; q = q->next_) {
-        while (q->head_ && q->head_->deadline <= now) {
-            hm_timer *t = q->head_;
+        hm_timer *t;
+        while ((t = timeq_head(q)) && t->deadline <= now) {
             timeq_unlink(q, t);
             t->fn(t); /* may re-arm t at the tail, or fini q: q stays registered then */
         }

@@ -8,46 +8,34 @@
 
 typedef struct waiter {
     hm__op op;
-    struct waiter *prev, *next;
+    hm_dlink link;
     struct waitq *queue;
     void *item;
 } waiter;
 
 typedef struct waitq {
-    waiter *head, *tail;
+    hm_dlist waiters;
 } waitq;
 
 static void waitq_push(waitq *q, waiter *w)
 {
     w->queue = q;
-    w->next = NULL;
-    w->prev = q->tail;
-    if (q->tail)
-        q->tail->next = w;
-    else
-        q->head = w;
-    q->tail = w;
+    hm_dlist_push(&q->waiters, &w->link);
 }
 
 static void waitq_remove(waiter *w)
 {
     waitq *q = w->queue;
     if (!q) return;
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        q->head = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        q->tail = w->prev;
+    hm_dlist_remove(&q->waiters, &w->link);
     w->queue = NULL;
 }
 
 static waiter *waitq_pop(waitq *q)
 {
-    waiter *w = q->head;
-    if (w) waitq_remove(w);
+    if (hm_dlist_empty(&q->waiters)) return NULL;
+    waiter *w = HM_CONTAINER_OF(q->waiters.head, waiter, link);
+    waitq_remove(w);
     return w;
 }
 

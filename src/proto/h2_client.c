@@ -34,7 +34,7 @@
  * sweeper leaves when the list empties (a loop runs until its coroutines
  * end), woken for that by the last stream off it. */
 typedef struct deadline_list {
-    hm_h2_stream *head, *tail;
+    hm_dlist streams;
     hm_coro *sweeper;
     hm_chan *kick;
     int64_t planned; /* when the sweeper wakes (0: it is not asleep on one) */
@@ -47,28 +47,21 @@ void h2l_deadline_remove(hm_h2_stream *s)
 {
     if (!s->timed) return;
     deadline_list *d = &deadlines;
-    if (s->tprev)
-        s->tprev->tnext = s->tnext;
-    else
-        d->head = s->tnext;
-    if (s->tnext)
-        s->tnext->tprev = s->tprev;
-    else
-        d->tail = s->tprev;
-    s->tprev = s->tnext = NULL;
+    hm_dlist_remove(&d->streams, &s->tlink);
     s->timed = false;
     /* The last one off: the sweeper must not hold the loop until its plan. */
-    if (!d->head && d->planned) hm_chan_try_push(d->kick, d);
+    if (hm_dlist_empty(&d->streams) && d->planned) hm_chan_try_push(d->kick, d);
 }
 
 static void sweeper_main(void *arg)
 {
     (void)arg;
     deadline_list *d = &deadlines;
-    while (d->head) {
+    while (!hm_dlist_empty(&d->streams)) {
         int64_t now = hm_now_ns(), next = INT64_MAX;
-        for (hm_h2_stream *s = d->head, *n; s; s = n) {
-            n = s->tnext;
+        for (hm_dlink *l = d->streams.head, *n; l; l = n) {
+            n = l->next;
+            hm_h2_stream *s = HM_CONTAINER_OF(l, hm_h2_stream, tlink);
             if (s->deadline <= now) {
                 h2l_deadline_remove(s);
                 s->expired = true;
@@ -81,7 +74,7 @@ static void sweeper_main(void *arg)
                 next = s->deadline;
             }
         }
-        if (!d->head) break;
+        if (hm_dlist_empty(&d->streams)) break;
         d->planned = next;
         void *tok;
         /* A kick (plan again), the time, or an interrupt: look again
@@ -90,7 +83,7 @@ static void sweeper_main(void *arg)
         d->planned = 0;
         /* Emptied: a request that follows at once (a VU's next) keeps
          * this sweeper instead of spawning another. */
-        if (!d->head) hm_coro_yield();
+        if (hm_dlist_empty(&d->streams)) hm_coro_yield();
     }
     d->sweeper = NULL;
     hm_chan_destroy(d->kick);
@@ -110,13 +103,7 @@ int h2l_deadline_add(hm_h2_stream *s, int64_t deadline)
     }
     s->deadline = deadline;
     s->timed = true;
-    s->tnext = NULL;
-    s->tprev = d->tail;
-    if (d->tail)
-        d->tail->tnext = s;
-    else
-        d->head = s;
-    d->tail = s;
+    hm_dlist_push(&d->streams, &s->tlink);
     return 0;
 }
 

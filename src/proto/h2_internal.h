@@ -9,6 +9,7 @@
 
 #include "proto/h2_client.h"
 
+#include "base/hm_dlist.h"
 #include "proto/h2.h"
 
 /* The read buffer starts small, as http_client.c's does: a browser VU's
@@ -142,7 +143,7 @@ struct hm_h2_stream {
     /* On the thread's deadline list while a deadline bounds its wait. */
     int64_t deadline;
     bool timed;
-    hm_h2_stream *tprev, *tnext;
+    hm_dlink tlink;
     bool closed; /* nghttp2 closed the stream: no frame of it comes any more */
     int err;
     hm_fail_kind fail;

@@ -34,9 +34,9 @@ struct hm_tls {
     char reason[256];
     /* Its handshake's turn (see "handshakes in flight" below). */
     uint8_t turn;
-    bool ended_waiting;            /* the last connection ended before its turn came */
-    hm_tls *turn_prev, *turn_next; /* in the thread's queue while waiting */
-    struct turns *turns;           /* that thread's, while it waits or holds */
+    bool ended_waiting;  /* the last connection ended before its turn came */
+    hm_dlink turn_link;  /* in the thread's queue while waiting */
+    struct turns *turns; /* that thread's, while it waits or holds */
     hm_tls_turn_fn turn_fn;
     void *turn_user;
 };
@@ -288,18 +288,18 @@ int hm_tls_create(hm_tls **out, hm_tls_config *cfg, const char *server_name)
  * others wait for their turn in the order they asked. Every handshake
  * holds OpenSSL's handshake state (its message buffer, grown to 16 KiB,
  * and the transcript) until it ends, so 2,000 connections opened at once
- * would hold 2,000 of them at the same moment; and a server busy with all
- * of them at once finishes none of them early. The queue is the
- * thread's: a connection lives on one loop. */
+ * would hold 2,000 of them at the same moment (docs/PERFORMANCE.md: the
+ * bound's memory and its delay). The queue is the thread's: a connection
+ * lives on one loop. */
 
 enum { TURN_NONE, TURN_WAITING, TURN_HELD };
 
 typedef struct turns turns;
 struct turns {
-    int running;         /* turns held */
-    int waiting;         /* in the queue */
-    hm_tls *head, *tail; /* waiting, oldest first */
-    bool granting;       /* in grant(): a turn ended inside a turn_fn */
+    int running;    /* turns held */
+    int waiting;    /* in the queue */
+    hm_dlist queue; /* waiting, oldest first */
+    bool granting;  /* in grant(): a turn ended inside a turn_fn */
 };
 static _Thread_local turns tl_turns;
 
@@ -310,16 +310,14 @@ static bool turn_free(const turns *q, const hm_tls *t)
 
 static void turn_unlink(turns *q, hm_tls *t)
 {
-    if (t->turn_prev)
-        t->turn_prev->turn_next = t->turn_next;
-    else
-        q->head = t->turn_next;
-    if (t->turn_next)
-        t->turn_next->turn_prev = t->turn_prev;
-    else
-        q->tail = t->turn_prev;
-    t->turn_prev = t->turn_next = NULL;
+    hm_dlist_remove(&q->queue, &t->turn_link);
     q->waiting--;
+}
+
+/* The oldest waiter, or NULL. */
+static hm_tls *turn_next(const turns *q)
+{
+    return q->queue.head ? HM_CONTAINER_OF(q->queue.head, hm_tls, turn_link) : NULL;
 }
 
 /* Hands free turns to the oldest waiters. A turn_fn may end a turn (its
@@ -328,8 +326,8 @@ static void grant(turns *q)
 {
     if (q->granting) return;
     q->granting = true;
-    while (q->head && turn_free(q, q->head)) {
-        hm_tls *t = q->head;
+    hm_tls *t;
+    while ((t = turn_next(q)) && turn_free(q, t)) {
         turn_unlink(q, t);
         t->turn = TURN_HELD;
         q->running++;
@@ -344,7 +342,7 @@ bool hm_tls_turn_wait(hm_tls *t, hm_tls_turn_fn fn, void *user)
     if (t->turn == TURN_HELD) return true;
     if (t->turn == TURN_WAITING) return false;
     t->turns = q;
-    if (!q->head && turn_free(q, t)) {
+    if (hm_dlist_empty(&q->queue) && turn_free(q, t)) {
         t->turn = TURN_HELD;
         q->running++;
         return true;
@@ -353,14 +351,8 @@ bool hm_tls_turn_wait(hm_tls *t, hm_tls_turn_fn fn, void *user)
     t->ended_waiting = false;
     t->turn_fn = fn;
     t->turn_user = user;
-    t->turn_prev = q->tail;
-    t->turn_next = NULL;
+    hm_dlist_push(&q->queue, &t->turn_link);
     q->waiting++;
-    if (q->tail)
-        q->tail->turn_next = t;
-    else
-        q->head = t;
-    q->tail = t;
     return false;
 }
 
