@@ -20,6 +20,7 @@
 #include "cli/report.h"
 #include "cli/server_resources.h"
 #include "cli/server_watch.h"
+#include "stats/json_text.h"
 #include "stats/hdr_log.h"
 #include "stats/steps.h"
 
@@ -150,11 +151,6 @@ static int open_target(run_state *rs)
     return HM_CLI_GO;
 }
 
-static json_t *str_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
 static json_t *seconds_or_null(int64_t ns)
 {
     return ns ? json_real((double)ns / 1e9) : json_null();
@@ -164,7 +160,7 @@ static json_t *strings(const char *const *v, int n)
 {
     json_t *a = json_array();
     for (int i = 0; i < n; i++)
-        json_array_append_new(a, json_string(v[i]));
+        json_array_append_new(a, hm_json_text(v[i]));
     return a;
 }
 
@@ -178,7 +174,7 @@ static json_t *resolved_options(const run_state *rs)
     for (int i = 0; i < cli->n_thresholds; i++)
         th[i] = cli->thresholds[i].text;
     json_t *j = json_object();
-    json_object_set_new(j, "url", json_string(o->url));
+    json_object_set_new(j, "url", hm_json_text(o->url));
     json_object_set_new(j, "embedded", json_boolean(o->embedded));
     json_object_set_new(j, "concurrency", json_integer(o->concurrency));
     json_object_set_new(j, "threads", json_integer(o->threads));
@@ -188,16 +184,16 @@ static json_t *resolved_options(const run_state *rs)
     json_object_set_new(j, "timeout_s", seconds_or_null(o->timeout_ns));
     json_object_set_new(j, "engine", json_string(hm_backend_name(o->backend)));
     json_object_set_new(j, "mode",
-                        str_or_null(cli->sc->route ? (o->browser ? "browser" : "hammer") : NULL));
+                        hm_json_text(cli->sc->route ? (o->browser ? "browser" : "hammer") : NULL));
     json_object_set_new(
         j, "think_s",
         json_pack("[f,f]", (double)o->think_min_ns / 1e9, (double)o->think_max_ns / 1e9));
     json_object_set_new(j, "observers", json_integer(o->observers));
-    json_object_set_new(j, "route", str_or_null(cli->sc->route ? o->route : NULL));
-    json_object_set_new(j, "action", str_or_null(cli->sc->route ? o->action : NULL));
-    json_object_set_new(j, "signal", str_or_null(cli->sc->route ? o->signal : NULL));
-    json_object_set_new(j, "signals", str_or_null(o->signals_json));
-    json_object_set_new(j, "workload", str_or_null(cli->workload_name));
+    json_object_set_new(j, "route", hm_json_text(cli->sc->route ? o->route : NULL));
+    json_object_set_new(j, "action", hm_json_text(cli->sc->route ? o->action : NULL));
+    json_object_set_new(j, "signal", hm_json_text(cli->sc->route ? o->signal : NULL));
+    json_object_set_new(j, "signals", hm_json_text(o->signals_json));
+    json_object_set_new(j, "workload", hm_json_text(cli->workload_name));
     json_object_set_new(j, "no_origin", json_boolean(o->no_origin));
     json_object_set_new(j, "no_cookies", json_boolean(o->no_cookies));
     json_object_set_new(j, "compressed", json_boolean(o->target.accept_encoding != NULL));
@@ -205,9 +201,9 @@ static json_t *resolved_options(const run_state *rs)
     json_object_set_new(j, "watch_grace_s", json_real((double)cli->watch_grace_ns / 1e9));
     json_object_set_new(j, "no_reload", json_boolean(o->no_reload));
     json_object_set_new(j, "insecure", json_boolean(cli->insecure));
-    json_object_set_new(j, "cacert", str_or_null(cli->cafile));
+    json_object_set_new(j, "cacert", hm_json_text(cli->cafile));
     json_object_set_new(j, "tls_handshakes", json_integer(cli->tls_handshakes));
-    json_object_set_new(j, "method", str_or_null(o->method));
+    json_object_set_new(j, "method", hm_json_text(o->method));
     json_object_set_new(j, "headers", strings(o->headers, o->n_headers));
     json_object_set_new(j, "body_bytes",
                         cli->body_path ? json_integer((json_int_t)o->body_len) : json_null());
