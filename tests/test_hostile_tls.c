@@ -5,6 +5,8 @@
  * work is done twice (connections.retries 0) or dropped silently (sent =
  * ok + failed). The peers (docs/reliability.md, "Hostile TLS peers"):
  *   stall       accepts, reads the ClientHello, never answers
+ *   stall_late  the probe is answered; then every handshake stalls so
+ *               (each connection one that never finished its handshake)
  *   garbage     answers the ClientHello with bytes that are no TLS record
  *   cut         the probe is answered; then each response is cut short by
  *               a close_notify
@@ -55,9 +57,19 @@ static void gen_certs(const char *script, bool bad)
     sh(cmd);
 }
 
-typedef enum peer { STALL, GARBAGE, CUT, DRIP, DRIP_SLOW, EXPIRED, WRONG_HOST, PEER__COUNT } peer;
-static const char *peer_name[] = {"stall",     "garbage", "cut",       "drip",
-                                  "drip_slow", "expired", "wrong_host"};
+typedef enum peer {
+    STALL,
+    STALL_LATE,
+    GARBAGE,
+    CUT,
+    DRIP,
+    DRIP_SLOW,
+    EXPIRED,
+    WRONG_HOST,
+    PEER__COUNT
+} peer;
+static const char *peer_name[] = {"stall", "stall_late", "garbage", "cut",
+                                  "drip",  "drip_slow",  "expired", "wrong_host"};
 
 static const char ok_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -66,9 +78,9 @@ static const char ok_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
  * (the client must give up by itself). */
 static bool no_handshake(int fd, int conn_no, void *arg)
 {
-    (void)conn_no;
     peer how = *(const peer *)arg;
-    if (how != STALL && how != GARBAGE) return false;
+    if (how == STALL_LATE && conn_no == 0) return false; /* the probe */
+    if (how != STALL && how != STALL_LATE && how != GARBAGE) return false;
     char hello[4096];
     if (read(fd, hello, sizeof(hello)) > 0 && how == GARBAGE) {
         static const char junk[] = "HTTP/1.1 400 Bad Request\r\n\r\nnot TLS at all";
@@ -155,6 +167,21 @@ int main(int argc, char **argv)
         ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "TLS handshake"));
         ASSERT(strstr(fatal, "within 2 s")); /* the run's --timeout */
         break;
+    case STALL_LATE: {
+        /* Every connection after the probe connected and timed out in its
+         * handshake: counted as such, so that the TLS line adds up to the
+         * connections established. */
+        if (rc != 1) HM_FAIL_("stall_late: exit %d, want 1:\n%s", rc, p.out);
+        long long est = json_int_at(doc, "connections.established");
+        long long cut = json_int_at(doc, "tls.unfinished_handshakes");
+        printf("  established %lld, unfinished handshakes %lld\n", est, cut);
+        ASSERT(est >= 1);
+        ASSERT_EQ(cut, est);
+        ASSERT_EQ(json_int_at(doc, "tls.full_handshakes"), 0);
+        ASSERT_EQ(json_int_at(doc, "errors.timeout"), sent);
+        if (!strstr(p.out, "cut or timed out before")) HM_FAIL_("stall_late:\n%s", p.out);
+        break;
+    }
     case GARBAGE:
         if (rc != 2) HM_FAIL_("garbage: exit %d, want 2:\n%s", rc, p.out);
         ASSERT(strstr(fatal, "unreachable") && strstr(fatal, "TLS"));

@@ -23,6 +23,8 @@ void hm_thread_stats_note_conn(hm_thread_stats *s, hm_http_conn *c)
             s->tls_resumed++;
         else
             s->tls_full++;
+    } else if (c->connect_ns && tls && c->fail != HM_FAIL_TLS) {
+        s->tls_unfinished++; /* connected, then cut or timed out mid-handshake */
     }
     /* Noted once: a stream notes its connect when it opens and again when
      * it ends. */

@@ -142,6 +142,7 @@ void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)
     hm_hdr_add(&dst->tls_us, &src->tls_us);
     dst->tls_full += src->tls_full;
     dst->tls_resumed += src->tls_resumed;
+    dst->tls_unfinished += src->tls_unfinished;
     for (size_t i = 0; i < HM_ARRAY_LEN(dst->tls_fail); i++)
         dst->tls_fail[i] += src->tls_fail[i];
     if (!dst->tls_first_reason[0])
@@ -900,10 +901,16 @@ void hm_report_print(FILE *f, const hm_results *r)
     if (r->protocol && strcmp(r->protocol, "http/1.1"))
         fprintf(f, "Protocol          HTTP/2 (%s), %d stream%s per connection\n", r->protocol,
                 r->streams > 1 ? r->streams : 1, r->streams > 1 ? "s" : "");
-    if (r->tls)
-        fprintf(f, "TLS               %llu full + %llu resumed handshakes%s\n",
-                (unsigned long long)t->tls_full, (unsigned long long)t->tls_resumed,
+    if (r->tls) {
+        fprintf(f, "TLS               %llu full + %llu resumed handshakes",
+                (unsigned long long)t->tls_full, (unsigned long long)t->tls_resumed);
+        if (t->tls_unfinished)
+            fprintf(f, " (and %llu connection%s cut or timed out before %s handshake ended)",
+                    (unsigned long long)t->tls_unfinished, t->tls_unfinished == 1 ? "" : "s",
+                    t->tls_unfinished == 1 ? "its" : "their");
+        fprintf(f, "%s\n",
                 r->tls_insecure ? "; certificate NOT verified (-k)" : "; certificate verified");
+    }
     if (r->tls) {
         uint64_t nf = 0;
         for (size_t i = 1; i < HM_ARRAY_LEN(t->tls_fail); i++)

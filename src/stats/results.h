@@ -48,6 +48,7 @@ typedef struct hm_thread_stats {
     hm_hdr page_us;    /* page load (GET of the route) */
     hm_hdr tls_us;     /* TLS handshake */
     uint64_t tls_full, tls_resumed;
+    uint64_t tls_unfinished; /* connected, then cut or timed out before the handshake ended */
     uint64_t tls_fail[HM_TLS__COUNT]; /* by hm_tls_fail */
     char tls_first_reason[160];       /* OpenSSL's words for the first failure */
     uint64_t sent, ok, failed;

@@ -289,6 +289,7 @@ json_t *hm_report_json(const hm_results *r)
     json_object_set_new(tls, "verified", json_boolean(r->tls && !r->tls_insecure));
     json_object_set_new(tls, "full_handshakes", json_integer((json_int_t)t->tls_full));
     json_object_set_new(tls, "resumed_handshakes", json_integer((json_int_t)t->tls_resumed));
+    json_object_set_new(tls, "unfinished_handshakes", json_integer((json_int_t)t->tls_unfinished));
     json_t *tf = json_object();
     for (int k = 1; k < (int)HM_ARRAY_LEN(t->tls_fail); k++)
         json_object_set_new(tf, hm_tls_fail_name((hm_tls_fail)k),

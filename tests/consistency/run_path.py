@@ -23,8 +23,8 @@ What every path asserts, from the run's --json (docs/output.md):
   - SSE: sse.opened >= the observers connected >= 1 (a stream that showed
     its state was opened), no SSE failure on a run without a restart;
   - connections: every one established is one connect timed and, over
-    TLS, one handshake counted (full + resumed) and timed, the SSE
-    streams' connections too;
+    TLS, one handshake counted (full + resumed, each timed, or unfinished
+    or failed), the SSE streams' connections too;
   - the check: the built-in's name and verdict (PASS) for the built-in and
     its flow alike, on a net increment that matches HTTP OK where the
     workload counts.
@@ -360,11 +360,14 @@ def check_connections(c, r, tls):
     c.that(isinstance(est, int) and est >= 1 and timed == est, "connects timed",
            "connections.established %r, connect latency count %r" % (est, timed))
     if tls:
-        full, resumed = r.j("tls.full_handshakes"), r.j("tls.resumed_handshakes")
+        full, resumed = r.j("tls.full_handshakes") or 0, r.j("tls.resumed_handshakes") or 0
+        cut = r.j("tls.unfinished_handshakes") or 0
+        failed = sum((r.j("tls.failures") or {}).values())
         shaken = r.j("latency_us.tls_handshake.count") or 0
-        c.that((full or 0) + (resumed or 0) == est and shaken == est, "handshakes counted",
-               "tls full %r + resumed %r, handshake latency count %r, established %r" %
-               (full, resumed, shaken, est))
+        c.that(full + resumed + cut + failed == est and shaken == full + resumed,
+               "handshakes counted",
+               "tls full %d + resumed %d + unfinished %d + failed %d, handshake latency count "
+               "%d, established %r" % (full, resumed, cut, failed, shaken, est))
 
 
 def check_verdict(c, r, scenario, want_exit):
