@@ -264,6 +264,18 @@ static void part_tls(void)
     json_t *j = hammer_json(0, h1);
     ASSERT_STREQ(protocol_of(j), "http/1.1");
     json_decref(j);
+    /* HTTP/2 links take their handshake's turn: one at a time, six tabs
+     * open and every action is answered. */
+    char *one[] = {
+        "--http2", "--url", url, "--cacert",         cacert, "--mode",   "browser", "-c", "6", "-n",
+        "60",      "-t",    "1", "--tls-handshakes", "1",    "scenario", "counter", NULL};
+    j = hammer_json(0, one);
+    ASSERT_STREQ(protocol_of(j), "h2");
+    ASSERT_EQ(json_int_at(j, "actions.ok"), 60);
+    ASSERT_EQ(json_int_at(j, "tls.full_handshakes") + json_int_at(j, "tls.resumed_handshakes"),
+              json_int_at(j, "connections.established"));
+    json_decref(j);
+    printf("tls: h2 links with --tls-handshakes 1: every tab opened, every action answered: ok\n");
     stop(app);
     /* A server that does not speak h2 is unreachable, saying why. */
     port = free_port();

@@ -362,11 +362,6 @@ void hm_tls_turns(int *running, int *waiting)
     *waiting = tl_turns.waiting;
 }
 
-bool hm_tls_turn_waiting(const hm_tls *t)
-{
-    return t->turn == TURN_WAITING;
-}
-
 void hm_tls_turn_end(hm_tls *t)
 {
     turns *q = t->turns;
@@ -613,6 +608,10 @@ int hm_tls_handshake(hm_tls *t, hm_sock *s, int64_t deadline)
         while (t->turn == TURN_WAITING) {
             int rc = hm_event_wait_io(&turn, deadline);
             if (rc < 0 && t->turn == TURN_WAITING) return turn_ended_waiting(t, rc);
+            if (rc < 0) { /* the turn came with the deadline or the cancel */
+                hm_tls_turn_end(t);
+                return rc;
+            }
         }
     }
     int rc = handshake_turn(t, s, deadline);

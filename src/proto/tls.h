@@ -83,7 +83,6 @@ ssize_t hm_tls_write(hm_tls *t, hm_sock *s, const void *buf, size_t len, int64_t
  * hm_tls_reset. hm_tls_handshake takes its turn itself. */
 typedef void (*hm_tls_turn_fn)(hm_tls *t, void *user);
 bool hm_tls_turn_wait(hm_tls *t, hm_tls_turn_fn fn, void *user);
-bool hm_tls_turn_waiting(const hm_tls *t);
 /* This thread's handshakes: holding their turn, and waiting for it. */
 void hm_tls_turns(int *running, int *waiting);
 void hm_tls_turn_end(hm_tls *t);
