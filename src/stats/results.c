@@ -910,8 +910,6 @@ void hm_report_print(FILE *f, const hm_results *r)
                     t->tls_unfinished == 1 ? "its" : "their");
         fprintf(f, "%s\n",
                 r->tls_insecure ? "; certificate NOT verified (-k)" : "; certificate verified");
-    }
-    if (r->tls) {
         uint64_t nf = 0;
         for (size_t i = 1; i < HM_ARRAY_LEN(t->tls_fail); i++)
             nf += t->tls_fail[i];
