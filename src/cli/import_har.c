@@ -151,14 +151,15 @@ static bool is_page(const entry *en)
     return !en->type[0] && !strncmp(en->mime, "text/html", 9);
 }
 
-/* The action id after the last /_action/ of a POST, or NULL. */
+/* The action id after the last /_action/ of a POST, or NULL: also when
+ * the name is empty (/_action/ or /_action/?x), which no flow can replay. */
 static const char *action_of(const entry *en)
 {
     if (strcmp(en->method, "POST")) return NULL;
     const char *id = NULL;
     for (const char *p = en->path; (p = strstr(p, "/_action/")) != NULL; p++)
         id = p + 9;
-    return id && *id ? id : NULL;
+    return id && *id && *id != '?' ? id : NULL;
 }
 
 static bool ends_with_path(const char *path, const char *tail)
