@@ -50,7 +50,7 @@
  * every client connection first runs the server side of a TLS handshake
  * (TLS 1.2 or 1.3, ALPN http/1.1, resumption through a session cache and
  * tickets), within the idle timeout, and then all its requests, responses
- * and SSE chunks go through TLS (proto/tls.h: OpenSSL over memory BIOs, the
+ * and SSE chunks go through TLS (proto/tls.h: OpenSSL over our own BIO, the
  * engine does the socket I/O). A connection whose handshake fails (a plain
  * HTTP client, garbage, an unacceptable hello) is just closed. With
  * workers > 1, TLS ends at the reactor: the loopback links to the workers

@@ -4,7 +4,8 @@
  * Checked: the response, keep-alive reuse without a second handshake, a
  * resumed handshake after the server closed, the coroutine calls (the same
  * machine, waited for), and the words and kinds of a handshake that times
- * out or does not verify; and the turns of a thread's handshakes: no more
+ * out or does not verify; a big answer in many records, cut across
+ * reads, intact; and the turns of a thread's handshakes: no more
  * run at once than the config's bound, the others wait and then go, and
  * one that times out waiting says so. argv: BACKEND GEN_CERT_SCRIPT */
 #include "engine_test_util.h"
@@ -16,7 +17,7 @@
 #define MS 1000000LL
 
 /* What the server does with each connection. */
-enum { SERVE_KEEP, SERVE_ONE_THEN_CLOSE, SERVE_SILENT, SERVE_HOLD };
+enum { SERVE_KEEP, SERVE_ONE_THEN_CLOSE, SERVE_SILENT, SERVE_HOLD, SERVE_BIG };
 
 static hm_sock *listener;
 static hm_tls_config *server_cfg;
@@ -26,6 +27,12 @@ static hm_task server;
 static hm_event hold_over; /* SERVE_HOLD: the held connections go on */
 static bool holding;
 static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+/* SERVE_BIG's answer: its head and a body of BIG_BODY bytes (byte i is
+ * i % 251) in two writes, so records of both sizes arrive, whole, several
+ * in one read, and cut across reads. */
+#define BIG_BODY 200000
+static char big_body[BIG_BODY];
+static const char big_head[] = "HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n";
 
 static void serve_conn(void *arg)
 {
@@ -51,6 +58,12 @@ static void serve_conn(void *arg)
             buf[have] = 0;
             if (!strstr(buf, "\r\n\r\n")) continue;
             have = 0;
+            if (mode == SERVE_BIG) {
+                if (hm_tls_write(t, s, big_head, sizeof(big_head) - 1, 0, NULL) < 0 ||
+                    hm_tls_write(t, s, big_body, sizeof(big_body), 0, NULL) < 0)
+                    break;
+                continue;
+            }
             if (hm_tls_write(t, s, reply, sizeof(reply) - 1, 0, NULL) < 0) break;
             if (mode == SERVE_ONE_THEN_CLOSE) {
                 hm_tls_close_notify(t, s, 0);
@@ -276,6 +289,23 @@ static void tests(void *arg)
     printf("unverified server: %s\n", hm_reason(c.fail_why));
     hm_http_conn_free(&c);
 
+    /* A big answer in many records, some cut across reads: every byte
+     * arrives in order, and the connection goes on (also after its idle
+     * buffers went) to a second and a third. */
+    serve_mode = SERVE_BIG;
+    target.tls_cfg = ccfg;
+    hm_http_conn_init(&c, &target, NULL);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(exchange_cb(&c, 5000 * MS), 0);
+        ASSERT_EQ(c.resp.status, 200);
+        ASSERT_EQ(c.resp.body_len, BIG_BODY);
+        ASSERT(memcmp(c.resp.body, big_body, BIG_BODY) == 0);
+        if (i == 1) hm_http_conn_release(&c); /* as a browser tab idles */
+    }
+    ASSERT_EQ(c.connects, 1);
+    hm_http_conn_free(&c);
+    printf("a %d-byte answer over TLS, three times on one connection: intact\n", BIG_BODY);
+
     turns(&target, ca_path);
 
     hm_task_cancel(&server); /* ends server_main's accept */
@@ -289,6 +319,8 @@ static void tests(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 3) HM_FAIL_("usage: %s BACKEND GEN_CERT", argv[0]);
+    for (int i = 0; i < BIG_BODY; i++)
+        big_body[i] = (char)(i % 251);
     hm_loop_options lo = test_loop_options(argc, argv);
     test_certs certs;
     test_certs_make(&certs, argv[2], "h1tls");

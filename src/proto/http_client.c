@@ -464,7 +464,6 @@ static void as_turn(hm_tls *t, void *user)
         as_connect_fail(c, rc);
         return;
     }
-    if (c->as_.stream) hm_tls_lean(t); /* idle but for its events */
     as_handshake(c);
 }
 

@@ -10,7 +10,7 @@
  * drive (the connect's callback, the socket's callback reader, the
  * deadline's timer), so a connection needs no coroutine and no stack.
  * Over https, TLS is a filter on that reader (tls.h "without a
- * coroutine"): ciphertext goes into OpenSSL's memory BIO, the plaintext to
+ * coroutine"): ciphertext goes to OpenSSL in place (our BIO), the plaintext to
  * the same parser, and the handshake is a state of the same machine
  * under the same deadline. hm_http_conn_start and
  * hm_http_conn_stream_start run it and call done; hm_http_conn_exchange
@@ -137,8 +137,8 @@ typedef struct hm_http_conn {
 } hm_http_conn;
 
 /* Releases what the last exchange left, its status apart: the response's
- * buffers (hm_http_resp_release), the evidence and over TLS OpenSSL's
- * record buffers (hm_tls_drop_buffers). For a conn that idles
+ * buffers (hm_http_resp_release), the evidence and over TLS the
+ * connection's own buffers (hm_tls_drop_buffers). For a conn that idles
  * between exchanges (a browser tab thinking); the next response makes
  * them again. Not while an exchange runs. */
 void hm_http_conn_release(hm_http_conn *c);

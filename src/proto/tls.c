@@ -1,11 +1,12 @@
-/* TLS over memory BIOs: OpenSSL reads from `in` and writes to `out`; we
- * fill `in` from the socket and drain `out` to it. */
+/* TLS over a BIO of our own (see "the BIO" below): OpenSSL reads the
+ * ciphertext the socket's reader lent us (or what we kept of it) and
+ * writes its records into the connection's flight buffer, which we send. */
 #include "proto/tls.h"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
-#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,17 +20,24 @@ struct hm_tls_config {
 
 struct hm_tls {
     hm_tls_config *cfg;
-    SSL *ssl;
-    BIO *in, *out;        /* owned by ssl once attached */
+    SSL *ssl;             /* with our BIO (owned by ssl) */
     SSL_SESSION *session; /* last session, for resumption */
     char *server_name;
     bool resumed;
     bool renegotiation_asked; /* the server sent a HelloRequest (TLS 1.2) */
-    /* hm_tls_send_pending's copy of the last flight, which a detached send
-     * reads until the peer answers (unanswered: nothing came back since). */
+    /* Ciphertext OpenSSL has not read: first what we kept (kept[kept_off,
+     * kept_len)), then the bytes lent to hm_tls_feed. */
+    const char *lent;
+    size_t lent_len;
+    char *kept;
+    size_t kept_off, kept_len, kept_cap;
+    /* The records OpenSSL wrote and we have not sent (flight_len bytes),
+     * in a buffer a detached send reads until the peer answers
+     * (unanswered: nothing came back since it left). */
     char *flight;
-    size_t flight_cap;
+    size_t flight_len, flight_cap;
     bool flight_unanswered;
+    bool lost; /* received bytes could not be kept: the stream is broken */
     hm_tls_fail fail;
     char reason[256];
     /* Its handshake's turn (see "handshakes in flight" below). */
@@ -88,6 +96,11 @@ int hm_tls_config_create(hm_tls_config **out, bool insecure, const char *cafile,
      * reported as a TLS failure of its own. */
     SSL_CTX_set_options(cfg->ctx, SSL_OP_NO_RENEGOTIATION);
     SSL_CTX_set_msg_callback(cfg->ctx, on_tls_message);
+    /* OpenSSL's record buffers (about 17 KiB each way) go back after every
+     * record: a connection waiting for its answer holds none, so a TLS
+     * connection's memory is some 8 KiB less, for some 840 instructions a
+     * request that our BIO more than saves (docs/PERFORMANCE.md). */
+    SSL_CTX_set_mode(cfg->ctx, SSL_MODE_RELEASE_BUFFERS);
     /* ALPN: we speak HTTP/1.1 only. */
     static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
     SSL_CTX_set_alpn_protos(cfg->ctx, alpn, sizeof(alpn));
@@ -394,6 +407,175 @@ bool hm_tls_ended_waiting(const hm_tls *t)
     return t->ended_waiting;
 }
 
+/* ---- the BIO ---------------------------------------------------------------
+ *
+ * OpenSSL reads and writes through one BIO whose methods are these (as
+ * h2o's socket does): its reads take the bytes the socket's reader lent to
+ * hm_tls_feed, in place, and its writes append to the flight buffer that
+ * hm_tls_send_pending sends. Memory BIOs did the same through a copy each
+ * way and a dozen BIO_ctrl calls a request (about 1,400 instructions of
+ * 25,000: docs/PERFORMANCE.md). Lent bytes are valid only while the
+ * reader's callback runs, so every call that lets OpenSSL read ends by
+ * keeping what it left (keep_lent), before anything above can run. */
+
+/* A kept buffer larger than this goes once drained (a big response came
+ * in one read); a smaller one stays for the next partial record. */
+#define KEPT_KEEP 4096
+
+static void trim_kept(hm_tls *t)
+{
+    if (t->kept_off < t->kept_len) return;
+    t->kept_off = t->kept_len = 0;
+    if (t->kept_cap > KEPT_KEEP) {
+        hm_free(t->kept);
+        t->kept = NULL;
+        t->kept_cap = 0;
+    }
+}
+
+/* Appends n bytes to what OpenSSL has yet to read. */
+static int keep_bytes(hm_tls *t, const char *data, size_t n)
+{
+    if (n == 0) return 0;
+    if (t->kept_off == t->kept_len) t->kept_off = t->kept_len = 0;
+    if (t->kept_len + n > t->kept_cap) {
+        if (t->kept_off) { /* the read part goes first */
+            memmove(t->kept, t->kept + t->kept_off, t->kept_len - t->kept_off);
+            t->kept_len -= t->kept_off;
+            t->kept_off = 0;
+        }
+        size_t cap = t->kept_cap ? t->kept_cap : 1024;
+        while (cap < t->kept_len + n)
+            cap *= 2;
+        if (cap != t->kept_cap) {
+            char *bigger = hm_realloc(t->kept, cap);
+            if (!bigger) return -ENOMEM;
+            t->kept = bigger;
+            t->kept_cap = cap;
+        }
+    }
+    memcpy(t->kept + t->kept_len, data, n);
+    t->kept_len += n;
+    return 0;
+}
+
+/* The lent bytes OpenSSL did not read become ours: the reader's buffer
+ * goes when its callback returns. */
+static int keep_lent(hm_tls *t)
+{
+    if (!t->lent_len) return 0;
+    int rc = keep_bytes(t, t->lent, t->lent_len);
+    t->lent = NULL;
+    t->lent_len = 0;
+    return rc;
+}
+
+static size_t cipher_unread(const hm_tls *t)
+{
+    return t->kept_len - t->kept_off + t->lent_len;
+}
+
+static int bio_read(BIO *b, char *out, int outl)
+{
+    hm_tls *t = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    size_t want = outl > 0 ? (size_t)outl : 0, got = 0;
+    size_t k = t->kept_len - t->kept_off;
+    if (k) {
+        if (k > want) k = want;
+        memcpy(out, t->kept + t->kept_off, k);
+        t->kept_off += k;
+        got = k;
+        trim_kept(t);
+    }
+    if (got < want && t->lent_len) {
+        size_t l = t->lent_len < want - got ? t->lent_len : want - got;
+        memcpy(out + got, t->lent, l);
+        t->lent += l;
+        t->lent_len -= l;
+        got += l;
+    }
+    if (got == 0) {
+        BIO_set_retry_read(b); /* more comes with the next read */
+        return -1;
+    }
+    return (int)got;
+}
+
+/* The buffer the kernel reads for an unanswered detached send stays
+ * untouched: it goes with the loop, and new records get a buffer of
+ * their own. */
+static void flight_release(hm_tls *t)
+{
+    hm_loop_free_later(hm_loop_current(), t->flight);
+    t->flight = NULL;
+    t->flight_len = t->flight_cap = 0;
+    t->flight_unanswered = false;
+}
+
+static int bio_write(BIO *b, const char *in, int inl)
+{
+    hm_tls *t = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    if (inl <= 0) return 0;
+    size_t n = (size_t)inl;
+    if (t->flight_unanswered) flight_release(t);
+    if (t->flight_len + n > t->flight_cap) {
+        size_t cap = t->flight_cap ? t->flight_cap : 512;
+        while (cap < t->flight_len + n)
+            cap *= 2;
+        char *bigger = hm_realloc(t->flight, cap);
+        if (!bigger) return -1; /* OpenSSL fails the write: a TLS failure */
+        t->flight = bigger;
+        t->flight_cap = cap;
+    }
+    memcpy(t->flight + t->flight_len, in, n);
+    t->flight_len += n;
+    return inl;
+}
+
+static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)num;
+    (void)ptr;
+    hm_tls *t = BIO_get_data(b);
+    switch (cmd) {
+    case BIO_CTRL_FLUSH: /* the caller sends the flight */
+        return 1;
+    case BIO_CTRL_PENDING:
+        return (long)cipher_unread(t);
+    case BIO_CTRL_WPENDING:
+        return (long)t->flight_len;
+    default: /* kTLS, EOF, dup and the rest: none of that here */
+        return 0;
+    }
+}
+
+static BIO_METHOD *bio_method;
+static pthread_once_t bio_method_once = PTHREAD_ONCE_INIT;
+
+/* Made once per process and kept to its end (BIOs of any thread use it). */
+static void bio_method_make(void)
+{
+    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "hammer tls");
+    if (m && BIO_meth_set_read(m, bio_read) && BIO_meth_set_write(m, bio_write) &&
+        BIO_meth_set_ctrl(m, bio_ctrl)) {
+        bio_method = m;
+        return;
+    }
+    BIO_meth_free(m);
+}
+
+static BIO *bio_new(hm_tls *t)
+{
+    pthread_once(&bio_method_once, bio_method_make);
+    BIO *b = bio_method ? BIO_new(bio_method) : NULL;
+    if (!b) return NULL;
+    BIO_set_data(b, t);
+    BIO_set_init(b, 1);
+    return b;
+}
+
 /* The connection's SSL and its flight go; the session and the turn stay. */
 static void forget_conn(hm_tls *t)
 {
@@ -402,9 +584,14 @@ static void forget_conn(hm_tls *t)
      * response was fine, so say it was shut down. */
     if (t->ssl && SSL_is_init_finished(t->ssl))
         SSL_set_shutdown(t->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
-    if (t->ssl) SSL_free(t->ssl); /* frees both BIOs */
+    if (t->ssl) SSL_free(t->ssl); /* frees our BIO */
     t->ssl = NULL;
-    t->in = t->out = NULL;
+    t->lent = NULL;
+    t->lent_len = 0;
+    t->kept_off = t->kept_len = 0;
+    trim_kept(t);
+    t->lost = false;
+    t->flight_len = 0;
     if (t->flight_unanswered) {
         /* The kernel may still be sending it on the closing socket: it
          * goes with the loop, and the next flight gets a buffer of its own. */
@@ -417,12 +604,16 @@ static void forget_conn(hm_tls *t)
 
 void hm_tls_drop_buffers(hm_tls *t)
 {
-    if (t->ssl) SSL_free_buffers(t->ssl); /* refused while a record is in them */
-}
-
-void hm_tls_lean(hm_tls *t)
-{
-    if (t->ssl) SSL_set_mode(t->ssl, SSL_MODE_RELEASE_BUFFERS);
+    if (t->kept_off == t->kept_len) {
+        hm_free(t->kept);
+        t->kept = NULL;
+        t->kept_off = t->kept_len = t->kept_cap = 0;
+    }
+    if (!t->flight_len && !t->flight_unanswered) {
+        hm_free(t->flight);
+        t->flight = NULL;
+        t->flight_cap = 0;
+    }
 }
 
 void hm_tls_reset(hm_tls *t)
@@ -438,11 +629,12 @@ void hm_tls_free(hm_tls *t)
     if (t->session) SSL_SESSION_free(t->session);
     hm_free(t->server_name);
     hm_free(t->flight);
+    hm_free(t->kept);
     hm_free(t);
 }
 
 /* OpenSSL's handshake, read and write, run on the loop's stack: they never
- * suspend (memory BIOs) and go some 8 KiB deep, which on a connection's
+ * suspend (our BIO never blocks) and go some 8 KiB deep, which on a connection's
  * coroutine would stay resident per connection. */
 enum { SSL_OP_HANDSHAKE, SSL_OP_READ, SSL_OP_WRITE };
 typedef struct ssl_call {
@@ -467,38 +659,45 @@ static void ssl_call_run(void *arg)
     }
 }
 
-static int ssl_shallow(SSL *ssl, int op, void *buf, int len)
+/* Then keeps what OpenSSL left of the lent bytes (see "the BIO"). */
+static int ssl_shallow(hm_tls *t, int op, void *buf, int len)
 {
-    ssl_call c = {.ssl = ssl, .op = op, .len = len, .buf = buf};
+    ssl_call c = {.ssl = t->ssl, .op = op, .len = len, .buf = buf};
     hm_call_on_loop_stack(ssl_call_run, &c);
+    if (keep_lent(t) < 0) t->lost = true;
     return c.rc;
 }
 
-/* Sends whatever OpenSSL has written to `out`, from the BIO's own memory
- * (no copy, no buffer on the coroutine's stack: a TLS connection's stack
- * stays shallow). Only this connection's coroutine writes to `out`, and it
- * is the one waiting here, so the memory stays put until sent. */
+/* Sends the flight from a coroutine, in place (no buffer on its stack: a
+ * TLS connection's stack stays shallow). The buffer is the sender's while
+ * it waits: records written meanwhile (hm_tls_read_quiet's reply to a key
+ * update) start a buffer of their own and leave with the next flush. */
 static int flush_out(hm_tls *t, hm_sock *s, int64_t deadline)
 {
-    char *p = NULL;
-    long n = BIO_get_mem_data(t->out, &p);
-    if (n <= 0) return 0;
-    ssize_t w = hm_sock_write(s, p, (size_t)n, deadline, NULL);
-    (void)BIO_reset(t->out); /* sent; or the connection is broken */
+    if (!t->flight_len) return 0;
+    char *p = t->flight;
+    size_t n = t->flight_len, cap = t->flight_cap;
+    t->flight = NULL;
+    t->flight_len = t->flight_cap = 0;
+    ssize_t w = hm_sock_write(s, p, n, deadline, NULL); /* or the connection is broken */
+    if (!t->flight) {
+        t->flight = p;
+        t->flight_cap = cap;
+    } else {
+        hm_free(p);
+    }
     return w < 0 ? (int)w : 0;
 }
 
-/* Moves the ciphertext the engine received into `in`, straight from the
- * engine's buffers. 0 on EOF. A memory BIO takes every byte or fails to
- * grow: bytes it dropped would corrupt the record stream, so that is an
- * error (-ENOMEM), not a short read. */
+/* Keeps the ciphertext the engine received, from its buffer, for OpenSSL.
+ * 0 on EOF; -ENOMEM when it cannot be kept (bytes dropped would corrupt
+ * the record stream). */
 static ssize_t fill_in(hm_tls *t, hm_sock *s, int64_t deadline)
 {
     const char *data;
     ssize_t n = hm_sock_peek(s, &data, deadline);
     if (n <= 0) return n;
-    if (n > INT_MAX) n = INT_MAX;
-    if (BIO_write(t->in, data, (int)n) != (int)n) return -ENOMEM;
+    if (keep_bytes(t, data, (size_t)n) < 0) return -ENOMEM;
     hm_sock_skip(s, (size_t)n);
     return n;
 }
@@ -508,7 +707,7 @@ static bool is_ip_literal(const char *h)
     return strchr(h, ':') || strspn(h, "0123456789.") == strlen(h);
 }
 
-/* A fresh SSL for a new connection, wired to two memory BIOs. */
+/* A fresh SSL for a new connection, wired to our BIO. */
 static int tls_begin(hm_tls *t)
 {
     forget_conn(t);
@@ -518,19 +717,13 @@ static int tls_begin(hm_tls *t)
     t->resumed = false;
     t->renegotiation_asked = false;
     t->ssl = SSL_new(t->cfg->ctx);
-    t->in = BIO_new(BIO_s_mem());
-    t->out = BIO_new(BIO_s_mem());
-    if (!t->ssl || !t->in || !t->out) {
+    BIO *b = t->ssl ? bio_new(t) : NULL;
+    if (!b) {
         SSL_free(t->ssl);
-        BIO_free(t->in);
-        BIO_free(t->out);
         t->ssl = NULL;
-        t->in = t->out = NULL;
         return -ENOMEM;
     }
-    /* An empty read BIO must say "retry", not EOF. */
-    BIO_set_mem_eof_return(t->in, -1);
-    SSL_set_bio(t->ssl, t->in, t->out);
+    SSL_set_bio(t->ssl, b, b); /* one reference, for reading and writing */
     SSL_set_app_data(t->ssl, t);
     return 0;
 }
@@ -557,7 +750,8 @@ int hm_tls_client_begin(hm_tls *t)
 int hm_tls_handshake_step(hm_tls *t)
 {
     if (!t->ssl) return -ENOTCONN;
-    int rc = ssl_shallow(t->ssl, SSL_OP_HANDSHAKE, NULL, 0);
+    int rc = ssl_shallow(t, SSL_OP_HANDSHAKE, NULL, 0);
+    if (t->lost) return -ENOMEM;
     if (rc == 1) {
         t->resumed = SSL_session_reused(t->ssl);
         return 1;
@@ -675,22 +869,18 @@ int hm_tls_feed(hm_tls *t, const char *data, size_t len)
         return -HM_ETLS;
     }
     if (!t->ssl) return -ENOTCONN;
-    t->flight_unanswered = false; /* the peer spoke: it has what we sent */
-    while (len) {
-        int n = len > INT_MAX ? INT_MAX : (int)len;
-        /* A memory BIO takes every byte or fails to grow: bytes it dropped
-         * would corrupt the record stream, so that is an error. */
-        if (BIO_write(t->in, data, n) != n) return -ENOMEM;
-        data += n;
-        len -= (size_t)n;
-    }
+    t->flight_unanswered = false;         /* the peer spoke: it has what we sent */
+    if (keep_lent(t) < 0) return -ENOMEM; /* not taken since: keep it first */
+    t->lent = data;
+    t->lent_len = len;
     return 0;
 }
 
 ssize_t hm_tls_take(hm_tls *t, void *buf, size_t len)
 {
     if (!t->ssl) return -ENOTCONN;
-    int n = ssl_shallow(t->ssl, SSL_OP_READ, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
+    int n = ssl_shallow(t, SSL_OP_READ, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
+    if (t->lost) return -ENOMEM;
     if (n > 0) return n;
     int err = SSL_get_error(t->ssl, n);
     if (t->renegotiation_asked) {
@@ -712,7 +902,7 @@ ssize_t hm_tls_take(hm_tls *t, void *buf, size_t len)
 
 bool hm_tls_has_input(const hm_tls *t)
 {
-    return t->ssl && (SSL_pending(t->ssl) > 0 || BIO_ctrl_pending(t->in) > 0);
+    return t->ssl && (SSL_pending(t->ssl) > 0 || cipher_unread(t) > 0);
 }
 
 size_t hm_tls_plain_pending(const hm_tls *t)
@@ -738,8 +928,8 @@ int hm_tls_seal(hm_tls *t, const void *buf, size_t len)
 {
     if (!t->ssl) return -ENOTCONN;
     if (len == 0) return 0;
-    /* A memory BIO never blocks, so SSL_write takes everything at once. */
-    int n = ssl_shallow(t->ssl, SSL_OP_WRITE, (void *)buf, (int)len);
+    /* Our BIO never blocks, so SSL_write takes everything at once. */
+    int n = ssl_shallow(t, SSL_OP_WRITE, (void *)buf, (int)len);
     if (n <= 0) {
         t->fail = HM_TLS_PROTOCOL;
         set_reason_from_queue(t, "TLS write failed");
@@ -751,21 +941,13 @@ int hm_tls_seal(hm_tls *t, const void *buf, size_t len)
 int hm_tls_send_pending(hm_tls *t, hm_sock *s)
 {
     if (!t->ssl) return -ENOTCONN;
-    char *p = NULL;
-    long n = BIO_get_mem_data(t->out, &p);
-    if (n <= 0) return 0;
-    if ((size_t)n > t->flight_cap) {
-        /* The previous flight was answered (the caller's rule), so its
-         * buffer may go. */
-        char *bigger = hm_realloc(t->flight, (size_t)n);
-        if (!bigger) return -ENOMEM;
-        t->flight = bigger;
-        t->flight_cap = (size_t)n;
-    }
-    memcpy(t->flight, p, (size_t)n);
-    (void)BIO_reset(t->out);
+    if (!t->flight_len) return 0;
+    size_t n = t->flight_len;
+    /* The kernel reads the buffer until the server answers: the next
+     * records go to a buffer of their own unless it has (bio_write). */
+    t->flight_len = 0;
     t->flight_unanswered = true;
-    return hm_sock_send_detached(s, t->flight, (size_t)n);
+    return hm_sock_send_detached(s, t->flight, n);
 }
 
 int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline)
@@ -774,7 +956,7 @@ int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline)
     if (rc0 < 0) return rc0;
     SSL_set_accept_state(t->ssl);
     for (;;) {
-        int rc = ssl_shallow(t->ssl, SSL_OP_HANDSHAKE, NULL, 0);
+        int rc = ssl_shallow(t, SSL_OP_HANDSHAKE, NULL, 0);
         /* Also sends the alert of a failed handshake, best effort. */
         int fl = flush_out(t, s, deadline);
         if (rc == 1 && fl == 0) break;

@@ -1,8 +1,8 @@
 /* tls.h — TLS for client connections (and, for bench_app, the server
- * side) through OpenSSL memory BIOs, so the engine (io_uring or epoll)
- * keeps doing every byte of socket I/O: OpenSSL only transforms bytes
- * between two in-memory BIOs, and these functions move them to and from
- * the hm_sock.
+ * side) through a BIO of hammer's own that never touches a socket, so the
+ * engine (io_uring or epoll) keeps doing every byte of socket I/O: OpenSSL
+ * only transforms bytes (the ciphertext received, the records to send),
+ * and these functions move them to and from the hm_sock.
  *
  * Ownership: a hm_tls_config (one per run, shared by every thread; OpenSSL's
  * SSL_CTX is thread-safe for creating sessions) is created by
@@ -97,7 +97,10 @@ int hm_tls_client_begin(hm_tls *t);
  * tells how), 0 it waits for the server (send what is pending, then feed
  * what comes), or -HM_ETLS with hm_tls_last_fail and hm_tls_last_reason. */
 int hm_tls_handshake_step(hm_tls *t);
-/* Takes ciphertext received from the server (copied). 0, or -ENOMEM. */
+/* Takes ciphertext received from the server, lent: data must stay valid
+ * until the next hm_tls_take or hm_tls_handshake_step returns, which keep
+ * what OpenSSL did not read (so feed, then take or step, within the
+ * reader's callback). 0, -ENOMEM, or -HM_ETLS while waiting for a turn. */
 int hm_tls_feed(hm_tls *t, const char *data, size_t len);
 /* Decrypts into buf what was fed: the count of plaintext bytes, -EAGAIN
  * when a whole record has not arrived yet, 0 at the server's
@@ -121,14 +124,12 @@ int hm_tls_seal(hm_tls *t, const void *buf, size_t len);
  * errno. */
 int hm_tls_send_pending(hm_tls *t, hm_sock *s);
 
-/* OpenSSL's record buffers (about 17 KiB each way) go back while no record
- * is in them: now (hm_tls_drop_buffers, for a connection about to idle;
- * the next record makes them again), or after every record for the rest
- * of this connection (hm_tls_lean, for an SSE stream, idle but for its
- * events). Either costs a connection that is never idle some 900
- * instructions a request, so busy connections keep theirs. */
+/* OpenSSL's record buffers go back after every record on every client
+ * connection (SSL_MODE_RELEASE_BUFFERS); hm_tls_drop_buffers also lets go
+ * of hammer's own (the unread ciphertext kept and the flight buffer, when
+ * empty), for a connection about to idle; the next record makes them
+ * again. */
 void hm_tls_drop_buffers(hm_tls *t);
-void hm_tls_lean(hm_tls *t);
 
 /* Forgets the connection (not the session): call when the socket closes. */
 void hm_tls_reset(hm_tls *t);
