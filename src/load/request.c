@@ -135,7 +135,7 @@ bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t
     hm_thread_stats_note_outcome(st, c, rc, rq->where);
     if (rc < 0 && c->fail == HM_FAIL_CONNECT) { /* never sent: an attempt, not an action */
         hm_thread_stats_connect_failed(st);
-        return hm_liveness_report(live, t1, false, c->fail, rq->timeout_ns);
+        return hm_liveness_report(live, t1, false, HM_FAIL_CONNECT, rq->timeout_ns);
     }
     if (rc == 0) {
         *status = c->resp.status;
@@ -148,7 +148,7 @@ bool hm_request_account(hm_http_conn *c, const hm_request *rq, int rc, int64_t t
         return false;
     }
     hm_thread_stats_count(st, 0, c->fail);
-    return hm_liveness_report(live, t1, false, c->fail, rq->timeout_ns);
+    return hm_liveness_report(live, t1, false, hm_liveness_kind(c), rq->timeout_ns);
 }
 
 int hm_sse_head_read(hm_sse_head *h, const hm_http_resp_parser *p, hm_thread_stats *st,

@@ -67,20 +67,37 @@ typedef struct hm_options {
 extern atomic_bool hm_stop_requested;
 
 /* Notices a target that stopped answering: every sender reports each
- * outcome; once nothing has succeeded for `timeout_ns` and connects fail,
- * the run stops instead of spinning through -n failures. */
+ * outcome; the run stops instead of spinning through -n failures (or,
+ * for browser VUs whose pages never load, forever) once nothing has
+ * succeeded for `timeout_ns` while connects fail, or for twice that while
+ * requests time out without a byte back (a hung server: the kernel's
+ * backlog still completes connects, and nothing comes back). Any answer, whatever its status, is
+ * a success here. */
 typedef struct hm_liveness {
     _Atomic int64_t last_ok_ns;
     atomic_bool dead;
+    _Atomic int dead_kind; /* hm_fail_kind that ended it: CONNECT or TIMEOUT */
 } hm_liveness;
 
 static inline void hm_liveness_start(hm_liveness *l)
 {
     atomic_store(&l->last_ok_ns, hm_now_ns());
     atomic_store(&l->dead, false);
+    atomic_store(&l->dead_kind, HM_FAIL_NONE);
 }
 
-/* Records one outcome; returns true when the run should stop. */
+/* What an outcome on c tells the watch: a failed connect, a timeout with
+ * not a byte received (a server that answers slowly is no hung one), or
+ * neither (HM_FAIL_OTHER). */
+static inline hm_fail_kind hm_liveness_kind(const hm_http_conn *c)
+{
+    if (c->fail == HM_FAIL_CONNECT) return HM_FAIL_CONNECT;
+    if (c->fail == HM_FAIL_TIMEOUT && c->resp_bytes == 0) return HM_FAIL_TIMEOUT;
+    return HM_FAIL_OTHER;
+}
+
+/* Records one outcome (fail: hm_liveness_kind's); returns true when the
+ * run should stop. */
 static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_fail_kind fail,
                                       int64_t timeout_ns)
 {
@@ -88,9 +105,12 @@ static inline bool hm_liveness_report(hm_liveness *l, int64_t now, bool ok, hm_f
         atomic_store_explicit(&l->last_ok_ns, now, memory_order_relaxed);
         return false;
     }
-    if (fail == HM_FAIL_CONNECT &&
-        now - atomic_load_explicit(&l->last_ok_ns, memory_order_relaxed) > timeout_ns)
+    int64_t quiet = now - atomic_load_explicit(&l->last_ok_ns, memory_order_relaxed);
+    if ((fail == HM_FAIL_CONNECT && quiet > timeout_ns) ||
+        (fail == HM_FAIL_TIMEOUT && quiet > 2 * timeout_ns)) {
+        atomic_store(&l->dead_kind, (int)fail);
         atomic_store(&l->dead, true);
+    }
     return atomic_load_explicit(&l->dead, memory_order_relaxed);
 }
 
@@ -118,6 +138,14 @@ static inline void hm_gauge_vus(const hm_options *o, int delta)
 
 #define HM_TARGET_DEAD_MSG                                                                         \
     "target stopped answering: connects failing and no success within --timeout"
+#define HM_TARGET_HUNG_MSG                                                                         \
+    "target stopped answering: connections open but no answer at all within twice --timeout"
+/* The run's fatal line when the watch stopped it, else NULL. */
+static inline const char *hm_liveness_fatal(const hm_liveness *l)
+{
+    if (!atomic_load(&l->dead)) return NULL;
+    return atomic_load(&l->dead_kind) == HM_FAIL_TIMEOUT ? HM_TARGET_HUNG_MSG : HM_TARGET_DEAD_MSG;
+}
 
 /* True while the run may start another action: the claimed sequence number
  * is below -n (when -n is set) and -d has not elapsed since start_ns (when

@@ -301,7 +301,8 @@ int hm_via_reload_page(hm_http_conn *c, hm_cookie_jar *jar, const char *path, co
         if (rc == -ECANCELED) return -ECANCELED;
         st->reload_failed++;
         int64_t now = hm_now_ns();
-        if (hm_liveness_report(live, now, false, c->fail, o->timeout_ns)) return -ECANCELED;
+        if (hm_liveness_report(live, now, false, hm_liveness_kind(c), o->timeout_ns))
+            return -ECANCELED;
         if (!first_fail) first_fail = now;
         /* Connect failures are the liveness watch's; a server that answers
          * but serves no page gets --timeout. */

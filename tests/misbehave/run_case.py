@@ -702,6 +702,15 @@ def app_stop(at, for_s):
     return fault
 
 
+def app_hang(at):
+    """SIGSTOPs bench_app at `at` s for good (the teardown continues and
+    ends it): its kernel still completes connects, nothing answers."""
+    def fault(ctx):
+        time.sleep(at)
+        ctx["app"].send_signal(signal.SIGSTOP)
+    return fault
+
+
 def app_restart(at, down_s):
     def fault(ctx):
         time.sleep(at)
@@ -730,6 +739,18 @@ for m, what in (("hm", "hammer mode"), ("br", "browser mode"), ("get", "get")):
     case("fault_dead_" + m, "bench_app SIGKILLed 1 s into a 30 s run (%s): the run stops" % what,
          model_args(m, "-c", "8", "-d", "30s", "--timeout", "1s"), "bench_app",
          fault=app_kill(1.0), checks=DEAD, phases=4, path="/_health" if m == "get" else "",
+         php_via=m != "get")
+# A server that hangs for good (SIGSTOP): connects still complete (the
+# kernel's backlog) and nothing answers; once nothing succeeded for twice
+# --timeout the run stops and says so, in every load model (a browser VU
+# would otherwise reload its page forever).
+HUNG = [exit_in(1), fatal_matches("^target stopped answering: connections open"),
+        output_matches(r"target stopped answering"), json_at_least("actions.ok", 1)]
+for m, what in (("hm", "hammer mode"), ("br", "browser mode"), ("get", "get")):
+    case("fault_hung_" + m, "bench_app SIGSTOPped 1 s into a 30 s run for good (%s): the run "
+         "stops" % what,
+         model_args(m, "-c", "8", "-d", "30s", "--timeout", "1s"), "bench_app",
+         fault=app_hang(1.0), checks=HUNG, phases=6, path="/_health" if m == "get" else "",
          php_via=m != "get")
 case("fault_stopped_ride_through_hm",
      "bench_app SIGSTOPped 5 s (from 1 s) under --timeout 8s: nothing is lost",
