@@ -60,7 +60,8 @@ int hm_scenario_engine_run(const hm_options *o, void *stats, size_t stride, hm_t
 int hm_run_note_end(hm_results *r, int rc, const hm_liveness *live, const char *usage_why,
                     int start_err, const char *what)
 {
-    if (hm_liveness_fatal(live)) r->fatal = hm_liveness_fatal(live);
+    const char *dead = hm_liveness_fatal(live);
+    if (dead) r->fatal = dead;
     if (usage_why) {
         snprintf(r->fatal_buf, sizeof(r->fatal_buf), "%s", usage_why);
         r->fatal = r->fatal_buf;

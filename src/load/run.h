@@ -71,8 +71,8 @@ extern atomic_bool hm_stop_requested;
  * for browser VUs whose pages never load, forever) once nothing has
  * succeeded for `timeout_ns` while connects fail, or for twice that while
  * requests time out without a byte back (a hung server: the kernel's
- * backlog still completes connects, and nothing comes back). Any answer, whatever its status, is
- * a success here. */
+ * backlog still completes connects, and nothing comes back). Any answer,
+ * whatever its status, is a success here. */
 typedef struct hm_liveness {
     _Atomic int64_t last_ok_ns;
     atomic_bool dead;

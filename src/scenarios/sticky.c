@@ -443,7 +443,8 @@ int hm_sticky_run(const hm_options *o, hm_results *r)
         vr->wall_seconds = (double)(run.t_end - run.t_start) / 1e9;
         r->wall_seconds += vr->wall_seconds;
         hm_free(run.threads);
-        if (hm_liveness_fatal(&run.live)) r->fatal = hm_liveness_fatal(&run.live);
+        const char *dead = hm_liveness_fatal(&run.live);
+        if (dead) r->fatal = dead;
         if (atomic_load(&run.start_err)) {
             snprintf(r->fatal_buf, sizeof(r->fatal_buf), "cannot start a virtual user: %s",
                      hm_strerror(atomic_load(&run.start_err)));
