@@ -3,6 +3,8 @@
  * writes its records into the connection's flight buffer, which we send. */
 #include "proto/tls.h"
 
+#include "base/hm_buf.h"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -25,17 +27,16 @@ struct hm_tls {
     char *server_name;
     bool resumed;
     bool renegotiation_asked; /* the server sent a HelloRequest (TLS 1.2) */
-    /* Ciphertext OpenSSL has not read: first what we kept (kept[kept_off,
-     * kept_len)), then the bytes lent to hm_tls_feed. */
+    /* Ciphertext OpenSSL has not read: first what we kept (kept.data from
+     * kept_off to kept.len), then the bytes lent to hm_tls_feed. */
     const char *lent;
     size_t lent_len;
-    char *kept;
-    size_t kept_off, kept_len, kept_cap;
-    /* The records OpenSSL wrote and we have not sent (flight_len bytes),
+    hm_buf kept;
+    size_t kept_off;
+    /* The records OpenSSL wrote and we have not sent (flight.len bytes),
      * in a buffer a detached send reads until the peer answers
      * (unanswered: nothing came back since it left). */
-    char *flight;
-    size_t flight_len, flight_cap;
+    hm_buf flight;
     bool flight_unanswered;
     bool lost; /* received bytes could not be kept: the stream is broken */
     hm_tls_fail fail;
@@ -424,39 +425,21 @@ bool hm_tls_ended_waiting(const hm_tls *t)
 
 static void trim_kept(hm_tls *t)
 {
-    if (t->kept_off < t->kept_len) return;
-    t->kept_off = t->kept_len = 0;
-    if (t->kept_cap > KEPT_KEEP) {
-        hm_free(t->kept);
-        t->kept = NULL;
-        t->kept_cap = 0;
-    }
+    if (t->kept_off < t->kept.len) return;
+    t->kept_off = t->kept.len = 0;
+    if (t->kept.cap > KEPT_KEEP) hm_buf_free(&t->kept);
 }
 
 /* Appends n bytes to what OpenSSL has yet to read. */
 static int keep_bytes(hm_tls *t, const char *data, size_t n)
 {
     if (n == 0) return 0;
-    if (t->kept_off == t->kept_len) t->kept_off = t->kept_len = 0;
-    if (t->kept_len + n > t->kept_cap) {
-        if (t->kept_off) { /* the read part goes first */
-            memmove(t->kept, t->kept + t->kept_off, t->kept_len - t->kept_off);
-            t->kept_len -= t->kept_off;
-            t->kept_off = 0;
-        }
-        size_t cap = t->kept_cap ? t->kept_cap : 1024;
-        while (cap < t->kept_len + n)
-            cap *= 2;
-        if (cap != t->kept_cap) {
-            char *bigger = hm_realloc(t->kept, cap);
-            if (!bigger) return -ENOMEM;
-            t->kept = bigger;
-            t->kept_cap = cap;
-        }
+    if (t->kept_off && t->kept.len + n >= t->kept.cap) { /* the read part goes first */
+        memmove(t->kept.data, t->kept.data + t->kept_off, t->kept.len - t->kept_off);
+        t->kept.len -= t->kept_off;
+        t->kept_off = 0;
     }
-    memcpy(t->kept + t->kept_len, data, n);
-    t->kept_len += n;
-    return 0;
+    return hm_buf_append(&t->kept, data, n);
 }
 
 /* The lent bytes OpenSSL did not read become ours: the reader's buffer
@@ -472,7 +455,7 @@ static int keep_lent(hm_tls *t)
 
 static size_t cipher_unread(const hm_tls *t)
 {
-    return t->kept_len - t->kept_off + t->lent_len;
+    return t->kept.len - t->kept_off + t->lent_len;
 }
 
 static int bio_read(BIO *b, char *out, int outl)
@@ -480,10 +463,10 @@ static int bio_read(BIO *b, char *out, int outl)
     hm_tls *t = BIO_get_data(b);
     BIO_clear_retry_flags(b);
     size_t want = outl > 0 ? (size_t)outl : 0, got = 0;
-    size_t k = t->kept_len - t->kept_off;
+    size_t k = t->kept.len - t->kept_off;
     if (k) {
         if (k > want) k = want;
-        memcpy(out, t->kept + t->kept_off, k);
+        memcpy(out, t->kept.data + t->kept_off, k);
         t->kept_off += k;
         got = k;
         trim_kept(t);
@@ -507,9 +490,8 @@ static int bio_read(BIO *b, char *out, int outl)
  * their own. */
 static void flight_release(hm_tls *t)
 {
-    hm_loop_free_later(hm_loop_current(), t->flight);
-    t->flight = NULL;
-    t->flight_len = t->flight_cap = 0;
+    hm_loop_free_later(hm_loop_current(), t->flight.data);
+    t->flight = (hm_buf){0};
     t->flight_unanswered = false;
 }
 
@@ -518,19 +500,9 @@ static int bio_write(BIO *b, const char *in, int inl)
     hm_tls *t = BIO_get_data(b);
     BIO_clear_retry_flags(b);
     if (inl <= 0) return 0;
-    size_t n = (size_t)inl;
     if (t->flight_unanswered) flight_release(t);
-    if (t->flight_len + n > t->flight_cap) {
-        size_t cap = t->flight_cap ? t->flight_cap : 512;
-        while (cap < t->flight_len + n)
-            cap *= 2;
-        char *bigger = hm_realloc(t->flight, cap);
-        if (!bigger) return -1; /* OpenSSL fails the write: a TLS failure */
-        t->flight = bigger;
-        t->flight_cap = cap;
-    }
-    memcpy(t->flight + t->flight_len, in, n);
-    t->flight_len += n;
+    if (hm_buf_append(&t->flight, in, (size_t)inl) < 0)
+        return -1; /* OpenSSL fails the write: a TLS failure */
     return inl;
 }
 
@@ -545,7 +517,7 @@ static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
     case BIO_CTRL_PENDING:
         return (long)cipher_unread(t);
     case BIO_CTRL_WPENDING:
-        return (long)t->flight_len;
+        return (long)t->flight.len;
     default: /* kTLS, EOF, dup and the rest: none of that here */
         return 0;
     }
@@ -588,32 +560,21 @@ static void forget_conn(hm_tls *t)
     t->ssl = NULL;
     t->lent = NULL;
     t->lent_len = 0;
-    t->kept_off = t->kept_len = 0;
+    t->kept_off = t->kept.len = 0;
     trim_kept(t);
     t->lost = false;
-    t->flight_len = 0;
-    if (t->flight_unanswered) {
-        /* The kernel may still be sending it on the closing socket: it
-         * goes with the loop, and the next flight gets a buffer of its own. */
-        hm_loop_free_later(hm_loop_current(), t->flight);
-        t->flight = NULL;
-        t->flight_cap = 0;
-        t->flight_unanswered = false;
-    }
+    t->flight.len = 0;
+    /* The kernel may still be sending it on the closing socket. */
+    if (t->flight_unanswered) flight_release(t);
 }
 
 void hm_tls_drop_buffers(hm_tls *t)
 {
-    if (t->kept_off == t->kept_len) {
-        hm_free(t->kept);
-        t->kept = NULL;
-        t->kept_off = t->kept_len = t->kept_cap = 0;
+    if (t->kept_off == t->kept.len) {
+        hm_buf_free(&t->kept);
+        t->kept_off = 0;
     }
-    if (!t->flight_len && !t->flight_unanswered) {
-        hm_free(t->flight);
-        t->flight = NULL;
-        t->flight_cap = 0;
-    }
+    if (!t->flight.len && !t->flight_unanswered) hm_buf_free(&t->flight);
 }
 
 void hm_tls_reset(hm_tls *t)
@@ -628,8 +589,8 @@ void hm_tls_free(hm_tls *t)
     hm_tls_reset(t);
     if (t->session) SSL_SESSION_free(t->session);
     hm_free(t->server_name);
-    hm_free(t->flight);
-    hm_free(t->kept);
+    hm_buf_free(&t->flight);
+    hm_buf_free(&t->kept);
     hm_free(t);
 }
 
@@ -674,17 +635,15 @@ static int ssl_shallow(hm_tls *t, int op, void *buf, int len)
  * update) start a buffer of their own and leave with the next flush. */
 static int flush_out(hm_tls *t, hm_sock *s, int64_t deadline)
 {
-    if (!t->flight_len) return 0;
-    char *p = t->flight;
-    size_t n = t->flight_len, cap = t->flight_cap;
-    t->flight = NULL;
-    t->flight_len = t->flight_cap = 0;
-    ssize_t w = hm_sock_write(s, p, n, deadline, NULL); /* or the connection is broken */
-    if (!t->flight) {
-        t->flight = p;
-        t->flight_cap = cap;
+    if (!t->flight.len) return 0;
+    hm_buf mine = t->flight;
+    t->flight = (hm_buf){0};
+    ssize_t w = hm_sock_write(s, mine.data, mine.len, deadline, NULL); /* or it broke */
+    if (!t->flight.data) {
+        t->flight = mine;
+        t->flight.len = 0;
     } else {
-        hm_free(p);
+        hm_buf_free(&mine);
     }
     return w < 0 ? (int)w : 0;
 }
@@ -941,13 +900,13 @@ int hm_tls_seal(hm_tls *t, const void *buf, size_t len)
 int hm_tls_send_pending(hm_tls *t, hm_sock *s)
 {
     if (!t->ssl) return -ENOTCONN;
-    if (!t->flight_len) return 0;
-    size_t n = t->flight_len;
+    if (!t->flight.len) return 0;
+    size_t n = t->flight.len;
     /* The kernel reads the buffer until the server answers: the next
      * records go to a buffer of their own unless it has (bio_write). */
-    t->flight_len = 0;
+    t->flight.len = 0;
     t->flight_unanswered = true;
-    return hm_sock_send_detached(s, t->flight, n);
+    return hm_sock_send_detached(s, t->flight.data, n);
 }
 
 int hm_tls_accept(hm_tls *t, hm_sock *s, int64_t deadline)
