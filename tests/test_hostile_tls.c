@@ -12,12 +12,18 @@
  *               a close_notify
  *   drip        each response one byte per TLS record, well within --timeout
  *   drip_slow   the same, slower than --timeout allows for one response
+ *   extra_record  the probe is answered; then each answer comes with a
+ *               second, unasked one in a record of its own, in the same
+ *               TCP segment (OpenSSL reads both at once: the second
+ *               waits unopened in its buffer)
  *   expired     a certificate that expired yesterday
  *   wrong_host  a certificate for another host name
  * argv: HAMMER GEN_CERT_SCRIPT ENGINE PEER (ENGINE io_uring or epoll,
  * skipped when not available here). */
 #include "tls_peer.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,12 +70,13 @@ typedef enum peer {
     CUT,
     DRIP,
     DRIP_SLOW,
+    EXTRA_RECORD,
     EXPIRED,
     WRONG_HOST,
     PEER__COUNT
 } peer;
-static const char *peer_name[] = {"stall", "stall_late", "garbage", "cut",
-                                  "drip",  "drip_slow",  "expired", "wrong_host"};
+static const char *peer_name[] = {"stall",     "stall_late",   "garbage", "cut",       "drip",
+                                  "drip_slow", "extra_record", "expired", "wrong_host"};
 
 static const char ok_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -111,6 +118,16 @@ static bool answer(SSL *ssl, int conn_no, void *arg)
             usleep(how == DRIP ? 2000 : 100000);
         }
         return true;
+    }
+    if (how == EXTRA_RECORD && conn_no > 0) {
+        /* Corked: both records leave in one segment when uncorked. */
+        int fd = SSL_get_fd(ssl), on = 1, off = 0;
+        static const char extra[] = "HTTP/1.1 500 Unasked\r\nContent-Length: 0\r\n\r\n";
+        setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+        bool wrote = SSL_write(ssl, ok_resp, sizeof(ok_resp) - 1) > 0 &&
+                     SSL_write(ssl, extra, sizeof(extra) - 1) > 0;
+        setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+        return wrote;
     }
     return SSL_write(ssl, ok_resp, sizeof(ok_resp) - 1) > 0;
 }
@@ -209,6 +226,16 @@ int main(int argc, char **argv)
         const char *reason = str_at(doc, "error_reasons", "timeout", "reason");
         printf("  reason \"%s\"\n", reason);
         if (!reason[0] || !strstr(p.out, reason)) HM_FAIL_("drip_slow:\n%s", p.out);
+        break;
+    }
+    case EXTRA_RECORD: {
+        /* The unasked record is seen with the answer before it: that
+         * exchange fails, naming the bytes, and the connection goes; the
+         * unasked answer is never taken for the next request's. */
+        if (rc != 1) HM_FAIL_("extra_record: exit %d, want 1:\n%s", rc, p.out);
+        ASSERT_EQ(ok, 0);
+        ASSERT_EQ(failed, sent);
+        ASSERT(strstr(p.out, "unsolicited bytes after a complete HTTP 200 response"));
         break;
     }
     case EXPIRED:
