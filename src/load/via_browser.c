@@ -328,11 +328,13 @@ static __attribute__((noinline)) void page_refused(vu *v, const char *path, int 
     note_trouble(v);
 }
 
-/* Loads path as the VU's page. A load that failed (no answer, not 200) is
- * counted in page_failed, except a refused connect: the server is away (a
- * restart), which is a failed connect attempt in the Disruption, as every
- * sender's. It fails the VU too when fail_vu is set or a reload cannot
- * help, else the caller tries again. */
+/* Loads path as the VU's page. A load the server answered badly (not 200,
+ * or cut mid-answer) is counted in page_failed. One it never answered is
+ * the server away (a restart): a refused connect is a failed connect
+ * attempt in the Disruption, as every sender's; a connection reset or
+ * closed before any byte is a failed attempt of the reload that follows
+ * (reload_failed), as the reloads' own are. It fails the VU too when
+ * fail_vu is set or a reload cannot help, else the caller tries again. */
 static int load_page(vu *v, const char *path, bool fail_vu)
 {
     const hm_options *o = v->run->o;
@@ -353,8 +355,10 @@ static int load_page(vu *v, const char *path, bool fail_vu)
     if (rc < 0 && rc != -HM_ENOTFOUND) {
         if (v->conn.fail == HM_FAIL_CONNECT) {
             page_refused(v, path, rc);
-        } else {
+        } else if (fail_vu || v->conn.resp_bytes > 0 || !reload_may_help(v, rc)) {
             tot->page_failed++;
+        } else {
+            hm_thread_stats_reload_failed(st); /* unanswered: reopen_page goes on */
         }
         hm_reason_set(&v->load_why, LOAD_WHY_BYTES, "%.149s", why);
         if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);

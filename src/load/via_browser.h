@@ -54,7 +54,8 @@ const hm_options *hm_vu_options(const hammer_vu *v);
  * page step). One that does not load (a 503, a refused connect) is
  * reloaded with the back-off, as a user reloads a tab showing an error:
  * the answered failures are counted (page_failed, which fails the check;
- * a refused connect is a failed connect attempt instead), and the VU goes
+ * an unanswered one is a failed connect or reload attempt instead: the
+ * server is away), and the VU goes
  * on once its page loads. The page's status, or a negative error (the VU
  * failed, or the run ended first). */
 int hm_vu_open_page(hammer_vu *v, const char *path);

@@ -299,7 +299,7 @@ int hm_via_reload_page(hm_http_conn *c, hm_cookie_jar *jar, const char *path, co
             return 0;
         }
         if (rc == -ECANCELED) return -ECANCELED;
-        st->reload_failed++;
+        hm_thread_stats_reload_failed(st);
         int64_t now = hm_now_ns();
         if (hm_liveness_report(live, now, false, hm_liveness_kind(c), o->timeout_ns))
             return -ECANCELED;

@@ -262,6 +262,12 @@ void hm_thread_stats_connect_failed(hm_thread_stats *s)
     hm_thread_stats_note_failure(s);
 }
 
+void hm_thread_stats_reload_failed(hm_thread_stats *s)
+{
+    s->reload_failed++;
+    hm_thread_stats_note_failure(s);
+}
+
 void hm_thread_stats_count(hm_thread_stats *s, int status, hm_fail_kind fail)
 {
     s->sent++;
@@ -553,6 +559,9 @@ void hm_results_verdict(const hm_results *r, hm_verdict *v)
     if (t->connect_failed > 0 && !r->total_is_informational)
         hm_verdict_add(v, "%llu connect attempt%s failed (see Disruption)",
                        (unsigned long long)t->connect_failed, t->connect_failed == 1 ? "" : "s");
+    if (t->reload_failed > 0 && !r->total_is_informational)
+        hm_verdict_add(v, "%llu page load attempt%s for a new context failed (see Disruption)",
+                       (unsigned long long)t->reload_failed, t->reload_failed == 1 ? "" : "s");
     uint64_t sse_failed = hm_thread_stats_sse_failures(t);
     if (sse_failed)
         hm_verdict_add(v, "%llu SSE stream%s failed", (unsigned long long)sse_failed,
@@ -737,7 +746,7 @@ static void print_disruption(FILE *f, const hm_results *r)
             t->fail_first[HM_FAIL_CONNECT].reason[0])
             print_example(f, "connect", &t->fail_first[HM_FAIL_CONNECT]);
     }
-    if (!t->ctx_lost && !t->reloads) return;
+    if (!t->ctx_lost && !t->reloads && !t->reload_failed) return;
     fprintf(f,
             "%-17s %llu contexts lost, %llu pages reloaded (%llu attempts failed), %llu OK "
             "actions swallowed by lost contexts, %llu reconnects\n",

@@ -161,14 +161,17 @@ void hm_thread_stats_status_example(hm_thread_stats *s, int status, const char *
 /* Counts one SSE stream failure of `kind`, keeping the first example. */
 void hm_thread_stats_sse_fail(hm_thread_stats *s, hm_sse_fail kind, const char *reason,
                               const char *where, const char *bytes);
-/* Notes a failure (request or SSE stream) at hm_now_ns() for the outage
- * window; hm_thread_stats_count and _sse_fail call it. */
+/* Notes a failure (request, connect or page load attempt, SSE stream) at
+ * hm_now_ns() for the outage window; the counting calls here call it. */
 void hm_thread_stats_note_failure(hm_thread_stats *s);
 /* Every SSE failure counted. */
 uint64_t hm_thread_stats_sse_failures(const hm_thread_stats *s);
 /* Counts one failed connect attempt (not an action: no latency, not sent)
  * and notes it for the outage window. */
 void hm_thread_stats_connect_failed(hm_thread_stats *s);
+/* A page load for a new context (a reload, or a tab's page the server never
+ * answered) that failed; the attempt is made again after a back-off. */
+void hm_thread_stats_reload_failed(hm_thread_stats *s);
 
 #define HM_MAX_WORKERS 64
 

@@ -1014,6 +1014,19 @@ each_model("page_fails_once", "the first two page loads answer 500: those tabs a
                    output_matches(r"^Check +.*FAIL.* VUs passed, [12] page loads failed, "),
                    output_matches(r"^Net increment +\d+ .*matches HTTP OK: YES")])
 
+# A page load the server never answers (closed before any byte, as in a
+# restart) is the server away, not a bad page: those tabs reload with the
+# back-off and work, the check passes, and the run fails naming the page
+# load attempts (the one misbehaviour each: a tab's first load, or the
+# reload after it).
+each_model("page_dropped_once", "the first two page loads are closed unanswered: those tabs "
+           "are reloaded", "close-unanswered", ("br",), srv_kw=dict(where="page", times=2),
+           phases=5, args={"br": model_args("br", "-c", "4", "-d", "2s", "--timeout", "1s")},
+           checks=[exit_in(1), every_vu_worked, json_true("check.passed"),
+                   json_equals("disruption.reload_failures", 2),
+                   output_matches(r"^  - 2 page load attempts for a new context failed "
+                                  r"\(see Disruption\)$")])
+
 # A page slower than --timeout on every load, in a run that ends while the
 # tab is still reloading it: the tab's failure names why its loads failed,
 # not only that the run ended first.

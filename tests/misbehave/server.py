@@ -44,6 +44,7 @@ HTTP_MODES = {
     # mode: default --where
     "good": None,
     "close-mid-headers": "action",
+    "close-unanswered": "page",
     "close-mid-body": "action",
     "short-body": "action",
     "garbage": "action",
@@ -461,6 +462,10 @@ class Server:
         m = self.mode
         if m == "slow-answer":
             return self.action(sock, method, path, headers, body, answer_delay_s=0.2)
+        if m == "close-unanswered":
+            # The request read, the connection closed without a byte: a
+            # server going away under it (a restart).
+            return False
         if m == "close-mid-headers":
             self.send(sock, "HTTP/1.1 200 OK\r\nContent-Type: text/ht")
             return False
