@@ -3,6 +3,7 @@
 #include "cli/html.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -94,7 +95,7 @@ int hm_html_embed_json(FILE *f, const char *id, json_t *doc)
      * ("</script>", "<!--"): '<' only occurs inside JSON strings, where
      * \u003c means the same. */
     fprintf(f, "<script id=\"%s\" type=\"application/json\">\n", id);
-    char *data = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+    char *data = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(DBL_DIG));
     if (!data) return -ENOMEM;
     for (const char *p = data; *p; p++) {
         if (*p == '<')
