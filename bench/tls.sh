@@ -60,7 +60,7 @@ else
 fi
 echo "server: $server"
 sleep 0.5
-run() { # label binary variant url [options] -> "label variant rps cpu_us_per_req full resumed"
+run() { # label binary variant url [options] -> "label variant rps cpu_us_per_req full resumed user_us sys_us"
     taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$2" -q --no-server-watch -t 1 -c 100 -d "${DURATION}s" \
         --cacert "$dir/cert/ca.pem" --url "$4" --json "$dir/r.json" "${@:5}" scenario get >/dev/null 2>&1 || true
     read -r u s <"$dir/time"
@@ -69,7 +69,8 @@ run() { # label binary variant url [options] -> "label variant rps cpu_us_per_re
     full=$(grep -o '"full_handshakes": [0-9]*' "$dir/r.json" | grep -o '[0-9]*$')
     res=$(grep -o '"resumed_handshakes": [0-9]*' "$dir/r.json" | grep -o '[0-9]*$')
     awk -v l="$1" -v n="$3" -v r="$rps" -v u="$u" -v s="$s" -v c="$sent" -v f="$full" -v x="$res" \
-        'BEGIN { printf "%s %s %.0f %.2f %d %d\n", l, n, r, (u + s) * 1e6 / c, f, x }' | tee -a "$dir/res"
+        'BEGIN { printf "%s %s %.0f %.2f %d %d %.2f %.2f\n", l, n, r, (u + s) * 1e6 / c, f, x,
+                u * 1e6 / c, s * 1e6 / c }' | tee -a "$dir/res"
 }
 read -r -a bins <<<"$HAMMERS"
 variants=(http https https-per-request)
@@ -85,13 +86,15 @@ for ((r = 0; r < ROUNDS; r++)); do
         run "${b%%=*}" "${b#*=}" "${variants[$v]}" "${urls[$v]}" "${extra[@]}"
     done
 done
-echo "binary     variant             req/s median (range)      client CPU us/req median (range)"
+echo "binary     variant             req/s median (range)      client CPU us/req median (range)  of it user | system"
 for b in "${bins[@]}"; do
     l=${b%%=*}
     for v in "${variants[@]}"; do
-        printf "%-10s %-19s %-25s %s\n" "$l" "$v" \
+        printf "%-10s %-19s %-25s %-25s %s | %s\n" "$l" "$v" \
             "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $3}' "$dir/res" | stat)" \
-            "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $4}' "$dir/res" | stat)"
+            "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $4}' "$dir/res" | stat)" \
+            "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $7}' "$dir/res" | stat)" \
+            "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $8}' "$dir/res" | stat)"
     done
     # https / http in each round (the nth run of each), then across rounds
     printf "%-10s https / http CPU per request, per round: %s\n" "$l" "$(awk -v l="$l" '
