@@ -353,15 +353,16 @@ static int load_page(vu *v, const char *path, bool fail_vu)
                               sizeof(why));
     hm_thread_stats_note_conn(st, &v->conn);
     if (rc < 0 && rc != -HM_ENOTFOUND) {
+        bool reloaded_next = !fail_vu && reload_may_help(v, rc); /* by reopen_page */
         if (v->conn.fail == HM_FAIL_CONNECT) {
             page_refused(v, path, rc);
-        } else if (fail_vu || v->conn.resp_bytes > 0 || !reload_may_help(v, rc)) {
-            tot->page_failed++;
+        } else if (reloaded_next && v->conn.resp_bytes == 0) {
+            hm_thread_stats_reload_failed(st); /* unanswered: the server is away */
         } else {
-            hm_thread_stats_reload_failed(st); /* unanswered: reopen_page goes on */
+            tot->page_failed++;
         }
         hm_reason_set(&v->load_why, LOAD_WHY_BYTES, "%.149s", why);
-        if (fail_vu || !reload_may_help(v, rc)) hammer_vu_fail(v, why);
+        if (!reloaded_next) hammer_vu_fail(v, why);
         hm_http_conn_release(&v->conn);
         return rc;
     }
