@@ -58,11 +58,7 @@ static void drain_intervals(hm_hdr *dst)
 {
     for (int i = 0; i < att_n; i++) {
         hm_thread_stats *t = attached(i);
-        while (atomic_flag_test_and_set_explicit(&t->interval_lock, memory_order_acquire)) {
-        }
-        if (dst->counts) hm_hdr_add(dst, &t->interval_us);
-        hm_hdr_reset(&t->interval_us);
-        atomic_flag_clear_explicit(&t->interval_lock, memory_order_release);
+        hm_interval_recorder_take(&t->interval, dst);
     }
 }
 

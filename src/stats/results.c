@@ -19,8 +19,8 @@
 int hm_thread_stats_init(hm_thread_stats *s)
 {
     memset(s, 0, sizeof(*s));
-    hm_hdr *h[] = {&s->action_us, &s->patch_us,    &s->connect_us, &s->page_us,
-                   &s->tls_us,    &s->interval_us, &s->service_us, &s->recovery_us};
+    hm_hdr *h[] = {&s->action_us, &s->patch_us,   &s->connect_us, &s->page_us,
+                   &s->tls_us,    &s->service_us, &s->recovery_us};
     for (size_t i = 0; i < HM_ARRAY_LEN(h); i++) {
         int rc = hm_hdr_init(h[i], 1, HM_HDR_HIGHEST_US, 3);
         if (rc < 0) {
@@ -28,7 +28,9 @@ int hm_thread_stats_init(hm_thread_stats *s)
             return rc;
         }
     }
-    return 0;
+    int rc = hm_interval_recorder_init(&s->interval);
+    if (rc < 0) hm_thread_stats_destroy(s);
+    return rc;
 }
 
 void hm_thread_stats_destroy(hm_thread_stats *s)
@@ -38,7 +40,7 @@ void hm_thread_stats_destroy(hm_thread_stats *s)
     hm_hdr_destroy(&s->connect_us);
     hm_hdr_destroy(&s->page_us);
     hm_hdr_destroy(&s->tls_us);
-    hm_hdr_destroy(&s->interval_us);
+    hm_interval_recorder_destroy(&s->interval);
     hm_hdr_destroy(&s->service_us);
     hm_hdr_destroy(&s->recovery_us);
 }
@@ -125,11 +127,7 @@ void hm_thread_stats_record_action(hm_thread_stats *s, int64_t us)
 {
     hm_hdr_record(&s->action_us, us);
     record_live(s, HM_PHASE_ACTION, us);
-    /* Uncontended except once per interval, when the reporter swaps. */
-    while (atomic_flag_test_and_set_explicit(&s->interval_lock, memory_order_acquire)) {
-    }
-    hm_hdr_record(&s->interval_us, us);
-    atomic_flag_clear_explicit(&s->interval_lock, memory_order_release);
+    hm_interval_recorder_record(&s->interval, us);
 }
 
 void hm_thread_stats_merge(hm_thread_stats *dst, const hm_thread_stats *src)

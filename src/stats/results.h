@@ -10,6 +10,7 @@
 #include "base/hm_base.h"
 #include "base/hm_fail.h"
 #include "stats/hdr.h"
+#include "stats/interval_recorder.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -82,8 +83,8 @@ typedef struct hm_thread_stats {
      * than --timeout. */
     uint64_t sse_comments_only;
     /* The live view the interval reporter reads from another thread: the
-     * counters are written only by the owning thread; interval_us is
-     * swapped out by the reporter under interval_lock. */
+     * counters are written only by the owning thread; the reporter takes
+     * the action latencies of each interval from `interval`. */
     _Atomic uint64_t live_sent, live_ok;
     _Atomic uint64_t live_bytes_read, live_bytes_written;
     _Atomic int64_t live_in_flight; /* requests sent and not yet answered */
@@ -91,8 +92,7 @@ typedef struct hm_thread_stats {
      * bound) and the sum of the samples, for --metrics-listen. */
     _Atomic uint64_t live_bucket[HM_PHASE__COUNT][HM_LIVE_BUCKETS + 1];
     _Atomic uint64_t live_sum_us[HM_PHASE__COUNT];
-    hm_hdr interval_us;
-    atomic_flag interval_lock;
+    hm_interval_recorder interval;
     /* Disruption (a server restart, a worker that lost the context): the
      * first and last failure of any kind (request or SSE stream), as
      * hm_now_ns() values, 0 when none; contexts found dead (400 Invalid
