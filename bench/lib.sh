@@ -61,3 +61,58 @@ via_requests() {
 # The floor's observer looks for this in the stream: the counter's wire id
 # starts so (count__<route>__<hex>, docs/php-via-protocol.md).
 FLOOR_SIGNAL='"count__'
+
+# start_tls_pair DIR PORT SERVER: a plain HTTP server at PORT and a TLS one
+# at PORT+1, both on CPU 1, answering a short 200 at $path: nginx (one
+# worker) when SERVER is nginx, or auto and nginx is installed; else two
+# bench_apps serving /_health (APP, default build/bin/bench_app). The
+# certificate (scripts/gen-test-cert.sh) goes to DIR/cert; DIR is removed
+# and the servers stopped on exit. Sets server, path and p (PORT), and
+# prints which server and TLS version answer. NGINX_TLS: the versions
+# nginx offers, both by default as Caddy and browsers do, so connections
+# are TLS 1.3 (nginx 1.22 alone stops at 1.2; NGINX_TLS=TLSv1.2 measures
+# that).
+start_tls_pair() {
+    local dir=$1 want=$3
+    p=$2
+    sh scripts/gen-test-cert.sh "$dir/cert" >/dev/null
+    ulimit -n 20000
+    if [ "$want" = nginx ] || { [ "$want" = auto ] && command -v nginx >/dev/null; }; then
+        server=nginx
+        cat >"$dir/nginx.conf" <<CONF
+worker_processes 1;
+daemon on;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+worker_rlimit_nofile 20000;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    ssl_certificate $dir/cert/server.pem;
+    ssl_certificate_key $dir/cert/server.key;
+    ssl_session_cache shared:S:10m;
+    ssl_protocols ${NGINX_TLS:-TLSv1.2 TLSv1.3};
+    keepalive_timeout 300s;
+    server { listen 127.0.0.1:$p; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
+    server { listen 127.0.0.1:$((p + 1)) ssl backlog=4096; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
+}
+CONF
+        taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
+        trap "kill \$(cat '$dir/nginx.pid') 2>/dev/null || true; rm -rf '$dir'" EXIT
+        path=/
+    else
+        server=bench_app
+        local a1 a2 app_bin=${APP:-build/bin/bench_app}
+        taskset -c 1 "$app_bin" --port "$p" --quiet &
+        a1=$!
+        taskset -c 1 "$app_bin" --port "$((p + 1))" --quiet --tls-cert "$dir/cert/server.pem" \
+            --tls-key "$dir/cert/server.key" &
+        a2=$!
+        trap "kill $a1 $a2 2>/dev/null || true; rm -rf '$dir'" EXIT
+        path=/_health
+    fi
+    wait_port "$p"
+    wait_port "$((p + 1))"
+    echo "server: $server, $(openssl s_client -connect "127.0.0.1:$((p + 1))" -brief </dev/null 2>&1 |
+        grep -m1 'Protocol version' || echo 'TLS version unknown')"
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # TLS cost on hammer's side, against nginx (one worker, CPU 1; without
-# nginx, two bench_apps serving /_health, plain and TLS; hammer one
+# nginx or with SERVER=bench_app, two bench_apps serving /_health, plain
+# and TLS: bench/lib.sh, start_tls_pair; hammer one
 # thread, CPU 0; 100 connections, DURATION s each, ROUNDS rounds, every
 # variant of every binary interleaved, the order rotating each round):
 # plain HTTP keep-alive, HTTPS keep-alive, and HTTPS with one request per
@@ -17,49 +18,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 RSS_CONNS=${RSS_CONNS:-"200 2000"}
 dir=$(mktemp -d)
-sh scripts/gen-test-cert.sh "$dir/cert" >/dev/null
-p=$(bench_port)
-APP=${APP:-build/bin/bench_app}
-if command -v nginx >/dev/null; then
-    server=nginx
-    cat > "$dir/nginx.conf" <<CONF
-worker_processes 1;
-daemon on;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-worker_rlimit_nofile 20000;
-events { worker_connections 8192; }
-http {
-    access_log off;
-    ssl_certificate $dir/cert/server.pem;
-    ssl_certificate_key $dir/cert/server.key;
-    ssl_session_cache shared:S:10m;
-    keepalive_timeout 300s;
-    server { listen 127.0.0.1:$p; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
-    server { listen 127.0.0.1:$((p + 1)) ssl backlog=4096; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
-}
-CONF
-    ulimit -n 20000
-    taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
-    trap 'kill $(cat "$dir/nginx.pid") 2>/dev/null || true; rm -rf "$dir"' EXIT
-    path=/
-else
-    # No nginx here: bench_app (one thread each, CPU 1) serves /_health,
-    # plain and over TLS.
-    server=bench_app
-    ulimit -n 20000
-    taskset -c 1 "$APP" --port "$p" --quiet &
-    a1=$!
-    taskset -c 1 "$APP" --port "$((p + 1))" --quiet --tls-cert "$dir/cert/server.pem" \
-        --tls-key "$dir/cert/server.key" &
-    a2=$!
-    trap 'kill $a1 $a2 2>/dev/null || true; rm -rf "$dir"' EXIT
-    wait_port "$p"
-    wait_port "$((p + 1))"
-    path=/_health
-fi
-echo "server: $server"
-sleep 0.5
+start_tls_pair "$dir" "$(bench_port)" "${SERVER:-auto}"
 run() { # label binary variant url [options] -> "label variant rps cpu_us_per_req full resumed user_us sys_us"
     taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$2" -q --no-server-watch -t 1 -c 100 -d "${DURATION}s" \
         --cacert "$dir/cert/ca.pem" --url "$4" --json "$dir/r.json" "${@:5}" scenario get >/dev/null 2>&1 || true
