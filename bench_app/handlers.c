@@ -313,7 +313,10 @@ out:
 #define SSE_OUT_MAX ((size_t)1 << 20)
 
 /* Watches a streaming connection for the peer going away. What a client
- * sends meanwhile is discarded. */
+ * sends meanwhile is discarded. When the peer goes while the stream waits
+ * for its next patch, the socket closes at once, as OpenSwoole's reactor
+ * closes the fd at the client's FIN; the stream itself (and /_health's
+ * count of it) lives on until that patch, whose write fails in php-via. */
 static void peer_watch(void *arg)
 {
     ba_conn *c = arg;
@@ -323,7 +326,14 @@ static void peer_watch(void *arg)
         if (n > 0) continue;           /* nothing a client may send now matters */
         if (n == -ECANCELED) continue; /* the loop condition decides */
         c->peer_gone = true;
-        if (c->watch_cancels) hm_coro_cancel(c->co); /* -ESRCH: it is ready and checks */
+        if (c->watch_cancels) {
+            hm_coro_cancel(c->co); /* -ESRCH: it is ready and checks */
+        } else if (c->stream_waits) {
+            /* Nothing writes after peer_gone, and the stream is in no
+             * socket operation: the connection's end closes a NULL. */
+            hm_sock_close(c->sock);
+            c->sock = NULL;
+        }
         break;
     }
     c->reader = NULL;
@@ -478,17 +488,17 @@ static int sse_stream(ba_conn *c, ba_ctx *ctx, const hm_http_header *h, size_t n
             if (c->peer_gone || ba_h2_drain(c, ba_deadline(app)) < 0) break;
             continue;
         }
+        c->stream_waits = true;
         if (st.woken_closed) { /* pop() on the closed channel, then usleep() */
             st.woken_closed = false;
             hm_coro_sleep(app->poll_ns > 0 ? app->poll_ns : PHPVIA_POLL_NS);
-            continue;
-        }
-        if (app->poll_ns > 0) { /* --sse-poll-ms: nothing there, sleep */
+        } else if (app->poll_ns > 0) { /* --sse-poll-ms: nothing there, sleep */
             hm_coro_sleep(app->poll_ns);
-            continue;
+        } else {
+            ba_queue_wait(ctx->queue, &st); /* pop(): blocks until a push or a close */
+            hm_chan_pop(c->bell, &tok, 0);
         }
-        ba_queue_wait(ctx->queue, &st); /* pop(): blocks until a push or a close */
-        hm_chan_pop(c->bell, &tok, 0);
+        c->stream_waits = false;
     }
     ba_queue_unwait(&st);
     ba_peer_watch_stop(c);

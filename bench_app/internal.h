@@ -213,6 +213,7 @@ typedef struct ba_conn {
     bool reader_stop;   /* SSE: tells the reader to end */
     bool peer_gone;     /* SSE: the reader saw EOF or an error */
     bool watch_cancels; /* the reader cancels co when the peer goes (the reactor) */
+    bool stream_waits;  /* SSE: co waits for a patch, in no socket operation */
     hm_chan *bell;      /* SSE: wakes the stream's coroutine (kept while pooled) */
     bool keep_alive;    /* the current request allows another one */
     bool fat;           /* buffers grew large: free instead of pooling */

@@ -6,11 +6,30 @@
  * connection that stays open; a repeat within 5 minutes: an empty 200) and
  * someone else's session (403); a reconnect while the old stream is open
  * (the new stream gets the view, then the two take turns with the
- * patches); a client that vanished (noticed at its stream's next write,
- * which loses that patch); and revival (a context the cleanup took comes
+ * patches); a client that vanished (its socket closed at once, as
+ * OpenSwoole closes the fd at the client's FIN, but the stream noticed only
+ * at its next write, which loses that patch); and revival (a context the cleanup took comes
  * back for its session, seeded with the client's values). argv[1]: the
  * engine backend. */
 #include "bench_app_client.h"
+
+/* Sockets of the server at port (IPv4, as the tests connect) that the
+ * peer has closed and the server has not: TCP state CLOSE_WAIT (08). */
+static int close_waits(int port)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    ASSERT(f != NULL);
+    char line[512];
+    int n = 0;
+    unsigned local_port, state;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, " %*d: %*8[0-9A-Fa-f]:%x %*8[0-9A-Fa-f]:%*x %x", &local_port, &state) ==
+                2 &&
+            (int)local_port == port && state == 0x08)
+            n++;
+    fclose(f);
+    return n;
+}
 
 /* Reads a stream that must end by itself. */
 static sse *sse_finished(int port, const char *ctx, const char *cookie_line)
@@ -171,7 +190,10 @@ int main(int argc, char **argv)
      * next write, which fails and takes its patch along. */
     int last = owners[n_owned - 1];
     sse_close(s);
-    usleep(100000);
+    int64_t closed_by = now_ms() + IO_TIMEOUT_MS;
+    while (close_waits(port) > 0 && now_ms() < closed_by)
+        usleep(10000);
+    ASSERT_EQ(close_waits(port), 0); /* the server closed its end */
     ASSERT_EQ(health_count(port, "sse"), 2);
     if (last == 0) { /* s2 is next in line */
         action(port, "increment", &p1, NULL, -1, &r);
