@@ -9,7 +9,9 @@
 # the first). Then
 # the memory of a connection: peak RSS of http and https keep-alive get at
 # RSS_CONNS (two sizes) connections, and the marginal cost per connection.
-# HAMMERS lists "label=path" binaries to compare (default: this build).
+# HAMMERS lists "label=path" binaries to compare (default: this build);
+# PEERS (default "wrk h2load", those installed) run plain and TLS
+# keep-alive in the same rounds, for the same ratio from other clients.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -31,14 +33,45 @@ run() { # label binary variant url [options] -> "label variant rps cpu_us_per_re
         'BEGIN { printf "%s %s %.0f %.2f %d %d %.2f %.2f\n", l, n, r, (u + s) * 1e6 / c, f, x,
                 u * 1e6 / c, s * 1e6 / c }' | tee -a "$dir/res"
 }
+# The peers, measured in the same rounds over plain and TLS keep-alive:
+# what OpenSSL costs a client that is not hammer.
+run_peer() { # label variant url -> the same line as run (no handshake counts)
+    case $1 in
+    wrk)
+        taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
+            wrk -t1 -c 100 -d "${DURATION}s" "$3" >"$dir/peer.out" 2>&1 || true
+        sent=$(awk '/requests in/ {print $1}' "$dir/peer.out")
+        rps=$(awk '/Requests\/sec/ {print $2}' "$dir/peer.out")
+        ;;
+    h2load)
+        taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
+            h2load --h1 -t1 -c 100 -D "$DURATION" "$3" >"$dir/peer.out" 2>&1 || true
+        sent=$(awk '/^requests:/ {print $8}' "$dir/peer.out")
+        rps=$(awk '/^finished in/ {gsub(",",""); print $4}' "$dir/peer.out")
+        ;;
+    esac
+    read -r u s <"$dir/time"
+    awk -v l="$1" -v n="$2" -v r="$rps" -v u="$u" -v s="$s" -v c="$sent" \
+        'BEGIN { printf "%s %s %.0f %.2f 0 0 %.2f %.2f\n", l, n, r, (u + s) * 1e6 / c,
+                u * 1e6 / c, s * 1e6 / c }' | tee -a "$dir/res"
+}
+peers=()
+for t in ${PEERS-wrk h2load}; do
+    if command -v "$t" >/dev/null; then peers+=("$t"); else echo "peer $t not installed: not measured"; fi
+done
 read -r -a bins <<<"$HAMMERS"
 variants=(http https https-per-request)
 urls=("http://127.0.0.1:$p$path" "https://127.0.0.1:$((p + 1))$path" "https://127.0.0.1:$((p + 1))$path")
 jobs=()
 for b in "${bins[@]}"; do for v in 0 1 2; do jobs+=("$b $v"); done; done
+for t in "${peers[@]}"; do for v in 0 1; do jobs+=("peer=$t $v"); done; done
 for ((r = 0; r < ROUNDS; r++)); do
     for ((j = 0; j < ${#jobs[@]}; j++)); do
         read -r b v <<<"${jobs[$(((j + r) % ${#jobs[@]}))]}"
+        if [ "${b%%=*}" = peer ]; then
+            run_peer "${b#*=}" "${variants[$v]}" "${urls[$v]}"
+            continue
+        fi
         # one request per connection: the client asks the server to close
         extra=()
         [ "$v" = 2 ] && extra=(-H "Connection: close")
@@ -46,9 +79,11 @@ for ((r = 0; r < ROUNDS; r++)); do
     done
 done
 echo "binary     variant             req/s median (range)      client CPU us/req median (range)  of it user | system"
-for b in "${bins[@]}"; do
+for b in "${bins[@]}" "${peers[@]/#/peer=}"; do
     l=${b%%=*}
-    for v in "${variants[@]}"; do
+    vs=("${variants[@]}")
+    [ "$l" = peer ] && l=${b#*=} && vs=(http https)
+    for v in "${vs[@]}"; do
         printf "%-10s %-19s %-25s %-25s %s | %s\n" "$l" "$v" \
             "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $3}' "$dir/res" | stat)" \
             "$(awk -v l="$l" -v v="$v" '$1 == l && $2 == v {print $4}' "$dir/res" | stat)" \
