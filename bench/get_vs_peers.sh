@@ -24,26 +24,8 @@ for t in nginx wrk h2load /usr/bin/time taskset; do
     command -v "$t" >/dev/null || { echo "missing $t: HAMMER_DEPS_EXTRA=1 sh scripts/deps.sh" >&2; exit 1; }
 done
 dir=$(mktemp -d)
-trap 'kill $(cat "$dir/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT
 port=$(bench_port)
-cat > "$dir/nginx.conf" <<CONF
-worker_processes 1;
-daemon on;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-worker_rlimit_nofile 20000;
-events { worker_connections 8192; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    server {
-        listen 127.0.0.1:$port backlog=4096;
-        location / { return 200 "Hello, world!"; }
-    }
-}
-CONF
-taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
-sleep 0.5
+start_nginx "$dir" "$port"
 url="http://127.0.0.1:$port/"
 results="$dir/results.txt"
 

@@ -62,16 +62,47 @@ via_requests() {
 # starts so (count__<route>__<hex>, docs/php-via-protocol.md).
 FLOOR_SIGNAL='"count__'
 
+# start_nginx DIR PORT: nginx, one worker on CPU 1, answering every path
+# with 200 "Hello, world!" (13 bytes) at 127.0.0.1:PORT and, when
+# DIR/cert holds scripts/gen-test-cert.sh's files, over TLS at PORT+1 too,
+# offering NGINX_TLS (default both TLS 1.2 and 1.3, as Caddy and browsers
+# do: nginx 1.22 alone stops at 1.2). Stops nginx and removes DIR on exit
+# (a caller that sets its own EXIT trap stops it there).
+start_nginx() {
+    local dir=$1 port=$2 tls=
+    [ -f "$dir/cert/server.pem" ] && tls="ssl_certificate $dir/cert/server.pem;
+    ssl_certificate_key $dir/cert/server.key;
+    ssl_session_cache shared:S:10m;
+    ssl_protocols ${NGINX_TLS:-TLSv1.2 TLSv1.3};
+    server { listen 127.0.0.1:$((port + 1)) ssl backlog=8192; location / { return 200 \"Hello, world!\"; } }"
+    cat >"$dir/nginx.conf" <<CONF
+worker_processes 1;
+daemon on;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+worker_rlimit_nofile 20000;
+events { worker_connections 19000; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    server { listen 127.0.0.1:$port backlog=8192; location / { return 200 "Hello, world!"; } }
+    $tls
+}
+CONF
+    ulimit -n 20000
+    taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
+    trap "kill \$(cat '$dir/nginx.pid' 2>/dev/null) 2>/dev/null || true; rm -rf '$dir'" EXIT
+    wait_port "$port"
+}
+
 # start_tls_pair DIR PORT SERVER: a plain HTTP server at PORT and a TLS one
-# at PORT+1, both on CPU 1, answering a short 200 at $path: nginx (one
-# worker) when SERVER is nginx, or auto and nginx is installed; else two
-# bench_apps serving /_health (APP, default build/bin/bench_app). The
+# at PORT+1, both on CPU 1, answering a short 200 at $path: nginx
+# (start_nginx) when SERVER is nginx, or auto and nginx is installed; else
+# two bench_apps serving /_health (APP, default build/bin/bench_app). The
 # certificate (scripts/gen-test-cert.sh) goes to DIR/cert; DIR is removed
 # and the servers stopped on exit. Sets server, path and p (PORT), and
-# prints which server and TLS version answer. NGINX_TLS: the versions
-# nginx offers, both by default as Caddy and browsers do, so connections
-# are TLS 1.3 (nginx 1.22 alone stops at 1.2; NGINX_TLS=TLSv1.2 measures
-# that).
+# prints which server and TLS version answer.
 start_tls_pair() {
     local dir=$1 want=$3
     p=$2
@@ -79,26 +110,7 @@ start_tls_pair() {
     ulimit -n 20000
     if [ "$want" = nginx ] || { [ "$want" = auto ] && command -v nginx >/dev/null; }; then
         server=nginx
-        cat >"$dir/nginx.conf" <<CONF
-worker_processes 1;
-daemon on;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-worker_rlimit_nofile 20000;
-events { worker_connections 8192; }
-http {
-    access_log off;
-    ssl_certificate $dir/cert/server.pem;
-    ssl_certificate_key $dir/cert/server.key;
-    ssl_session_cache shared:S:10m;
-    ssl_protocols ${NGINX_TLS:-TLSv1.2 TLSv1.3};
-    keepalive_timeout 300s;
-    server { listen 127.0.0.1:$p; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
-    server { listen 127.0.0.1:$((p + 1)) ssl backlog=4096; keepalive_requests 100000000; location / { return 200 "Hello, world!"; } }
-}
-CONF
-        taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
-        trap "kill \$(cat '$dir/nginx.pid') 2>/dev/null || true; rm -rf '$dir'" EXIT
+        start_nginx "$dir" "$p"
         path=/
     else
         server=bench_app

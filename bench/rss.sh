@@ -16,18 +16,7 @@ CONNS=${CONNS:-8000}
 VUS=${VUS:-5000}
 dir=$(mktemp -d)
 port=$(bench_port)
-cat > "$dir/nginx.conf" <<CONF
-worker_processes 1;
-daemon on;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-worker_rlimit_nofile 20000;
-events { worker_connections 19000; }
-http { access_log off; keepalive_requests 100000000; keepalive_timeout 300s;
-       server { listen 127.0.0.1:$port backlog=8192; location / { return 200 "Hello, world!"; } } }
-CONF
-ulimit -n 20000
-taskset -c 1 nginx -c "$dir/nginx.conf" -p "$dir"
+start_nginx "$dir" "$port"
 trap 'kill $(cat "$dir/nginx.pid") 2>/dev/null || true; kill $app 2>/dev/null || true; rm -rf "$dir"' EXIT
 app=
 sleep 0.5
