@@ -330,7 +330,8 @@ static void peer_watch(void *arg)
             hm_coro_cancel(c->co); /* -ESRCH: it is ready and checks */
         } else if (c->stream_waits) {
             /* Nothing writes after peer_gone, and the stream is in no
-             * socket operation: the connection's end closes a NULL. */
+             * socket operation; the connection's end then closes NULL,
+             * which does nothing. */
             hm_sock_close(c->sock);
             c->sock = NULL;
         }

@@ -8,9 +8,9 @@
  * (the new stream gets the view, then the two take turns with the
  * patches); a client that vanished (its socket closed at once, as
  * OpenSwoole closes the fd at the client's FIN, but the stream noticed only
- * at its next write, which loses that patch); and revival (a context the cleanup took comes
- * back for its session, seeded with the client's values). argv[1]: the
- * engine backend. */
+ * at its next write, which loses that patch); and revival (a context the
+ * cleanup took comes back for its session, seeded with the client's
+ * values). argv[1]: the engine backend. */
 #include "bench_app_client.h"
 
 /* Sockets of the server at port (IPv4, as the tests connect) that the
