@@ -107,7 +107,6 @@ start_tls_pair() {
     local dir=$1 want=$3
     p=$2
     sh scripts/gen-test-cert.sh "$dir/cert" >/dev/null
-    ulimit -n 20000
     if [ "$want" = nginx ] || { [ "$want" = auto ] && command -v nginx >/dev/null; }; then
         server=nginx
         start_nginx "$dir" "$p"
@@ -115,6 +114,7 @@ start_tls_pair() {
     else
         server=bench_app
         local a1 a2 app_bin=${APP:-build/bin/bench_app}
+        ulimit -n 20000
         taskset -c 1 "$app_bin" --port "$p" --quiet &
         a1=$!
         taskset -c 1 "$app_bin" --port "$((p + 1))" --quiet --tls-cert "$dir/cert/server.pem" \

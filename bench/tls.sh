@@ -21,21 +21,28 @@ DURATION=${DURATION:-5}
 RSS_CONNS=${RSS_CONNS:-"200 2000"}
 dir=$(mktemp -d)
 start_tls_pair "$dir" "$(bench_port)" "${SERVER:-auto}"
-run() { # label binary variant url [options] -> "label variant rps cpu_us_per_req full resumed user_us sys_us"
+# record label variant rps sent full resumed: appends a run's line to
+# $dir/res, "label variant rps cpu_us_per_req full resumed user_us sys_us",
+# its CPU from $dir/time (/usr/bin/time -f "%U %S").
+record() {
+    local u s
+    read -r u s <"$dir/time"
+    awk -v l="$1" -v n="$2" -v r="$3" -v u="$u" -v s="$s" -v c="$4" -v f="$5" -v x="$6" \
+        'BEGIN { printf "%s %s %.0f %.2f %d %d %.2f %.2f\n", l, n, r, (u + s) * 1e6 / c, f, x,
+                u * 1e6 / c, s * 1e6 / c }' | tee -a "$dir/res"
+}
+run() { # label binary variant url [options]
     taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" "$2" -q --no-server-watch -t 1 -c 100 -d "${DURATION}s" \
         --cacert "$dir/cert/ca.pem" --url "$4" --json "$dir/r.json" "${@:5}" scenario get >/dev/null 2>&1 || true
-    read -r u s <"$dir/time"
     sent=$(grep -o '"sent": [0-9]*' "$dir/r.json" | head -1 | grep -o '[0-9]*$')
     rps=$(grep -o '"throughput_rps": [0-9.e+]*' "$dir/r.json" | awk '{print $2}')
     full=$(grep -o '"full_handshakes": [0-9]*' "$dir/r.json" | grep -o '[0-9]*$')
     res=$(grep -o '"resumed_handshakes": [0-9]*' "$dir/r.json" | grep -o '[0-9]*$')
-    awk -v l="$1" -v n="$3" -v r="$rps" -v u="$u" -v s="$s" -v c="$sent" -v f="$full" -v x="$res" \
-        'BEGIN { printf "%s %s %.0f %.2f %d %d %.2f %.2f\n", l, n, r, (u + s) * 1e6 / c, f, x,
-                u * 1e6 / c, s * 1e6 / c }' | tee -a "$dir/res"
+    record "$1" "$3" "$rps" "$sent" "$full" "$res"
 }
 # The peers, measured in the same rounds over plain and TLS keep-alive:
 # what OpenSSL costs a client that is not hammer.
-run_peer() { # label variant url -> the same line as run (no handshake counts)
+run_peer() { # label variant url (no handshake counts)
     case $1 in
     wrk)
         taskset -c 0 /usr/bin/time -f "%U %S" -o "$dir/time" \
@@ -50,10 +57,7 @@ run_peer() { # label variant url -> the same line as run (no handshake counts)
         rps=$(awk '/^finished in/ {gsub(",",""); print $4}' "$dir/peer.out")
         ;;
     esac
-    read -r u s <"$dir/time"
-    awk -v l="$1" -v n="$2" -v r="$rps" -v u="$u" -v s="$s" -v c="$sent" \
-        'BEGIN { printf "%s %s %.0f %.2f 0 0 %.2f %.2f\n", l, n, r, (u + s) * 1e6 / c,
-                u * 1e6 / c, s * 1e6 / c }' | tee -a "$dir/res"
+    record "$1" "$2" "$rps" "$sent" 0 0
 }
 peers=()
 for t in ${PEERS-wrk h2load}; do
